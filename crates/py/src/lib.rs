@@ -1,0 +1,57 @@
+//! Thin PyO3 bindings: `bloatlab._core`.
+
+use bloatlab_sim::{Column, RunError, RunOptions};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(_core, ScenarioError, PyValueError, "Invalid scenario: args are (path, message).");
+create_exception!(_core, SimulationError, PyRuntimeError, "A run failed an internal check.");
+
+/// Run a scenario given as JSON text. Returns (summary_json, {table: {column: list}}).
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None, series=true))]
+fn run_json<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    seed: Option<u64>,
+    series: bool,
+) -> PyResult<(String, Bound<'py, PyDict>)> {
+    let opts = RunOptions { seed, series };
+    let json = scenario_json.to_owned();
+    let result = py.detach(move || bloatlab_sim::run_json(&json, &opts));
+    match result {
+        Ok(out) => {
+            let tables = PyDict::new(py);
+            for table in out.tables {
+                let cols = PyDict::new(py);
+                for (name, col) in table.columns {
+                    match col {
+                        Column::F64(v) => cols.set_item(name, v)?,
+                        Column::I64(v) => cols.set_item(name, v)?,
+                        Column::Str(v) => cols.set_item(name, v)?,
+                    }
+                }
+                tables.set_item(table.name, cols)?;
+            }
+            Ok((out.summary_json, tables))
+        }
+        Err(RunError::Invalid(e)) => Err(ScenarioError::new_err((e.path, e.message))),
+        Err(RunError::Internal(m)) => Err(SimulationError::new_err(m)),
+    }
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    Ok(())
+}

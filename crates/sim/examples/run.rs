@@ -1,0 +1,47 @@
+//! Runs a scenario file and prints its summary JSON:
+//! `cargo run --release --example run -- FILE [SERIES_DIR]` (series as CSV when a dir is given).
+
+use bloatlab_sim::Column;
+use std::io::Write;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let path = args.next().expect("usage: run SCENARIO.toml [SERIES_DIR]");
+    let series_dir = args.next();
+    let text = std::fs::read_to_string(&path).expect("readable scenario file");
+    let opts = bloatlab_sim::RunOptions { seed: None, series: series_dir.is_some() };
+    match bloatlab_sim::run_toml(&text, &opts) {
+        Ok(out) => {
+            println!("{}", out.summary_json);
+            if let Some(dir) = series_dir {
+                std::fs::create_dir_all(&dir).expect("series dir");
+                for t in out.tables {
+                    let mut f = std::fs::File::create(format!("{dir}/{}.csv", t.name)).expect("csv file");
+                    let names: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
+                    writeln!(f, "{}", names.join(",")).unwrap();
+                    let rows = match &t.columns[0].1 {
+                        Column::F64(v) => v.len(),
+                        Column::I64(v) => v.len(),
+                        Column::Str(v) => v.len(),
+                    };
+                    for r in 0..rows {
+                        let cells: Vec<String> = t
+                            .columns
+                            .iter()
+                            .map(|(_, c)| match c {
+                                Column::F64(v) => format!("{}", v[r]),
+                                Column::I64(v) => v[r].to_string(),
+                                Column::Str(v) => v[r].clone(),
+                            })
+                            .collect();
+                        writeln!(f, "{}", cells.join(",")).unwrap();
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}

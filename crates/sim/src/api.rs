@@ -1,0 +1,99 @@
+//! The public entry points: run a scenario given as JSON or TOML text.
+
+use std::fmt;
+
+/// Options that are not part of the scenario itself.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Overrides the scenario's `seed`.
+    pub seed: Option<u64>,
+    /// Collect sampled time series (costs memory proportional to simulated time).
+    pub series: bool,
+}
+
+/// An invalid scenario: the key path (`flows[0].cc`) and what is wrong / allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum RunError {
+    /// Bad input: exit code 2.
+    Invalid(ScenarioError),
+    /// A broken invariant (e.g. conservation): exit code 1.
+    Internal(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Invalid(e) => write!(f, "{e}"),
+            RunError::Internal(m) => write!(f, "internal error: {m}"),
+        }
+    }
+}
+
+impl From<ScenarioError> for RunError {
+    fn from(e: ScenarioError) -> Self {
+        RunError::Invalid(e)
+    }
+}
+
+/// One column of a time-series table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    Str(Vec<String>),
+}
+
+/// A named table in long format (one row per sample per entity).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<(String, Column)>,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// The summary JSON (DESIGN.md contract), pretty-printed.
+    pub summary_json: String,
+    /// Time series: `flows` (per-flow samples) and `queues` (per-link samples).
+    pub tables: Vec<Table>,
+}
+
+/// Runs a scenario given as JSON text (the Python front passes its dict this way).
+pub fn run_json(json: &str, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| ScenarioError {
+        path: String::new(),
+        message: format!("malformed scenario JSON: {e}"),
+    })?;
+    run_value(&value, opts)
+}
+
+/// Runs a scenario given as TOML text.
+pub fn run_toml(text: &str, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    let value: serde_json::Value = toml::from_str(text).map_err(|e| ScenarioError {
+        path: String::new(),
+        message: format!("malformed TOML: {e}"),
+    })?;
+    run_value(&value, opts)
+}
+
+fn run_value(value: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    let scenario = crate::config::Scenario::from_value(value)?;
+    crate::world::World::new(&scenario, opts).run()
+}

@@ -1,0 +1,145 @@
+//! The validated scenario: plain typed values, every unit resolved. Built from a JSON value by
+//! [`Scenario::from_value`], which reports the first problem with its key path.
+
+mod reader;
+mod scenario;
+
+pub use reader::{err, join, Res, Table};
+
+use crate::units::{Dur, Rate};
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub duration: Dur,
+    pub seed: u64,
+    pub warmup: Dur,
+    pub metrics: MetricsCfg,
+    pub topology: Topology,
+    pub flows: Vec<FlowSpec>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MetricsCfg {
+    /// Time-series sampling interval; zero disables sampling.
+    pub interval: Dur,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopologyKind {
+    Dumbbell,
+}
+
+#[derive(Debug, Clone)]
+pub struct Topology {
+    pub kind: TopologyKind,
+    pub bottleneck: LinkCfg,
+    pub bottleneck_queue: QueueCfg,
+    pub reverse_queue: QueueCfg,
+    pub access: LinkCfg,
+    pub access_queue: QueueCfg,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct LinkCfg {
+    pub rate: Rate,
+    pub delay: Dur,
+    /// Probability that a packet is lost after crossing the link.
+    pub loss: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueLimit {
+    Bytes(u64),
+    Packets(u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueKind {
+    DropTail,
+}
+
+#[derive(Debug, Clone)]
+pub struct QueueCfg {
+    pub kind: QueueKind,
+    pub limit: QueueLimit,
+}
+
+/// Loss-recovery algorithm of a TCP sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 6675 SACK-based recovery (SACK negotiated).
+    Sack,
+    /// RFC 6582 NewReno (no SACK).
+    NewReno,
+    /// RFC 5681 Reno fast recovery (no SACK).
+    Reno,
+}
+
+#[derive(Debug, Clone)]
+pub struct TcpCfg {
+    pub mss: u32,
+    pub init_cwnd: u32,
+    pub recovery: Recovery,
+    pub delack: Dur,
+    pub ack_every: u32,
+    pub rto_min: Dur,
+    pub rto_initial: Dur,
+    pub rto_max: Dur,
+    pub timestamps: bool,
+    pub rcvbuf: u64,
+    pub pacing: bool,
+}
+
+/// Bytes of IPv4 + TCP header (with the timestamp option) on the wire per segment.
+pub const TCP_HEADER_BYTES: u32 = 52;
+/// The packet size a packet-count queue limit is converted with when a byte capacity is needed.
+pub const MTU_BYTES: u64 = 1500;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Tcp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppKind {
+    Bulk,
+    File,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum StartSpec {
+    At(Dur),
+    Uniform(Dur, Dur),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwndPolicy {
+    Static,
+}
+
+/// One `[[flows]]` entry (before `count` is expanded).
+#[derive(Debug, Clone)]
+pub struct FlowSpec {
+    pub transport: Transport,
+    pub cc: &'static str,
+    pub count: u32,
+    pub start: StartSpec,
+    /// None = unlimited.
+    pub size: Option<u64>,
+    pub app: AppKind,
+    pub rtt: Option<Dur>,
+    pub rwnd: RwndPolicy,
+    pub group: String,
+    pub tcp: TcpCfg,
+}
+
+impl Scenario {
+    /// The base RTT of a flow: its own `rtt` or the dumbbell's default.
+    pub fn base_rtt(&self, f: &FlowSpec) -> Dur {
+        f.rtt.unwrap_or_else(|| {
+            let t = &self.topology;
+            Dur(2 * (2 * t.access.delay.0 + t.bottleneck.delay.0))
+        })
+    }
+}

@@ -1,0 +1,381 @@
+//! Reading a [`Scenario`] from its JSON form, with every check that needs only the scenario.
+
+use super::reader::{self, err, Res, Table};
+use super::*;
+use crate::cc;
+use serde_json::Value;
+
+const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows"];
+const TOPOLOGY_KEYS: &[&str] =
+    &["kind", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue"];
+const LINK_KEYS: &[&str] = &["rate", "delay", "loss"];
+const QUEUE_KEYS: &[&str] = &["kind", "limit"];
+const QUEUE_KINDS: &[&str] = &["droptail"];
+const TCP_KEYS: &[&str] = &[
+    "mss", "init_cwnd", "recovery", "delack", "ack_every", "rto_min", "rto_initial", "rto_max",
+    "timestamps", "rcvbuf", "pacing",
+];
+const FLOW_KEYS: &[&str] =
+    &["transport", "cc", "count", "start", "size", "app", "rtt", "rwnd", "group", "tcp"];
+const TRANSPORTS: &[&str] = &["tcp"];
+const APPS: &[&str] = &["bulk", "file"];
+const RWND_POLICIES: &[&str] = &["static"];
+const RECOVERIES: &[&str] = &["sack", "newreno", "reno"];
+
+impl Scenario {
+    /// Validates a scenario value; the first problem is returned with its key path.
+    pub fn from_value(v: &Value) -> Res<Scenario> {
+        let mut t = Table::new("", v)?;
+        let name = t.opt_str("name")?.unwrap_or("scenario").to_string();
+        let duration = reader::duration("duration", t.require("duration")?)?;
+        if duration.0 == 0 {
+            return err("duration", format!("must be greater than 0 (got \"{duration}\")"));
+        }
+        let seed = t.opt_int("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
+        let warmup = t.opt_duration("warmup")?.unwrap_or(Dur::ZERO);
+        if warmup >= duration {
+            return err("warmup", format!("must be shorter than duration ({duration}), got \"{warmup}\""));
+        }
+        let metrics = match t.get("metrics") {
+            None => MetricsCfg { interval: Dur::from_millis(100) },
+            Some(m) => {
+                let mut mt = Table::new("metrics", m)?;
+                let interval = mt.opt_duration("interval")?.unwrap_or(Dur::from_millis(100));
+                mt.finish(&["interval"])?;
+                MetricsCfg { interval }
+            }
+        };
+        let topology = match t.get("topology") {
+            Some(tv) => topology(tv)?,
+            None => return err("topology", "missing required key"),
+        };
+        let tcp_defaults = match t.get("tcp") {
+            Some(tv) => TcpPartial::read("tcp", tv)?,
+            None => TcpPartial::default(),
+        };
+        let flows_v = t.require("flows")?;
+        let flows_arr = match flows_v {
+            Value::Array(a) if !a.is_empty() => a,
+            Value::Array(_) => return err("flows", "must list at least one flow"),
+            _ => return err("flows", "expected an array of tables ([[flows]])"),
+        };
+        t.finish(TOP_KEYS)?;
+        let mut flows = Vec::with_capacity(flows_arr.len());
+        for (i, fv) in flows_arr.iter().enumerate() {
+            flows.push(flow(&format!("flows[{i}]"), fv, &tcp_defaults, &topology)?);
+        }
+        Ok(Scenario { name, duration, seed, warmup, metrics, topology, flows })
+    }
+}
+
+fn link(path: &str, v: &Value, default: Option<LinkCfg>) -> Res<LinkCfg> {
+    let mut t = Table::new(path, v)?;
+    let rate = match (t.opt_rate("rate")?, default) {
+        (Some(r), _) => r,
+        (None, Some(d)) => d.rate,
+        (None, None) => return err(&t.key_path("rate"), "missing required key"),
+    };
+    let delay = match (t.opt_duration("delay")?, default) {
+        (Some(d), _) => d,
+        (None, Some(d)) => d.delay,
+        (None, None) => return err(&t.key_path("delay"), "missing required key"),
+    };
+    let loss = t.opt_f64("loss", 0.0, 1.0, false)?.unwrap_or(0.0);
+    t.finish(LINK_KEYS)?;
+    Ok(LinkCfg { rate, delay, loss })
+}
+
+fn queue(path: &str, v: Option<&Value>) -> Res<QueueCfg> {
+    let default = QueueCfg { kind: QueueKind::DropTail, limit: QueueLimit::Packets(1000) };
+    let Some(v) = v else { return Ok(default) };
+    let mut t = Table::new(path, v)?;
+    let kind = match t.opt_choice("kind", "queue discipline", QUEUE_KINDS)? {
+        None | Some("droptail") => QueueKind::DropTail,
+        Some(_) => unreachable!("choice() only returns known kinds"),
+    };
+    let limit = match t.get("limit") {
+        None => default.limit,
+        Some(lv) => queue_limit(&t.key_path("limit"), lv)?,
+    };
+    t.finish(QUEUE_KEYS)?;
+    Ok(QueueCfg { kind, limit })
+}
+
+fn queue_limit(path: &str, v: &Value) -> Res<QueueLimit> {
+    let s = reader::as_str(path, v)?;
+    let limit = if let Some(n) = s.strip_suffix('p') {
+        match n.trim().parse::<u64>() {
+            Ok(p) => QueueLimit::Packets(p),
+            Err(_) => return err(path, format!("invalid packet count \"{s}\" (expected e.g. \"500p\")")),
+        }
+    } else {
+        QueueLimit::Bytes(reader::size(path, v).map_err(|mut e| {
+            e.message = format!("{} or a packet count such as \"500p\"", e.message);
+            e
+        })?)
+    };
+    match limit {
+        QueueLimit::Bytes(0) | QueueLimit::Packets(0) => err(path, format!("must be greater than 0 (got \"{s}\")")),
+        l => Ok(l),
+    }
+}
+
+fn topology(v: &Value) -> Res<Topology> {
+    let mut t = Table::new("topology", v)?;
+    let kind = match t.opt_choice("kind", "topology kind", &["dumbbell"])? {
+        None | Some(_) => TopologyKind::Dumbbell,
+    };
+    let bottleneck = link("topology.bottleneck", t.require("bottleneck")?, None)?;
+    let access = match t.get("access") {
+        Some(a) => link("topology.access", a, Some(default_access()))?,
+        None => default_access(),
+    };
+    let bottleneck_queue = queue("topology.bottleneck_queue", t.get("bottleneck_queue"))?;
+    let reverse_queue = queue("topology.reverse_queue", t.get("reverse_queue"))?;
+    let access_queue = queue("topology.access_queue", t.get("access_queue"))?;
+    t.finish(TOPOLOGY_KEYS)?;
+    Ok(Topology { kind, bottleneck, bottleneck_queue, reverse_queue, access, access_queue })
+}
+
+fn default_access() -> LinkCfg {
+    LinkCfg { rate: Rate(10_000_000_000), delay: Dur::ZERO, loss: 0.0 }
+}
+
+/// TCP settings as read from one table: unset keys fall through to the next level.
+#[derive(Debug, Clone, Default)]
+struct TcpPartial {
+    mss: Option<u32>,
+    init_cwnd: Option<u32>,
+    recovery: Option<Recovery>,
+    delack: Option<Dur>,
+    ack_every: Option<u32>,
+    rto_min: Option<Dur>,
+    rto_initial: Option<Dur>,
+    rto_max: Option<Dur>,
+    timestamps: Option<bool>,
+    rcvbuf: Option<u64>,
+    pacing: Option<bool>,
+}
+
+impl TcpPartial {
+    fn read(path: &str, v: &Value) -> Res<TcpPartial> {
+        let mut t = Table::new(path, v)?;
+        let mss = match t.opt_size("mss")? {
+            Some(m) if !(64..=65_000).contains(&m) => {
+                return err(&t.key_path("mss"), format!("must be between 64B and 65000B (got {m}B)"))
+            }
+            m => m.map(|m| m as u32),
+        };
+        let p = TcpPartial {
+            mss,
+            init_cwnd: t.opt_int("init_cwnd", 1, 10_000)?.map(|x| x as u32),
+            recovery: t.opt_choice("recovery", "loss recovery", RECOVERIES)?.map(|r| match r {
+                "sack" => Recovery::Sack,
+                "newreno" => Recovery::NewReno,
+                _ => Recovery::Reno,
+            }),
+            delack: t.opt_duration("delack")?,
+            ack_every: t.opt_int("ack_every", 1, 64)?.map(|x| x as u32),
+            rto_min: positive(&t.key_path("rto_min"), t.opt_duration("rto_min")?)?,
+            rto_initial: positive(&t.key_path("rto_initial"), t.opt_duration("rto_initial")?)?,
+            rto_max: positive(&t.key_path("rto_max"), t.opt_duration("rto_max")?)?,
+            timestamps: t.opt_bool("timestamps")?,
+            rcvbuf: t.opt_size("rcvbuf")?,
+            pacing: t.opt_bool("pacing")?,
+        };
+        t.finish(TCP_KEYS)?;
+        Ok(p)
+    }
+
+    fn over(&self, base: &TcpPartial) -> TcpPartial {
+        macro_rules! pick { ($($f:ident),*) => { TcpPartial { $($f: self.$f.or(base.$f)),* } } }
+        pick!(mss, init_cwnd, recovery, delack, ack_every, rto_min, rto_initial, rto_max, timestamps, rcvbuf, pacing)
+    }
+
+    fn resolve(&self, path: &str, cc: &str) -> Res<TcpCfg> {
+        let cfg = TcpCfg {
+            mss: self.mss.unwrap_or(1448),
+            init_cwnd: self.init_cwnd.unwrap_or(10),
+            recovery: self.recovery.unwrap_or(match cc {
+                "reno" => Recovery::Reno,
+                "newreno" => Recovery::NewReno,
+                _ => Recovery::Sack,
+            }),
+            delack: self.delack.unwrap_or(Dur::from_millis(40)),
+            ack_every: self.ack_every.unwrap_or(2),
+            rto_min: self.rto_min.unwrap_or(Dur::from_millis(200)),
+            rto_initial: self.rto_initial.unwrap_or(Dur::from_secs(1)),
+            rto_max: self.rto_max.unwrap_or(Dur::from_secs(120)),
+            timestamps: self.timestamps.unwrap_or(true),
+            rcvbuf: self.rcvbuf.unwrap_or(6_000_000),
+            pacing: self.pacing.unwrap_or(false),
+        };
+        if cfg.rto_max < cfg.rto_min {
+            return err(&join(path, "rto_max"), format!("must be at least rto_min ({})", cfg.rto_min));
+        }
+        if cfg.rcvbuf < cfg.mss as u64 {
+            return err(&join(path, "rcvbuf"), format!("must be at least one MSS ({}B)", cfg.mss));
+        }
+        if cfg.rcvbuf > 1 << 30 {
+            return err(&join(path, "rcvbuf"), "must be at most 1GiB (the largest scaled TCP window)");
+        }
+        Ok(cfg)
+    }
+}
+
+fn positive(path: &str, d: Option<Dur>) -> Res<Option<Dur>> {
+    match d {
+        Some(Dur(0)) => err(path, "must be greater than 0 (got \"0s\")"),
+        d => Ok(d),
+    }
+}
+
+fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Res<FlowSpec> {
+    let mut t = Table::new(path, v)?;
+    let transport = match t.opt_choice("transport", "transport", TRANSPORTS)? {
+        None | Some(_) => Transport::Tcp,
+    };
+    let cc = reader::choice(&t.key_path("cc"), t.require("cc")?, "congestion control", cc::KNOWN)?;
+    let count = t.opt_int("count", 1, 100_000)?.unwrap_or(1) as u32;
+    let start = match t.get("start") {
+        None => StartSpec::At(Dur::ZERO),
+        Some(sv @ Value::String(_)) => StartSpec::At(reader::duration(&t.key_path("start"), sv)?),
+        Some(sv) => {
+            let sp = t.key_path("start");
+            let mut st = Table::new(&sp, sv).map_err(|mut e| {
+                e.message = "expected a duration such as \"1s\" or { uniform = [\"1s\", \"8s\"] }".into();
+                e
+            })?;
+            let up = st.key_path("uniform");
+            let bounds = match st.require("uniform")? {
+                Value::Array(a) if a.len() == 2 => {
+                    (reader::duration(&format!("{up}[0]"), &a[0])?, reader::duration(&format!("{up}[1]"), &a[1])?)
+                }
+                _ => return err(&up, "expected two durations, e.g. [\"1s\", \"8s\"]"),
+            };
+            st.finish(&["uniform"])?;
+            if bounds.0 > bounds.1 {
+                return err(&up, format!("lower bound {} is above upper bound {}", bounds.0, bounds.1));
+            }
+            StartSpec::Uniform(bounds.0, bounds.1)
+        }
+    };
+    let size = match t.get("size") {
+        None => None,
+        Some(Value::String(s)) if s == "unlimited" => None,
+        Some(sv) => {
+            let sp = t.key_path("size");
+            let b = reader::size(&sp, sv).map_err(|mut e| {
+                e.message = format!("{} or \"unlimited\"", e.message);
+                e
+            })?;
+            if b == 0 {
+                return err(&sp, "must be greater than 0 (or \"unlimited\")");
+            }
+            Some(b)
+        }
+    };
+    let app = match t.opt_choice("app", "application", APPS)? {
+        Some("bulk") => {
+            if size.is_some() {
+                return err(&t.key_path("size"), "bulk flows are unlimited; use app = \"file\" for a sized transfer");
+            }
+            AppKind::Bulk
+        }
+        Some(_) => {
+            if size.is_none() {
+                return err(&t.key_path("size"), "a file flow needs a size, e.g. \"5MB\"");
+            }
+            AppKind::File
+        }
+        None if size.is_some() => AppKind::File,
+        None => AppKind::Bulk,
+    };
+    let rtt = t.opt_duration("rtt")?;
+    if let Some(r) = rtt {
+        let min = Dur(2 * topo.bottleneck.delay.0);
+        if r < min || r.0 == 0 {
+            return err(
+                &t.key_path("rtt"),
+                format!("must be at least twice the bottleneck delay ({min}) and > 0, got \"{r}\""),
+            );
+        }
+    }
+    let rwnd = match t.opt_choice("rwnd", "receive-window policy", RWND_POLICIES)? {
+        None | Some(_) => RwndPolicy::Static,
+    };
+    let group = t.opt_str("group")?.unwrap_or(cc).to_string();
+    let tcp = match t.get("tcp") {
+        Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),
+        None => tcp_defaults.clone(),
+    }
+    .resolve(&t.key_path("tcp"), cc)?;
+    t.finish(FLOW_KEYS)?;
+    Ok(FlowSpec { transport, cc, count, start, size, app, rtt, rwnd, group, tcp })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn base() -> Value {
+        json!({
+            "duration": "10s",
+            "topology": { "bottleneck": { "rate": "10Mbps", "delay": "10ms" } },
+            "flows": [ { "cc": "newreno" } ]
+        })
+    }
+
+    fn error_of(v: Value) -> (String, String) {
+        let e = Scenario::from_value(&v).unwrap_err();
+        (e.path, e.message)
+    }
+
+    #[test]
+    fn minimal_scenario_gets_defaults() {
+        let s = Scenario::from_value(&base()).unwrap();
+        assert_eq!(s.seed, 1);
+        assert_eq!(s.flows[0].tcp.mss, 1448);
+        assert_eq!(s.flows[0].tcp.recovery, Recovery::NewReno);
+        assert_eq!(s.topology.bottleneck_queue.limit, QueueLimit::Packets(1000));
+        assert_eq!(s.base_rtt(&s.flows[0]), Dur::from_millis(20));
+    }
+
+    #[test]
+    fn errors_name_their_key_paths() {
+        let mut v = base();
+        v["flows"][0]["cc"] = json!("cubik");
+        let (p, m) = error_of(v);
+        assert_eq!(p, "flows[0].cc");
+        assert!(m.contains("known: "), "{m}");
+
+        let mut v = base();
+        v["topology"]["bottlenek"] = json!({});
+        assert_eq!(error_of(v).0, "topology.bottlenek");
+
+        let mut v = base();
+        v["duration"] = json!("0s");
+        assert_eq!(error_of(v).0, "duration");
+
+        let mut v = base();
+        v["topology"]["bottleneck"]["rate"] = json!("-3Mbps");
+        assert_eq!(error_of(v).0, "topology.bottleneck.rate");
+
+        let mut v = base();
+        v["flows"][0]["tcp"] = json!({ "rto_min": "0s" });
+        assert_eq!(error_of(v).0, "flows[0].tcp.rto_min");
+
+        let mut v = base();
+        v["flows"][0]["start"] = json!({ "uniform": ["8s", "1s"] });
+        assert_eq!(error_of(v).0, "flows[0].start.uniform");
+
+        let mut v = base();
+        v["flows"][0]["rtt"] = json!("5ms");
+        assert_eq!(error_of(v).0, "flows[0].rtt");
+
+        let mut v = base();
+        v["topology"]["bottleneck_queue"] = json!({ "kind": "droptail", "limit": "0p" });
+        assert_eq!(error_of(v).0, "topology.bottleneck_queue.limit");
+    }
+}

@@ -1,0 +1,8 @@
+//! The discrete-event core: a time-ordered event queue with deterministic tie-breaking and
+//! per-component random streams.
+
+mod queue;
+mod rng;
+
+pub use queue::{Event, EventQueue, TimerKind};
+pub use rng::{SimRng, Stream};

@@ -1,0 +1,22 @@
+//! bloatlab-sim: a deterministic discrete-event packet simulator for bufferbloat studies.
+//!
+//! Data flows one way: scenario (JSON/TOML) → validated [`config::Scenario`] → [`world::World`]
+//! (topology, endpoints, flows) → event loop → metrics → [`RunOutput`] (summary JSON and
+//! time-series tables). Layout: `units` (time, rate, size types), `engine` (event queue,
+//! random streams), `net` (packets, links, routes), `queue` (disciplines), `tcp` (the
+//! protocol), `cc` (congestion controls), `app` (traffic sources), `metrics`, `world`.
+
+pub mod api;
+pub mod app;
+pub mod cc;
+pub mod config;
+pub mod engine;
+pub mod ids;
+pub mod metrics;
+pub mod net;
+pub mod queue;
+pub mod tcp;
+pub mod units;
+pub mod world;
+
+pub use api::{run_json, run_toml, Column, RunError, RunOptions, RunOutput, ScenarioError, Table};

@@ -1,0 +1,9 @@
+//! Packets and links: the pieces that carry bytes between endpoints.
+
+pub mod link;
+pub mod packet;
+pub mod route;
+
+pub use link::{Link, LinkStats};
+pub use packet::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
+pub use route::{Route, MAX_HOPS};

@@ -1,0 +1,173 @@
+//! Packets and the pool that holds them. Packets move through the simulation by [`PacketId`];
+//! slots are recycled, so a run in steady state allocates nothing per packet.
+
+use crate::ids::{FlowId, PacketId, RouteId};
+use crate::units::SimTime;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ecn {
+    #[default]
+    NotEct,
+    Ect,
+    Ce,
+}
+
+/// TCP flag bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TcpFlags(pub u8);
+
+impl TcpFlags {
+    pub const SYN: u8 = 0x02;
+    pub const ACK: u8 = 0x10;
+    pub const FIN: u8 = 0x01;
+    #[inline]
+    pub fn has(self, f: u8) -> bool {
+        self.0 & f != 0
+    }
+}
+
+/// Options carried on SYN and SYN-ACK only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SynOptions {
+    pub mss: u16,
+    /// Window-scale shift; None when the option is absent.
+    pub wscale: Option<u8>,
+    pub sack_permitted: bool,
+    pub timestamps: bool,
+}
+
+/// Up to three SACK blocks (the most that fit beside the timestamp option), [start, end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SackBlocks {
+    pub blocks: [(u64, u64); 3],
+    pub len: u8,
+}
+
+impl SackBlocks {
+    #[inline]
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.len as usize]
+    }
+    #[inline]
+    pub fn push(&mut self, b: (u64, u64)) {
+        if (self.len as usize) < self.blocks.len() {
+            self.blocks[self.len as usize] = b;
+            self.len += 1;
+        }
+    }
+}
+
+/// A TCP header. Sequence numbers are 64-bit internally (no wrap-around in a run); the
+/// 32-bit wire form is their low half. `window` is the raw 16-bit field, scaled by the
+/// receiver's shift as on the wire, so gateways can rewrite it faithfully.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TcpHeader {
+    pub seq: u64,
+    pub ack: u64,
+    pub len: u32,
+    pub flags: TcpFlags,
+    pub window: u16,
+    /// Timestamp value/echo in simulated nanoseconds; None when timestamps are off.
+    pub ts: Option<(u64, u64)>,
+    pub sack: SackBlocks,
+    pub syn_opts: SynOptions,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Header {
+    Tcp(TcpHeader),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet {
+    pub flow: FlowId,
+    pub route: RouteId,
+    /// Index of the link the packet is on (or about to enter) within its route.
+    pub hop: u8,
+    /// Size on the wire (headers + payload), what links serialize and queues count.
+    pub wire_bytes: u32,
+    pub ecn: Ecn,
+    pub sent_at: SimTime,
+    pub hdr: Header,
+}
+
+impl Packet {
+    #[inline]
+    pub fn tcp(&self) -> &TcpHeader {
+        match &self.hdr {
+            Header::Tcp(h) => h,
+        }
+    }
+    #[inline]
+    pub fn tcp_mut(&mut self) -> &mut TcpHeader {
+        match &mut self.hdr {
+            Header::Tcp(h) => h,
+        }
+    }
+}
+
+/// Slab of packets with a free list.
+#[derive(Debug, Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl PacketPool {
+    pub fn with_capacity(n: usize) -> Self {
+        PacketPool { slots: Vec::with_capacity(n), free: Vec::with_capacity(n), live: 0 }
+    }
+
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            PacketId(i)
+        } else {
+            self.slots.push(p);
+            PacketId(self.slots.len() as u32 - 1)
+        }
+    }
+
+    #[inline]
+    pub fn free(&mut self, id: PacketId) {
+        debug_assert!(!self.free.contains(&id.0), "double free of {id:?}");
+        self.live -= 1;
+        self.free.push(id.0);
+    }
+
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id.idx()]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id.idx()]
+    }
+
+    /// Packets currently alive (allocated and not freed).
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Slots ever allocated (the pool's high-water mark).
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Visits every live packet (end-of-run accounting; not for the hot path).
+    pub fn for_each_live(&self, mut f: impl FnMut(&Packet)) {
+        let mut is_free = vec![false; self.slots.len()];
+        for &i in &self.free {
+            is_free[i as usize] = true;
+        }
+        for (i, p) in self.slots.iter().enumerate() {
+            if !is_free[i] {
+                f(p);
+            }
+        }
+    }
+}

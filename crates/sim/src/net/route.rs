@@ -1,0 +1,23 @@
+//! Routes: the fixed sequence of links a flow's packets take in one direction, ending at an
+//! endpoint. The topologies bloatlab builds are trees with static routing, so a route per
+//! flow direction is exact and saves a lookup per hop.
+
+use crate::ids::{LinkId, SockId};
+
+pub const MAX_HOPS: usize = 6;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    pub links: [LinkId; MAX_HOPS],
+    pub len: u8,
+    pub dst: SockId,
+}
+
+impl Route {
+    pub fn new(path: &[LinkId], dst: SockId) -> Route {
+        assert!(!path.is_empty() && path.len() <= MAX_HOPS);
+        let mut links = [LinkId(0); MAX_HOPS];
+        links[..path.len()].copy_from_slice(path);
+        Route { links, len: path.len() as u8, dst }
+    }
+}

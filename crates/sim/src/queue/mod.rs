@@ -1,0 +1,76 @@
+//! Queue disciplines: what a link does with packets waiting for its serializer.
+//! The trait is shaped for AQMs: enqueue may drop or mark, dequeue may drop (CoDel does).
+
+mod droptail;
+
+pub use droptail::DropTail;
+
+use crate::config::{QueueCfg, QueueKind, QueueLimit, MTU_BYTES};
+use crate::ids::PacketId;
+use crate::units::SimTime;
+
+/// What a queue knows about a packet: enough to decide without touching the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QEntry {
+    pub id: PacketId,
+    pub bytes: u32,
+    pub enqueued_at: SimTime,
+    pub ecn_capable: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// The buffer was full.
+    Overflow,
+    /// An AQM dropped it before the buffer filled (RED, PIE at enqueue).
+    Early,
+    /// An AQM dropped it at dequeue (CoDel).
+    AqmDequeue,
+    /// Random loss on the link.
+    RandomLoss,
+}
+
+pub const DROP_REASONS: usize = 4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Queued,
+    /// Queued and ECN-marked (CE).
+    Marked,
+    Dropped(DropReason),
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub bytes: u64,
+    pub pkts: u64,
+}
+
+pub trait QueueDisc: Send {
+    /// The discipline's name as used in scenarios ("droptail").
+    fn name(&self) -> &'static str;
+    fn enqueue(&mut self, e: QEntry, now: SimTime) -> Verdict;
+    /// The next packet to transmit, if any. Packets the discipline drops on the way are
+    /// appended to `dropped`.
+    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<QEntry>;
+    fn backlog(&self) -> Backlog;
+    /// The buffer size in bytes (packet limits converted at the MTU).
+    fn capacity_bytes(&self) -> u64;
+    /// The discipline's main internal variable for time series (e.g. RED's average).
+    fn internal_state(&self) -> f64 {
+        f64::NAN
+    }
+}
+
+pub fn build(cfg: &QueueCfg) -> Box<dyn QueueDisc> {
+    match cfg.kind {
+        QueueKind::DropTail => Box::new(DropTail::new(cfg.limit)),
+    }
+}
+
+pub(crate) fn capacity_bytes(limit: QueueLimit) -> u64 {
+    match limit {
+        QueueLimit::Bytes(b) => b,
+        QueueLimit::Packets(p) => p * MTU_BYTES,
+    }
+}

@@ -1,0 +1,15 @@
+//! TCP as a protocol state machine: handshake, sequence space, SACK scoreboard, loss recovery
+//! (RFC 6675 SACK, RFC 6582 NewReno, RFC 5681 Reno), RTO (RFC 6298), delayed ACKs, timestamps,
+//! window scaling, pacing and delivery-rate samples. Congestion control is a plug-in
+//! ([`crate::cc`]).
+
+mod rate;
+mod reassembly;
+mod rtt;
+mod scoreboard;
+mod socket;
+
+pub use rate::{RateSample, RateSampler, TxStamp};
+pub use rtt::RttEstimator;
+pub use scoreboard::{Scoreboard, Seg};
+pub use socket::{Cx, SockStats, TcpSocket, TcpState};

@@ -1,0 +1,363 @@
+//! The sender's record of outstanding segments: what was sent, SACKed, presumed lost and
+//! retransmitted. Loss marking follows RFC 6675 IsLost(); the byte counters give Linux's
+//! in-flight estimate (`pipe` = outstanding − SACKed − lost + retransmitted).
+
+use super::rate::TxStamp;
+use crate::units::SimTime;
+use std::collections::VecDeque;
+
+pub const SACKED: u8 = 1;
+pub const LOST: u8 = 2;
+/// A retransmission of this segment is in flight.
+pub const RETRANS: u8 = 4;
+/// The segment was retransmitted at least once (Karn: no RTT sample from its send time).
+pub const EVER_RETRANS: u8 = 8;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Seg {
+    pub start: u64,
+    pub end: u64,
+    pub sent_at: SimTime,
+    pub flags: u8,
+    pub stamp: TxStamp,
+}
+
+impl Seg {
+    #[inline]
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Scoreboard {
+    segs: VecDeque<Seg>,
+    pub sacked_bytes: u64,
+    pub lost_bytes: u64,
+    pub retrans_bytes: u64,
+    /// End of the highest SACKed segment (0: none).
+    pub high_sacked: u64,
+    /// Every un-SACKed segment ending at or below this is marked lost.
+    lost_upto: u64,
+    /// Retransmission scan starts here.
+    rtx_hint: u64,
+}
+
+impl Scoreboard {
+    pub fn new() -> Self {
+        Scoreboard { segs: VecDeque::with_capacity(1024), ..Default::default() }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+
+    pub fn front(&self) -> Option<&Seg> {
+        self.segs.front()
+    }
+
+    pub fn get(&self, i: usize) -> &Seg {
+        &self.segs[i]
+    }
+
+    /// Records a first transmission (segments are appended in sequence order).
+    #[inline]
+    pub fn push(&mut self, seg: Seg) {
+        debug_assert!(self.segs.back().is_none_or(|b| b.end == seg.start));
+        self.segs.push_back(seg);
+    }
+
+    /// Index of the segment containing `seq` (or the first one after it).
+    fn index_of(&self, seq: u64) -> usize {
+        self.segs.partition_point(|s| s.end <= seq)
+    }
+
+    /// Removes every segment fully below `ack`, calling `f` for each (before its flags are
+    /// cleared from the counters).
+    #[inline]
+    pub fn ack_to(&mut self, ack: u64, mut f: impl FnMut(&Seg)) {
+        while let Some(s) = self.segs.front() {
+            if s.end > ack {
+                break;
+            }
+            let s = self.segs.pop_front().unwrap();
+            f(&s);
+            self.uncount(&s);
+        }
+        if self.segs.is_empty() {
+            self.high_sacked = 0;
+        }
+    }
+
+    fn uncount(&mut self, s: &Seg) {
+        let len = s.len();
+        if s.has(SACKED) {
+            self.sacked_bytes -= len;
+        }
+        if s.has(LOST) {
+            self.lost_bytes -= len;
+        }
+        if s.has(RETRANS) {
+            self.retrans_bytes -= len;
+        }
+    }
+
+    /// Marks the segments fully inside [start, end) as SACKed, calling `f` for each newly
+    /// SACKed one.
+    pub fn sack(&mut self, start: u64, end: u64, mut f: impl FnMut(&Seg)) {
+        let mut i = self.index_of(start);
+        while i < self.segs.len() {
+            let s = self.segs[i];
+            if s.end > end {
+                break;
+            }
+            if s.start >= start && !s.has(SACKED) {
+                f(&s);
+                self.uncount(&s);
+                self.segs[i].flags = (s.flags & !(LOST | RETRANS)) | SACKED;
+                self.sacked_bytes += s.len();
+                self.high_sacked = self.high_sacked.max(s.end);
+            }
+            i += 1;
+        }
+    }
+
+    /// RFC 6675 IsLost(): a segment is lost once more than (dupthresh − 1)·MSS bytes, or
+    /// dupthresh discontiguous SACKed runs, lie above it. Both counts only grow as we walk
+    /// down, so the lost segments form a prefix; we walk down from the highest SACK only as
+    /// far as needed and mark what is newly below the boundary. Returns bytes newly marked.
+    pub fn mark_lost(&mut self, mss: u64, dupthresh: u64) -> u64 {
+        if self.high_sacked == 0 {
+            return 0;
+        }
+        let top = self.index_of(self.high_sacked.saturating_sub(1));
+        let mut sacked_above = 0u64;
+        let mut runs_above = 0u64;
+        let mut in_run = false;
+        let mut boundary = None;
+        let mut i = top as isize;
+        while i >= 0 {
+            let s = &self.segs[i as usize];
+            if s.end <= self.lost_upto {
+                break;
+            }
+            if s.has(SACKED) {
+                if !in_run {
+                    runs_above += 1;
+                    in_run = true;
+                }
+                sacked_above += s.len();
+            } else {
+                in_run = false;
+                if sacked_above > (dupthresh - 1) * mss || runs_above >= dupthresh {
+                    boundary = Some(s.end);
+                    break;
+                }
+            }
+            i -= 1;
+        }
+        let Some(b) = boundary else { return 0 };
+        let mut newly = 0;
+        let mut j = self.index_of(self.lost_upto);
+        // Newly lost segments all lie at or above the old boundary: restart the scan there.
+        if let Some(first) = self.segs.get(j) {
+            self.rtx_hint = self.rtx_hint.min(first.start);
+        }
+        while j < self.segs.len() && self.segs[j].end <= b {
+            let s = &mut self.segs[j];
+            if s.flags & (SACKED | LOST) == 0 {
+                s.flags |= LOST;
+                newly += s.len();
+            }
+            j += 1;
+        }
+        self.lost_bytes += newly;
+        self.lost_upto = b;
+        newly
+    }
+
+    /// Is the first outstanding segment presumed lost?
+    pub fn head_lost(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.has(LOST))
+    }
+
+    /// Marks the first outstanding segment lost (fast retransmit after three dupACKs).
+    pub fn mark_head_lost(&mut self) {
+        if let Some(s) = self.segs.front_mut() {
+            if s.flags & (SACKED | LOST) == 0 {
+                s.flags |= LOST;
+                self.lost_bytes += s.end - s.start;
+            }
+            self.lost_upto = self.lost_upto.max(s.end);
+            self.rtx_hint = s.start;
+        }
+    }
+
+    /// RTO: every un-SACKed segment is presumed lost and no retransmission is in flight any
+    /// more (Linux tcp_enter_loss; RFC 6675 §5.1 keeps the SACK information).
+    pub fn mark_all_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            if s.has(SACKED) {
+                continue;
+            }
+            if s.has(RETRANS) {
+                s.flags &= !RETRANS;
+                self.retrans_bytes -= s.end - s.start;
+            }
+            if !s.has(LOST) {
+                s.flags |= LOST;
+                self.lost_bytes += s.end - s.start;
+            }
+        }
+        self.lost_upto = self.segs.back().map_or(0, |s| s.end);
+        self.rtx_hint = self.segs.front().map_or(0, |s| s.start);
+    }
+
+    /// The first segment presumed lost and not yet retransmitted.
+    pub fn next_to_retransmit(&mut self) -> Option<usize> {
+        let mut i = self.index_of(self.rtx_hint);
+        while i < self.segs.len() {
+            let s = &self.segs[i];
+            if s.start >= self.lost_upto {
+                break;
+            }
+            if s.flags & (LOST | RETRANS | SACKED) == LOST {
+                self.rtx_hint = s.start;
+                return Some(i);
+            }
+            i += 1;
+        }
+        self.rtx_hint = self.lost_upto;
+        None
+    }
+
+    /// Records the retransmission of segment `i`.
+    pub fn retransmitted(&mut self, i: usize, now: SimTime, stamp: TxStamp) {
+        let s = &mut self.segs[i];
+        if !s.has(RETRANS) {
+            self.retrans_bytes += s.end - s.start;
+        }
+        s.flags |= RETRANS | EVER_RETRANS;
+        s.sent_at = now;
+        s.stamp = stamp;
+    }
+
+    /// RFC 6675 rescue retransmission candidate: the highest un-SACKed segment.
+    pub fn highest_unsacked(&self) -> Option<usize> {
+        (0..self.segs.len()).rev().find(|&i| !self.segs[i].has(SACKED))
+    }
+
+    /// Checks the byte counters against the flags (tests and debug builds).
+    pub fn check(&self) -> bool {
+        let (mut s, mut l, mut r) = (0, 0, 0);
+        for g in &self.segs {
+            if g.has(SACKED) {
+                s += g.len();
+            }
+            if g.has(LOST) {
+                l += g.len();
+            }
+            if g.has(RETRANS) {
+                r += g.len();
+            }
+        }
+        s == self.sacked_bytes && l == self.lost_bytes && r == self.retrans_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const MSS: u64 = 1000;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::new();
+        for i in 0..n {
+            b.push(Seg { start: i * MSS, end: (i + 1) * MSS, sent_at: SimTime(i), flags: 0, stamp: TxStamp::default() });
+        }
+        b
+    }
+
+    #[test]
+    fn three_sacked_segments_above_make_a_hole_lost() {
+        let mut b = board(10);
+        b.sack(1000, 3000, |_| {});
+        assert_eq!(b.mark_lost(MSS, 3), 0, "2 MSS above is not more than 2 MSS");
+        b.sack(3000, 4000, |_| {});
+        assert_eq!(b.mark_lost(MSS, 3), MSS);
+        assert!(b.head_lost());
+        assert_eq!(b.next_to_retransmit(), Some(0));
+        b.retransmitted(0, SimTime(99), TxStamp::default());
+        assert_eq!(b.next_to_retransmit(), None);
+        assert!(b.check());
+        // pipe = outstanding 10k − sacked 3k − lost 1k + retrans 1k = 7k.
+        assert_eq!(10 * MSS - b.sacked_bytes - b.lost_bytes + b.retrans_bytes, 7 * MSS);
+    }
+
+    #[test]
+    fn several_holes_are_all_marked() {
+        let mut b = board(12);
+        // holes at 0, 2, 4; SACKs at 1, 3, 5..8
+        b.sack(1000, 2000, |_| {});
+        b.sack(3000, 4000, |_| {});
+        b.sack(5000, 9000, |_| {});
+        b.mark_lost(MSS, 3);
+        let lost: Vec<u64> = (0..b.len()).filter(|&i| b.get(i).has(LOST)).map(|i| b.get(i).start).collect();
+        assert_eq!(lost, vec![0, 2000, 4000]);
+        assert!(b.check());
+    }
+
+    #[test]
+    fn cumulative_ack_clears_counters() {
+        let mut b = board(6);
+        b.sack(2000, 5000, |_| {});
+        b.mark_lost(MSS, 3);
+        let mut acked = 0;
+        b.ack_to(5000, |s| acked += s.len());
+        assert_eq!(acked, 5000);
+        assert_eq!((b.sacked_bytes, b.lost_bytes, b.retrans_bytes), (0, 0, 0));
+        assert_eq!(b.len(), 1);
+    }
+
+    #[test]
+    fn rto_marks_everything_unsacked_lost() {
+        let mut b = board(5);
+        b.sack(3000, 4000, |_| {});
+        b.mark_head_lost();
+        b.retransmitted(0, SimTime(5), TxStamp::default());
+        b.mark_all_lost();
+        assert_eq!(b.lost_bytes, 4 * MSS);
+        assert_eq!(b.retrans_bytes, 0);
+        assert!(b.check());
+    }
+
+    proptest! {
+        /// Counters always match the flags, whatever SACK/ACK/loss sequence arrives.
+        #[test]
+        fn counters_match_flags(ops in proptest::collection::vec((0u8..4, 0u64..20, 1u64..5), 1..60)) {
+            let mut b = board(20);
+            let mut una = 0;
+            for (op, a, l) in ops {
+                match op {
+                    0 => { let s = (a * MSS).max(una); b.sack(s, s + l * MSS, |_| {}); }
+                    1 => { b.mark_lost(MSS, 3); if let Some(i) = b.next_to_retransmit() { b.retransmitted(i, SimTime(1), TxStamp::default()); } }
+                    2 => { una = una.max((a * MSS).min(20 * MSS)); b.ack_to(una, |_| {}); }
+                    _ => b.mark_all_lost(),
+                }
+                prop_assert!(b.check());
+                let out: u64 = (0..b.len()).map(|i| b.get(i).len()).sum();
+                prop_assert!(b.sacked_bytes + b.lost_bytes <= out);
+            }
+        }
+    }
+}

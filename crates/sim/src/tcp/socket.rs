@@ -1,0 +1,866 @@
+//! One TCP endpoint (both directions of the byte stream).
+//!
+//! Sequence numbers are 64-bit and start at 0 (the SYN); data starts at 1. All windows are in
+//! bytes. Timers are lazily cancelled: the endpoint keeps each timer's deadline and at most one
+//! pending event per timer, so re-arming the RTO on every ACK costs no heap operation.
+
+use super::rate::RateSampler;
+use super::reassembly::Reassembly;
+use super::rtt::RttEstimator;
+use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, RETRANS, SACKED};
+use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
+use crate::config::{Recovery, TcpCfg, TCP_HEADER_BYTES};
+use crate::engine::{Event, EventQueue, TimerKind};
+use crate::ids::{FlowId, PacketId, RouteId, SockId};
+use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
+use crate::units::{Dur, Rate, SimTime};
+use hdrhistogram::Histogram;
+
+const DUPTHRESH: u64 = 3;
+/// Linux's pacing ratios for controllers without their own rate (tcp_update_pacing_rate).
+const PACING_SS_RATIO: f64 = 2.0;
+const PACING_CA_RATIO: f64 = 1.2;
+
+/// What a socket needs from the world while it runs.
+pub struct Cx<'a> {
+    pub now: SimTime,
+    pub pool: &'a mut PacketPool,
+    pub events: &'a mut EventQueue,
+    /// Packets the socket sent, to be injected on its route in order.
+    pub out: &'a mut Vec<PacketId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TcpState {
+    Closed,
+    Listen,
+    SynSent,
+    SynRcvd,
+    Established,
+}
+
+/// Counters a socket keeps as it runs (the world snapshots them at the end of warm-up).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SockStats {
+    pub pkts_sent: u64,
+    pub data_pkts_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    pub bytes_retx: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub recoveries: u64,
+    /// Unique payload bytes delivered in order to the application (receiving side).
+    pub bytes_delivered: u64,
+    pub rtt_sum_ns: f64,
+    pub rtt_n: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct TimerSlot {
+    deadline: Option<SimTime>,
+    /// Time of the one pending heap event for this timer, if any.
+    scheduled: Option<SimTime>,
+}
+
+pub struct TcpSocket {
+    pub id: SockId,
+    pub flow: FlowId,
+    route: RouteId,
+    cfg: TcpCfg,
+    pub state: TcpState,
+
+    // Negotiated on the handshake.
+    sack_ok: bool,
+    ts_ok: bool,
+    /// The peer's window-scale shift (applied to windows it advertises).
+    snd_wscale: u8,
+    /// Our shift (applied to windows we advertise).
+    rcv_wscale: u8,
+    mss: u64,
+
+    // Send half.
+    iss: u64,
+    una: u64,
+    nxt: u64,
+    /// One past the last byte the application has written.
+    app_end: u64,
+    snd_wnd: u64,
+    snd_wl1: u64,
+    snd_wl2: u64,
+    sb: Scoreboard,
+    pub win: Window,
+    cc: Box<dyn CongestionControl>,
+    pub ca: CaState,
+    recovery_point: u64,
+    dupacks: u64,
+    rescue_done: bool,
+    pub rtt: RttEstimator,
+    rate: RateSampler,
+    syn_sent_at: SimTime,
+    syn_retransmitted: bool,
+    rto_una: u64,
+    next_send_at: SimTime,
+    last_send_at: SimTime,
+    cwnd_limited: bool,
+
+    // Receive half.
+    rcv_nxt: u64,
+    irs: u64,
+    ooo: Reassembly,
+    unacked_segs: u32,
+    ts_recent: u64,
+    last_ack_sent: u64,
+    rcv_buf: u64,
+    /// Bytes the application expects (file transfers): completion is recorded when reached.
+    pub expect: Option<u64>,
+    pub completed_at: Option<SimTime>,
+
+    timers: [TimerSlot; 3],
+    pub stats: SockStats,
+    pub rtt_hist: Histogram<u64>,
+    /// RTT samples before this instant are not recorded (warm-up).
+    pub metrics_from: SimTime,
+}
+
+impl TcpSocket {
+    pub fn new(id: SockId, flow: FlowId, route: RouteId, cfg: &TcpCfg, cc: Box<dyn CongestionControl>) -> TcpSocket {
+        let mss = cfg.mss as u64;
+        let rcv_wscale = (0..=14u8).find(|s| cfg.rcvbuf >> s <= 65_535).unwrap_or(14);
+        TcpSocket {
+            id,
+            flow,
+            route,
+            cfg: cfg.clone(),
+            state: TcpState::Closed,
+            sack_ok: false,
+            ts_ok: false,
+            snd_wscale: 0,
+            rcv_wscale,
+            mss,
+            iss: 0,
+            una: 0,
+            nxt: 0,
+            app_end: 1,
+            snd_wnd: mss,
+            snd_wl1: 0,
+            snd_wl2: 0,
+            sb: Scoreboard::new(),
+            win: Window { cwnd: cfg.init_cwnd as u64 * mss, ssthresh: u64::MAX, mss },
+            cc,
+            ca: CaState::Open,
+            recovery_point: 0,
+            dupacks: 0,
+            rescue_done: false,
+            rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
+            rate: RateSampler::default(),
+            syn_sent_at: SimTime::ZERO,
+            syn_retransmitted: false,
+            rto_una: u64::MAX,
+            next_send_at: SimTime::ZERO,
+            last_send_at: SimTime::ZERO,
+            cwnd_limited: false,
+            rcv_nxt: 0,
+            irs: 0,
+            ooo: Reassembly::default(),
+            unacked_segs: 0,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            rcv_buf: cfg.rcvbuf,
+            expect: None,
+            completed_at: None,
+            timers: [TimerSlot::default(); 3],
+            stats: SockStats::default(),
+            rtt_hist: Histogram::new_with_bounds(1_000, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+            metrics_from: SimTime::ZERO,
+        }
+    }
+
+    // ----- application interface -------------------------------------------------------
+
+    /// Passive open.
+    pub fn listen(&mut self) {
+        self.state = TcpState::Listen;
+    }
+
+    /// Active open: send the SYN.
+    pub fn connect(&mut self, cx: &mut Cx) {
+        self.state = TcpState::SynSent;
+        self.una = self.iss;
+        self.nxt = self.iss + 1;
+        self.send_syn(false, cx);
+    }
+
+    /// The application writes `bytes` more (u64::MAX/2 for an unlimited source).
+    pub fn app_write(&mut self, bytes: u64, cx: &mut Cx) {
+        self.app_end = self.app_end.saturating_add(bytes);
+        if self.state == TcpState::Established {
+            self.try_send(cx);
+        }
+    }
+
+    /// Payload bytes received in order by the application.
+    pub fn delivered(&self) -> u64 {
+        self.stats.bytes_delivered
+    }
+
+    // ----- observation -----------------------------------------------------------------
+
+    /// Linux's in-flight estimate: outstanding − SACKed − lost + retransmitted.
+    #[inline]
+    pub fn in_flight(&self) -> u64 {
+        (self.nxt.saturating_sub(self.una) + self.sb.retrans_bytes)
+            .saturating_sub(self.sb.sacked_bytes + self.sb.lost_bytes)
+    }
+
+    /// The peer's advertised window as this sender uses it.
+    pub fn snd_wnd(&self) -> u64 {
+        self.snd_wnd
+    }
+
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+
+    pub fn cc_state(&self) -> &'static str {
+        self.cc.state_label(&self.win)
+    }
+
+    pub fn pacing_rate(&self) -> Option<Rate> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return Some(r);
+        }
+        if !self.cfg.pacing {
+            return None;
+        }
+        let srtt = self.rtt.srtt()?;
+        let ratio = if self.win.cwnd < self.win.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        Some(Rate::from_bytes_per_sec(ratio * self.win.cwnd as f64 / srtt.secs_f64()))
+    }
+
+    // ----- timers ----------------------------------------------------------------------
+
+    fn set_timer(&mut self, kind: TimerKind, at: SimTime, cx: &mut Cx) {
+        let slot = &mut self.timers[kind as usize];
+        slot.deadline = Some(at);
+        if slot.scheduled.is_none_or(|s| at < s) {
+            slot.scheduled = Some(at);
+            cx.events.schedule(at, Event::Timer(self.id, kind));
+        }
+    }
+
+    fn clear_timer(&mut self, kind: TimerKind) {
+        self.timers[kind as usize].deadline = None;
+    }
+
+    fn timer_armed(&self, kind: TimerKind) -> bool {
+        self.timers[kind as usize].deadline.is_some()
+    }
+
+    fn arm_rto(&mut self, cx: &mut Cx) {
+        let at = cx.now + self.rtt.rto();
+        self.set_timer(TimerKind::Rto, at, cx);
+    }
+
+    /// A timer event fired at `cx.now`.
+    pub fn on_timer(&mut self, kind: TimerKind, cx: &mut Cx) {
+        let slot = &mut self.timers[kind as usize];
+        if slot.scheduled != Some(cx.now) {
+            return; // superseded by an earlier event for the same timer
+        }
+        slot.scheduled = None;
+        match slot.deadline {
+            None => return,
+            Some(d) if d > cx.now => {
+                slot.scheduled = Some(d);
+                cx.events.schedule(d, Event::Timer(self.id, kind));
+                return;
+            }
+            Some(_) => slot.deadline = None,
+        }
+        match kind {
+            TimerKind::Rto => self.on_rto(cx),
+            TimerKind::DelAck => self.send_ack(cx),
+            TimerKind::Pace => self.try_send(cx),
+        }
+    }
+
+    // ----- segment output --------------------------------------------------------------
+
+    fn window_field(&self, syn: bool) -> u16 {
+        // Windows in SYNs are never scaled (RFC 7323 §2.2).
+        if syn {
+            self.rcv_buf.min(65_535) as u16
+        } else {
+            (self.rcv_buf >> self.rcv_wscale).min(65_535) as u16
+        }
+    }
+
+    fn emit(&mut self, flags: u8, seq: u64, len: u32, syn_opts: SynOptions, cx: &mut Cx) {
+        let syn = flags & TcpFlags::SYN != 0;
+        let has_ack = flags & TcpFlags::ACK != 0;
+        let ts = if self.ts_ok || (syn && self.cfg.timestamps) { Some((cx.now.0, self.ts_recent)) } else { None };
+        let sack = if has_ack && self.sack_ok && !self.ooo.is_empty() { self.ooo.sack_blocks() } else { SackBlocks::default() };
+        let h = TcpHeader {
+            seq,
+            ack: if has_ack { self.rcv_nxt } else { 0 },
+            len,
+            flags: TcpFlags(flags),
+            window: self.window_field(syn),
+            ts,
+            sack,
+            syn_opts,
+        };
+        let p = Packet {
+            flow: self.flow,
+            route: self.route,
+            hop: 0,
+            wire_bytes: len + TCP_HEADER_BYTES,
+            ecn: Ecn::NotEct,
+            sent_at: cx.now,
+            hdr: Header::Tcp(h),
+        };
+        cx.out.push(cx.pool.alloc(p));
+        self.stats.pkts_sent += 1;
+        if has_ack {
+            self.last_ack_sent = self.rcv_nxt;
+            self.unacked_segs = 0;
+            self.clear_timer(TimerKind::DelAck);
+        }
+    }
+
+    fn syn_options(&self) -> SynOptions {
+        SynOptions {
+            mss: self.cfg.mss.min(65_535) as u16,
+            wscale: Some(self.rcv_wscale),
+            sack_permitted: self.cfg.recovery == Recovery::Sack,
+            timestamps: self.cfg.timestamps,
+        }
+    }
+
+    fn send_syn(&mut self, retransmission: bool, cx: &mut Cx) {
+        let opts = self.syn_options();
+        let flags = if self.state == TcpState::SynRcvd { TcpFlags::SYN | TcpFlags::ACK } else { TcpFlags::SYN };
+        self.emit(flags, self.iss, 0, opts, cx);
+        self.syn_sent_at = cx.now;
+        self.syn_retransmitted |= retransmission;
+        self.arm_rto(cx);
+    }
+
+    fn send_ack(&mut self, cx: &mut Cx) {
+        self.emit(TcpFlags::ACK, self.nxt, 0, SynOptions::default(), cx);
+    }
+
+    fn send_data(&mut self, seq: u64, len: u64, cx: &mut Cx) {
+        self.emit(TcpFlags::ACK, seq, len as u32, SynOptions::default(), cx);
+        self.stats.data_pkts_sent += 1;
+        self.stats.bytes_sent += len;
+        self.last_send_at = cx.now;
+        if !self.timer_armed(TimerKind::Rto) {
+            self.arm_rto(cx);
+        }
+        if let Some(rate) = self.pacing_rate() {
+            if rate.0 > 0 {
+                let gap = rate.tx_time(len + TCP_HEADER_BYTES as u64);
+                self.next_send_at = self.next_send_at.max(cx.now) + gap;
+            }
+        }
+    }
+
+    fn send_new_segment(&mut self, len: u64, cx: &mut Cx) {
+        let seq = self.nxt;
+        let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
+        self.sb.push(Seg { start: seq, end: seq + len, sent_at: cx.now, flags: 0, stamp });
+        self.nxt += len;
+        self.send_data(seq, len, cx);
+    }
+
+    fn retransmit(&mut self, i: usize, cx: &mut Cx) {
+        let s = *self.sb.get(i);
+        let stamp = self.rate.on_send(cx.now, false);
+        self.sb.retransmitted(i, cx.now, stamp);
+        self.stats.retransmits += 1;
+        self.stats.bytes_retx += s.len();
+        self.send_data(s.start, s.len(), cx);
+    }
+
+    /// Sends what the windows allow: retransmissions of presumed-lost segments first, then new
+    /// data (RFC 6675 NextSeg order), paced if a pacing rate is set.
+    fn try_send(&mut self, cx: &mut Cx) {
+        if self.state != TcpState::Established {
+            return;
+        }
+        if self.sb.is_empty() && self.nxt < self.app_end && self.last_send_at > SimTime::ZERO {
+            self.restart_after_idle(cx.now);
+        }
+        loop {
+            if cx.now < self.next_send_at {
+                let at = self.next_send_at;
+                self.set_timer(TimerKind::Pace, at, cx);
+                return;
+            }
+            let in_flight = self.in_flight();
+            // Limited transmit (RFC 3042): one new segment per early dupACK.
+            let allowance = if matches!(self.ca, CaState::Open | CaState::Disorder) { self.dupacks.min(2) * self.mss } else { 0 };
+            let cwnd = self.win.cwnd + allowance;
+            if let Some(i) = self.sb.next_to_retransmit() {
+                if in_flight + self.sb.get(i).len() > cwnd {
+                    self.cwnd_limited = true;
+                    return;
+                }
+                self.retransmit(i, cx);
+                continue;
+            }
+            if self.nxt < self.app_end {
+                let len = (self.app_end - self.nxt).min(self.mss);
+                if self.nxt + len > self.una + self.snd_wnd {
+                    self.cwnd_limited = false;
+                    return; // receive-window limited: wait for the edge to move
+                }
+                if in_flight + len > cwnd {
+                    self.cwnd_limited = true;
+                    return;
+                }
+                self.send_new_segment(len, cx);
+                continue;
+            }
+            // Nothing new to send.
+            if self.ca == CaState::Recovery && !self.rescue_done && in_flight + self.mss <= cwnd {
+                // RFC 6675 NextSeg (4): one rescue retransmission per recovery episode.
+                self.rescue_done = true;
+                if let Some(i) = self.sb.highest_unsacked() {
+                    if !self.sb.get(i).has(RETRANS) {
+                        self.retransmit(i, cx);
+                        continue;
+                    }
+                }
+            }
+            if in_flight < self.win.cwnd {
+                self.cwnd_limited = false;
+                self.rate.mark_app_limited(in_flight);
+            }
+            return;
+        }
+    }
+
+    /// Linux tcp_cwnd_restart: after an idle period longer than the RTO, halve cwnd per RTO
+    /// of idleness, not below the initial window (RFC 5681 §4.1 in spirit).
+    fn restart_after_idle(&mut self, now: SimTime) {
+        let idle = now.since(self.last_send_at);
+        let rto = self.rtt.rto();
+        if idle < rto {
+            return;
+        }
+        self.cc.on_restart_after_idle(&mut self.win, now, idle);
+        let restart = (self.cfg.init_cwnd as u64 * self.mss).min(self.win.cwnd);
+        self.win.ssthresh = self.win.ssthresh.max(self.win.cwnd / 4 * 3);
+        let mut cwnd = self.win.cwnd;
+        let mut left = idle.0;
+        while left > rto.0 && cwnd > restart {
+            left -= rto.0;
+            cwnd /= 2;
+        }
+        self.win.cwnd = cwnd.max(restart);
+    }
+
+    // ----- input -----------------------------------------------------------------------
+
+    /// A packet for this endpoint arrived.
+    pub fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
+        let h = pkt.tcp();
+        let syn = h.flags.has(TcpFlags::SYN);
+        let ack = h.flags.has(TcpFlags::ACK);
+        match self.state {
+            TcpState::Closed => {}
+            TcpState::Listen => {
+                if syn && !ack {
+                    self.accept_syn(h);
+                    self.state = TcpState::SynRcvd;
+                    self.una = self.iss;
+                    self.nxt = self.iss + 1;
+                    self.send_syn(false, cx);
+                }
+            }
+            TcpState::SynRcvd => {
+                if syn && !ack {
+                    self.send_syn(true, cx); // our SYN-ACK was lost: the peer retried
+                } else if ack && h.ack == self.iss + 1 {
+                    self.establish(h, cx);
+                    self.on_established_segment(h, cx);
+                }
+            }
+            TcpState::SynSent => {
+                if syn && ack && h.ack == self.iss + 1 {
+                    self.accept_syn(h);
+                    self.establish(h, cx);
+                    self.send_ack(cx);
+                    self.try_send(cx);
+                }
+            }
+            TcpState::Established => {
+                if syn {
+                    // A retransmitted SYN-ACK: our handshake ACK was lost.
+                    self.send_ack(cx);
+                    return;
+                }
+                self.on_established_segment(h, cx);
+            }
+        }
+    }
+
+    /// Records the peer's SYN (or SYN-ACK) and negotiates options.
+    fn accept_syn(&mut self, h: &TcpHeader) {
+        self.irs = h.seq;
+        self.rcv_nxt = h.seq + 1;
+        self.last_ack_sent = self.rcv_nxt;
+        let o = h.syn_opts;
+        self.sack_ok = o.sack_permitted && self.cfg.recovery == Recovery::Sack;
+        self.ts_ok = o.timestamps && self.cfg.timestamps;
+        if let Some((tsval, _)) = h.ts {
+            self.ts_recent = tsval;
+        }
+        match o.wscale {
+            Some(s) => self.snd_wscale = s.min(14),
+            None => {
+                self.snd_wscale = 0;
+                self.rcv_wscale = 0;
+            }
+        }
+        if o.mss > 0 {
+            self.mss = self.mss.min(o.mss as u64);
+            self.win.mss = self.mss;
+            self.win.cwnd = self.cfg.init_cwnd as u64 * self.mss;
+        }
+        self.snd_wnd = h.window as u64; // unscaled in a SYN
+        self.snd_wl1 = h.seq;
+        self.snd_wl2 = h.ack;
+    }
+
+    fn establish(&mut self, h: &TcpHeader, cx: &mut Cx) {
+        self.state = TcpState::Established;
+        self.una = self.iss + 1;
+        self.nxt = self.una;
+        self.app_end = self.app_end.max(self.una);
+        self.clear_timer(TimerKind::Rto);
+        // RTT from the handshake: the echoed timestamp, or Karn-safe send time.
+        let sample = match h.ts {
+            Some((_, ecr)) if self.ts_ok => Some(cx.now.since(SimTime(ecr))),
+            _ if !self.syn_retransmitted => Some(cx.now.since(self.syn_sent_at)),
+            _ => None,
+        };
+        match sample {
+            Some(r) => self.rtt.sample(r),
+            None => self.rtt.syn_timeout_fallback(),
+        }
+        self.rtt.backoff = 0;
+        if !h.flags.has(TcpFlags::SYN) {
+            // The handshake's final ACK can carry a window update for the SYN-ACK's sender.
+            self.snd_wnd = (h.window as u64) << self.snd_wscale;
+            self.snd_wl1 = h.seq;
+            self.snd_wl2 = h.ack;
+        }
+    }
+
+    fn on_established_segment(&mut self, h: &TcpHeader, cx: &mut Cx) {
+        if h.flags.has(TcpFlags::ACK) {
+            self.on_ack(h, cx);
+        }
+        if h.len > 0 {
+            self.on_data(h, cx);
+        }
+        self.try_send(cx);
+    }
+
+    // ----- receive half ----------------------------------------------------------------
+
+    fn on_data(&mut self, h: &TcpHeader, cx: &mut Cx) {
+        let start = h.seq;
+        let end = h.seq + h.len as u64;
+        if end <= self.rcv_nxt {
+            self.send_ack(cx); // duplicate: re-ACK at once
+            return;
+        }
+        if start > self.rcv_nxt {
+            self.ooo.insert(start, end);
+            self.send_ack(cx); // out of order: immediate (duplicate) ACK with SACK blocks
+            return;
+        }
+        // In order (possibly overlapping old data).
+        if let Some((tsval, _)) = h.ts {
+            // RFC 7323: TS.Recent from segments at or below Last.ACK.sent.
+            if start <= self.last_ack_sent {
+                self.ts_recent = self.ts_recent.max(tsval);
+            }
+        }
+        let filled_hole = !self.ooo.is_empty();
+        let before = self.rcv_nxt;
+        self.rcv_nxt = self.ooo.advance(end);
+        self.stats.bytes_delivered += self.rcv_nxt - before;
+        if let Some(want) = self.expect {
+            if self.completed_at.is_none() && self.stats.bytes_delivered >= want {
+                self.completed_at = Some(cx.now);
+            }
+        }
+        self.unacked_segs += 1;
+        if filled_hole || self.unacked_segs >= self.cfg.ack_every || self.cfg.delack.0 == 0 {
+            self.send_ack(cx);
+        } else if !self.timer_armed(TimerKind::DelAck) {
+            let at = cx.now + self.cfg.delack;
+            self.set_timer(TimerKind::DelAck, at, cx);
+        }
+    }
+
+    // ----- send half: ACK processing ---------------------------------------------------
+
+    fn on_ack(&mut self, h: &TcpHeader, cx: &mut Cx) {
+        let now = cx.now;
+        let ack = h.ack;
+        if ack > self.nxt || ack < self.una {
+            return; // acknowledges data never sent, or stale
+        }
+        let wnd = (h.window as u64) << self.snd_wscale;
+        let mut window_changed = false;
+        if self.snd_wl1 < h.seq || (self.snd_wl1 == h.seq && self.snd_wl2 <= ack) {
+            window_changed = wnd != self.snd_wnd;
+            self.snd_wnd = wnd;
+            self.snd_wl1 = h.seq;
+            self.snd_wl2 = ack;
+        }
+        let prior_una = self.una;
+        let prior_in_flight = self.in_flight();
+        let outstanding = self.nxt - self.una;
+
+        let mut acked = 0u64;
+        let mut newest_clean: Option<SimTime> = None;
+        let rate = &mut self.rate;
+        if self.sack_ok {
+            for &(s, e) in h.sack.as_slice() {
+                if e <= self.una {
+                    continue;
+                }
+                self.sb.sack(s, e, |seg| {
+                    rate.on_delivered(seg.len(), seg.sent_at, &seg.stamp);
+                    acked += seg.len();
+                    if !seg.has(EVER_RETRANS) {
+                        newest_clean = Some(newest_clean.map_or(seg.sent_at, |t| t.max(seg.sent_at)));
+                    }
+                });
+            }
+        }
+        let newly_sacked = acked;
+        if ack > self.una {
+            self.sb.ack_to(ack, |seg| {
+                if !seg.has(SACKED) {
+                    rate.on_delivered(seg.len(), seg.sent_at, &seg.stamp);
+                    acked += seg.len();
+                    if !seg.has(EVER_RETRANS) {
+                        newest_clean = Some(newest_clean.map_or(seg.sent_at, |t| t.max(seg.sent_at)));
+                    }
+                }
+            });
+            self.una = ack;
+        }
+        let newly_cum = self.una - prior_una;
+
+        // RTT: echoed timestamp on a cumulative advance; else the newest never-retransmitted
+        // segment this ACK delivered (Karn).
+        let rtt = match h.ts {
+            Some((_, ecr)) if self.ts_ok && newly_cum > 0 => Some(now.since(SimTime(ecr))),
+            _ => newest_clean.map(|t| now.since(t)),
+        };
+        if let Some(r) = rtt {
+            self.rtt.sample(r);
+            if now >= self.metrics_from {
+                self.stats.rtt_sum_ns += r.0 as f64;
+                self.stats.rtt_n += 1;
+                let _ = self.rtt_hist.record(r.0.clamp(1_000, 3_600_000_000_000));
+            }
+        }
+        let rs = self.rate.finish(now, self.rtt.min_rtt());
+
+        let is_dup = newly_cum == 0
+            && h.len == 0
+            && outstanding > 0
+            && if self.sack_ok { newly_sacked > 0 } else { !window_changed };
+        let lost_before = self.sb.lost_bytes;
+        self.recover(newly_cum, is_dup, cx);
+        let newly_lost = self.sb.lost_bytes.saturating_sub(lost_before);
+
+        if acked > 0 {
+            let a = AckSample {
+                now,
+                rtt,
+                srtt: self.rtt.srtt(),
+                min_rtt: self.rtt.min_rtt(),
+                acked_bytes: acked,
+                prior_in_flight,
+                in_flight: self.in_flight(),
+                lost_bytes: newly_lost,
+                delivered: self.rate.delivered,
+                rate: rs,
+                ca_state: self.ca,
+                cwnd_limited: self.cwnd_limited || (self.win.in_slow_start() && 2 * prior_in_flight >= self.win.cwnd),
+                snd_una: self.una,
+                snd_nxt: self.nxt,
+            };
+            self.cc.on_ack(&mut self.win, &a);
+            self.win.cwnd = self.win.cwnd.max(self.mss);
+        }
+
+        // RFC 6298 (5.2)/(5.3): stop the timer when all is acknowledged, restart it on new data.
+        if self.una == self.nxt {
+            self.clear_timer(TimerKind::Rto);
+        } else if newly_cum > 0 {
+            self.arm_rto(cx);
+        }
+    }
+
+    /// Loss detection and recovery state after one ACK was applied to the scoreboard.
+    fn recover(&mut self, newly_cum: u64, is_dup: bool, cx: &mut Cx) {
+        if newly_cum > 0 {
+            self.dupacks = 0;
+        }
+        if is_dup {
+            self.dupacks += 1;
+        }
+        if self.cfg.recovery == Recovery::Sack {
+            self.sb.mark_lost(self.mss, DUPTHRESH);
+        }
+        match self.ca {
+            CaState::Open | CaState::Disorder => {
+                let loss_signalled = self.dupacks >= DUPTHRESH || self.sb.head_lost();
+                // One reduction per window: no new recovery until the last one's data is acked.
+                if loss_signalled && self.una >= self.recovery_point {
+                    self.enter_recovery(cx);
+                } else {
+                    self.ca = if self.dupacks > 0 || self.sb.sacked_bytes > 0 { CaState::Disorder } else { CaState::Open };
+                }
+            }
+            CaState::Recovery => {
+                if self.una >= self.recovery_point {
+                    self.exit_recovery(cx.now);
+                } else {
+                    match self.cfg.recovery {
+                        Recovery::Sack => {}
+                        Recovery::NewReno => {
+                            if newly_cum > 0 {
+                                // Partial ACK (RFC 6582): retransmit the next hole, deflate.
+                                self.sb.mark_head_lost();
+                                self.force_retransmit(cx);
+                                if !self.cc.owns_cwnd() {
+                                    let back = if newly_cum >= self.mss { self.mss } else { 0 };
+                                    self.win.cwnd = (self.win.cwnd.saturating_sub(newly_cum) + back).max(self.mss);
+                                }
+                            } else if is_dup && !self.cc.owns_cwnd() {
+                                self.win.cwnd += self.mss; // inflation
+                            }
+                        }
+                        Recovery::Reno => {
+                            if newly_cum > 0 {
+                                self.exit_recovery(cx.now);
+                            } else if is_dup && !self.cc.owns_cwnd() {
+                                self.win.cwnd += self.mss;
+                            }
+                        }
+                    }
+                }
+            }
+            CaState::Loss => {
+                if self.una >= self.recovery_point {
+                    self.ca = CaState::Open;
+                    self.dupacks = 0;
+                }
+            }
+        }
+    }
+
+    fn enter_recovery(&mut self, cx: &mut Cx) {
+        self.ca = CaState::Recovery;
+        self.recovery_point = self.nxt;
+        self.rescue_done = false;
+        self.stats.recoveries += 1;
+        let ev = CongestionEvent {
+            now: cx.now,
+            kind: CongestionKind::FastRetransmit,
+            flight_size: self.nxt - self.una,
+            in_flight: self.in_flight(),
+        };
+        self.cc.on_congestion_event(&mut self.win, &ev);
+        if !self.cc.owns_cwnd() {
+            self.win.cwnd = match self.cfg.recovery {
+                // RFC 6675: cwnd = ssthresh, then send while cwnd − pipe ≥ 1 SMSS.
+                Recovery::Sack => self.win.ssthresh,
+                // RFC 5681/6582: cwnd = ssthresh + 3 SMSS, inflated per dupACK.
+                Recovery::NewReno | Recovery::Reno => self.win.ssthresh + 3 * self.mss,
+            }
+            .max(self.mss);
+        }
+        self.sb.mark_head_lost();
+        self.force_retransmit(cx);
+    }
+
+    fn exit_recovery(&mut self, now: SimTime) {
+        self.ca = CaState::Open;
+        self.dupacks = 0;
+        if !self.cc.owns_cwnd() {
+            self.win.cwnd = self.win.ssthresh.max(self.mss);
+        }
+        self.cc.on_recovery_exit(&mut self.win, now);
+    }
+
+    /// Fast retransmit: the first presumed-lost segment goes out regardless of cwnd.
+    fn force_retransmit(&mut self, cx: &mut Cx) {
+        if let Some(i) = self.sb.next_to_retransmit() {
+            self.retransmit(i, cx);
+        }
+    }
+
+    fn on_rto(&mut self, cx: &mut Cx) {
+        match self.state {
+            TcpState::SynSent | TcpState::SynRcvd => {
+                self.stats.timeouts += 1;
+                self.rtt.back_off();
+                self.send_syn(true, cx);
+            }
+            TcpState::Established => {
+                if self.una == self.nxt {
+                    return;
+                }
+                self.stats.timeouts += 1;
+                // RFC 5681: a repeated timeout of the same segment does not lower ssthresh again.
+                let repeated = self.ca == CaState::Loss && self.una == self.rto_una;
+                if !repeated {
+                    let ev = CongestionEvent {
+                        now: cx.now,
+                        kind: CongestionKind::Rto,
+                        flight_size: self.nxt - self.una,
+                        in_flight: self.in_flight(),
+                    };
+                    self.cc.on_congestion_event(&mut self.win, &ev);
+                }
+                self.rto_una = self.una;
+                self.win.cwnd = self.mss; // loss window
+                self.ca = CaState::Loss;
+                self.recovery_point = self.nxt;
+                self.dupacks = 0;
+                self.sb.mark_all_lost();
+                self.rtt.back_off();
+                self.next_send_at = cx.now;
+                self.force_retransmit(cx);
+                self.arm_rto(cx);
+                self.try_send(cx);
+            }
+            _ => {}
+        }
+    }
+
+    /// Internal consistency (tests).
+    pub fn check_invariants(&self) -> bool {
+        self.sb.check() && self.una <= self.nxt && self.nxt <= self.app_end.max(self.iss + 1)
+    }
+
+    /// Time the first byte of the SYN was sent (for start-up metrics).
+    pub fn rto_now(&self) -> Dur {
+        self.rtt.rto()
+    }
+}

@@ -1,0 +1,569 @@
+//! The world: every node, link, endpoint and flow of one run in plain vectors addressed by
+//! typed ids, and the event loop that drives them.
+
+use crate::api::{RunError, RunOptions, RunOutput};
+use crate::app;
+use crate::cc;
+use crate::config::{AppKind, QueueCfg, Scenario, StartSpec, TopologyKind};
+use crate::engine::{Event, EventQueue, SimRng, Stream};
+use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
+use crate::metrics::{jain, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Series, Summary};
+use crate::net::{Link, LinkStats, PacketPool, Route};
+use crate::queue::{self, DropReason, QEntry, Verdict};
+use crate::tcp::{Cx, SockStats, TcpSocket};
+use crate::units::{Dur, SimTime};
+use std::time::Instant;
+
+/// Per-flow bookkeeping kept by the world (the endpoints keep their own protocol state).
+struct FlowRt {
+    group: String,
+    cc: &'static str,
+    client: SockId,
+    server: SockId,
+    start: SimTime,
+    app: AppKind,
+    size: Option<u64>,
+    base_rtt: Dur,
+    pkts_sent: u64,
+    pkts_delivered: u64,
+    pkts_dropped: u64,
+    w_data_drops: u64,
+    snap_client: SockStats,
+    snap_server: SockStats,
+    last_sent: u64,
+    last_delivered: u64,
+}
+
+pub struct World {
+    name: String,
+    seed: u64,
+    now: SimTime,
+    end: SimTime,
+    warmup: SimTime,
+    interval: Dur,
+    counting: bool,
+    events: EventQueue,
+    pool: PacketPool,
+    links: Vec<Link>,
+    routes: Vec<Route>,
+    socks: Vec<TcpSocket>,
+    flows: Vec<FlowRt>,
+    bottleneck: LinkId,
+    bottleneck_rev: LinkId,
+    out: Vec<PacketId>,
+    qdrops: Vec<(QEntry, DropReason)>,
+    series: Option<Series>,
+}
+
+fn new_link(name: String, rate: crate::units::Rate, delay: Dur, loss: f64, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
+    Link {
+        name,
+        rate,
+        delay,
+        loss,
+        rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
+        queue: queue::build(q),
+        in_tx: None,
+        pipe: std::collections::VecDeque::with_capacity(64),
+        stats: LinkStats::new(),
+        monitored,
+    }
+}
+
+impl World {
+    pub fn new(sc: &Scenario, opts: &RunOptions) -> World {
+        let seed = opts.seed.unwrap_or(sc.seed);
+        let t = &sc.topology;
+        debug_assert_eq!(t.kind, TopologyKind::Dumbbell);
+        let mut links = Vec::new();
+        let mut add = |name: String, rate, delay, loss, q: &QueueCfg, monitored| {
+            let id = links.len() as u32;
+            links.push(new_link(name, rate, delay, loss, q, seed, id, monitored));
+            LinkId(id)
+        };
+        let bn = add("bottleneck".into(), t.bottleneck.rate, t.bottleneck.delay, t.bottleneck.loss, &t.bottleneck_queue, true);
+        let bn_rev = add("bottleneck_rev".into(), t.bottleneck.rate, t.bottleneck.delay, 0.0, &t.reverse_queue, true);
+
+        let mut routes = Vec::new();
+        let mut socks = Vec::new();
+        let mut flows = Vec::new();
+        let mut events = EventQueue::new();
+        for spec in &sc.flows {
+            for _ in 0..spec.count {
+                let f = flows.len() as u32;
+                let base_rtt = sc.base_rtt(spec);
+                let access_delay = match spec.rtt {
+                    Some(r) => Dur((r.0 / 2 - t.bottleneck.delay.0) / 2),
+                    None => t.access.delay,
+                };
+                let ar = t.access.rate;
+                let up = add(format!("f{f}_src_up"), ar, access_delay, t.access.loss, &t.access_queue, false);
+                let down = add(format!("f{f}_dst_down"), ar, access_delay, t.access.loss, &t.access_queue, false);
+                let rup = add(format!("f{f}_dst_up"), ar, access_delay, 0.0, &t.access_queue, false);
+                let rdown = add(format!("f{f}_src_down"), ar, access_delay, 0.0, &t.access_queue, false);
+                let client = SockId(socks.len() as u32);
+                let server = SockId(client.0 + 1);
+                let fwd = RouteId(routes.len() as u32);
+                routes.push(Route::new(&[up, bn, down], server));
+                let rev = RouteId(fwd.0 + 1);
+                routes.push(Route::new(&[rup, bn_rev, rdown], client));
+                let mut c = TcpSocket::new(client, FlowId(f), fwd, &spec.tcp, cc::build(spec.cc));
+                let mut s = TcpSocket::new(server, FlowId(f), rev, &spec.tcp, cc::build(spec.cc));
+                c.metrics_from = SimTime(sc.warmup.0);
+                s.metrics_from = SimTime(sc.warmup.0);
+                s.listen();
+                socks.push(c);
+                socks.push(s);
+                let start = match spec.start {
+                    StartSpec::At(d) => SimTime(d.0),
+                    StartSpec::Uniform(a, b) => {
+                        let mut rng = SimRng::new(seed, Stream::FlowStart, f as u64);
+                        SimTime(rng.range_u64(a.0, b.0))
+                    }
+                };
+                events.schedule(start, Event::FlowStart(FlowId(f)));
+                flows.push(FlowRt {
+                    group: spec.group.clone(),
+                    cc: spec.cc,
+                    client,
+                    server,
+                    start,
+                    app: spec.app,
+                    size: spec.size,
+                    base_rtt,
+                    pkts_sent: 0,
+                    pkts_delivered: 0,
+                    pkts_dropped: 0,
+                    w_data_drops: 0,
+                    snap_client: SockStats::default(),
+                    snap_server: SockStats::default(),
+                    last_sent: 0,
+                    last_delivered: 0,
+                });
+            }
+        }
+        let warmup = SimTime(sc.warmup.0);
+        let counting = warmup == SimTime::ZERO;
+        for l in links.iter_mut() {
+            l.stats.counting = counting;
+        }
+        World {
+            name: sc.name.clone(),
+            seed,
+            now: SimTime::ZERO,
+            end: SimTime(sc.duration.0),
+            warmup,
+            interval: sc.metrics.interval,
+            counting,
+            events,
+            pool: PacketPool::with_capacity(4096),
+            links,
+            routes,
+            socks,
+            flows,
+            bottleneck: bn,
+            bottleneck_rev: bn_rev,
+            out: Vec::with_capacity(64),
+            qdrops: Vec::with_capacity(16),
+            series: opts.series.then(Series::default),
+        }
+    }
+
+    pub fn run(mut self) -> Result<RunOutput, RunError> {
+        let wall = Instant::now();
+        if !self.counting {
+            self.events.schedule(self.warmup, Event::WarmupEnd);
+        }
+        if self.series.is_some() && self.interval.0 > 0 {
+            self.events.schedule(SimTime::ZERO + self.interval, Event::Sample);
+        }
+        while let Some(t) = self.events.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.dispatch(ev);
+        }
+        self.now = self.end;
+        self.close_windows();
+        self.check_conservation()?;
+        let summary = self.summary(wall.elapsed().as_secs_f64());
+        let summary_json = serde_json::to_string_pretty(&summary).map_err(|e| RunError::Internal(e.to_string()))?;
+        Ok(RunOutput { summary_json, tables: self.series.map(Series::into_tables).unwrap_or_default() })
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::LinkTxDone(l) => self.tx_done(l),
+            Event::LinkArrive(l) => self.arrive(l),
+            Event::Timer(s, k) => self.sock_call(s, |sock, cx| sock.on_timer(k, cx)),
+            Event::FlowStart(f) => self.start_flow(f),
+            Event::Sample => {
+                self.sample();
+                let next = self.now + self.interval;
+                if next <= self.end {
+                    self.events.schedule(next, Event::Sample);
+                }
+            }
+            Event::WarmupEnd => self.start_measuring(),
+        }
+    }
+
+    fn start_flow(&mut self, f: FlowId) {
+        let fl = &self.flows[f.idx()];
+        let (write, expect) = app::initial_write(fl.app, fl.size);
+        let (client, server) = (fl.client, fl.server);
+        self.socks[server.idx()].expect = expect;
+        self.sock_call(client, |s, cx| {
+            s.connect(cx);
+            s.app_write(write, cx);
+        });
+    }
+
+    /// Runs `f` on an endpoint, then injects whatever it sent.
+    #[inline]
+    fn sock_call(&mut self, s: SockId, f: impl FnOnce(&mut TcpSocket, &mut Cx)) {
+        let mut out = std::mem::take(&mut self.out);
+        {
+            let mut cx = Cx { now: self.now, pool: &mut self.pool, events: &mut self.events, out: &mut out };
+            f(&mut self.socks[s.idx()], &mut cx);
+        }
+        for pid in out.drain(..) {
+            self.inject(pid);
+        }
+        self.out = out;
+    }
+
+    #[inline]
+    fn inject(&mut self, pid: PacketId) {
+        let p = self.pool.get(pid);
+        self.flows[p.flow.idx()].pkts_sent += 1;
+        let first = self.routes[p.route.idx()].links[0];
+        self.link_enqueue(first, pid);
+    }
+
+    #[inline]
+    fn link_enqueue(&mut self, l: LinkId, pid: PacketId) {
+        let now = self.now;
+        let p = self.pool.get(pid);
+        let e = QEntry { id: pid, bytes: p.wire_bytes, enqueued_at: now, ecn_capable: p.ecn != crate::net::Ecn::NotEct };
+        let link = &mut self.links[l.idx()];
+        link.stats.arrivals += 1;
+        if link.stats.counting {
+            link.stats.w_arrivals += 1;
+        }
+        match link.queue.enqueue(e, now) {
+            Verdict::Dropped(r) => {
+                self.drop_packet(l, pid, r);
+                return;
+            }
+            Verdict::Marked => self.pool.get_mut(pid).ecn = crate::net::Ecn::Ce,
+            Verdict::Queued => {}
+        }
+        if link.monitored {
+            let b = link.queue.backlog().bytes;
+            link.stats.backlog_changed(now, b);
+        }
+        if link.in_tx.is_none() {
+            self.start_tx(l);
+        }
+    }
+
+    fn drop_packet(&mut self, l: LinkId, pid: PacketId, r: DropReason) {
+        let link = &mut self.links[l.idx()];
+        link.stats.drops[r as usize] += 1;
+        if link.stats.counting {
+            link.stats.w_drops[r as usize] += 1;
+        }
+        let p = self.pool.get(pid);
+        let fl = &mut self.flows[p.flow.idx()];
+        fl.pkts_dropped += 1;
+        if self.counting && p.tcp().len > 0 {
+            fl.w_data_drops += 1;
+        }
+        self.pool.free(pid);
+    }
+
+    #[inline]
+    fn start_tx(&mut self, l: LinkId) {
+        let now = self.now;
+        let mut drops = std::mem::take(&mut self.qdrops);
+        let link = &mut self.links[l.idx()];
+        let next = link.queue.dequeue(now, &mut drops);
+        if let Some(e) = next {
+            link.in_tx = Some((e.id, now));
+            if link.monitored {
+                let st = &mut link.stats;
+                let soj = now.since(e.enqueued_at).0;
+                if st.counting {
+                    st.w_sojourn_sum += soj as u128;
+                    st.w_sojourn_n += 1;
+                    let _ = st.sojourn_hist.record(soj.max(1));
+                }
+                st.i_sojourn_sum += soj as u128;
+                st.i_sojourn_n += 1;
+                let b = link.queue.backlog().bytes;
+                link.stats.backlog_changed(now, b);
+            }
+            let at = now + link.rate.tx_time(e.bytes as u64);
+            self.events.schedule(at, Event::LinkTxDone(l));
+        }
+        for (e, r) in drops.drain(..) {
+            self.drop_packet(l, e.id, r);
+        }
+        self.qdrops = drops;
+    }
+
+    #[inline]
+    fn tx_done(&mut self, l: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[l.idx()];
+        let (pid, started) = link.in_tx.take().expect("tx_done without a packet in the serializer");
+        let bytes = self.pool.get(pid).wire_bytes as u64;
+        let st = &mut link.stats;
+        st.transmitted += 1;
+        st.add_busy(started, now);
+        if st.counting {
+            st.w_tx_pkts += 1;
+            st.w_tx_bytes += bytes;
+        }
+        st.i_tx_bytes += bytes;
+        if link.loss > 0.0 && link.rng.chance(link.loss) {
+            self.drop_packet(l, pid, DropReason::RandomLoss);
+        } else if link.delay.0 == 0 {
+            link.stats.delivered += 1;
+            self.forward(pid);
+        } else {
+            let was_empty = link.pipe.is_empty();
+            let at = now + link.delay;
+            link.pipe.push_back((at, pid));
+            if was_empty {
+                self.events.schedule(at, Event::LinkArrive(l));
+            }
+        }
+        self.start_tx(l);
+    }
+
+    #[inline]
+    fn arrive(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        let (at, pid) = link.pipe.pop_front().expect("arrival without a packet in the pipe");
+        debug_assert_eq!(at, self.now);
+        link.stats.delivered += 1;
+        if let Some(&(next, _)) = link.pipe.front() {
+            self.events.schedule(next, Event::LinkArrive(l));
+        }
+        self.forward(pid);
+    }
+
+    #[inline]
+    fn forward(&mut self, pid: PacketId) {
+        let p = self.pool.get_mut(pid);
+        p.hop += 1;
+        let r = &self.routes[p.route.idx()];
+        if (p.hop as usize) < r.len as usize {
+            let next = r.links[p.hop as usize];
+            self.link_enqueue(next, pid);
+        } else {
+            let dst = r.dst;
+            let pkt = *p;
+            self.flows[pkt.flow.idx()].pkts_delivered += 1;
+            self.pool.free(pid);
+            self.sock_call(dst, |s, cx| s.on_packet(&pkt, cx));
+        }
+    }
+
+    fn start_measuring(&mut self) {
+        self.counting = true;
+        let now = self.now;
+        for l in self.links.iter_mut() {
+            let b = l.queue.backlog().bytes;
+            l.stats.start_window(now);
+            l.stats.last_backlog = b;
+        }
+        for f in self.flows.iter_mut() {
+            f.snap_client = self.socks[f.client.idx()].stats;
+            f.snap_server = self.socks[f.server.idx()].stats;
+            f.w_data_drops = 0;
+        }
+    }
+
+    fn sample(&mut self) {
+        let Some(series) = self.series.as_mut() else { return };
+        let t = self.now.secs_f64();
+        let secs = self.interval.secs_f64();
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            let c = &self.socks[f.client.idx()];
+            let s = &self.socks[f.server.idx()];
+            series.f_t.push(t);
+            series.f_flow.push(i as i64);
+            series.f_cwnd.push(c.win.cwnd as i64);
+            series.f_ssthresh.push(if c.win.ssthresh >= i64::MAX as u64 { -1 } else { c.win.ssthresh as i64 });
+            series.f_inflight.push(c.in_flight() as i64);
+            series.f_rwnd.push(c.snd_wnd() as i64);
+            series.f_srtt_ms.push(c.rtt.srtt().map_or(f64::NAN, |d| d.millis_f64()));
+            series.f_rtt_ms.push(c.rtt.latest().map_or(f64::NAN, |d| d.millis_f64()));
+            series.f_throughput.push((c.stats.bytes_sent - f.last_sent) as f64 * 8.0 / secs / 1e6);
+            series.f_goodput.push((s.stats.bytes_delivered - f.last_delivered) as f64 * 8.0 / secs / 1e6);
+            series.f_pacing.push(c.pacing_rate().map_or(0.0, |r| r.mbps_f64()));
+            series.f_ca_state.push(c.ca.label().to_string());
+            series.f_cc_state.push(c.cc_state().to_string());
+            f.last_sent = c.stats.bytes_sent;
+            f.last_delivered = s.stats.bytes_delivered;
+        }
+        for l in [self.bottleneck, self.bottleneck_rev] {
+            let link = &mut self.links[l.idx()];
+            let b = link.queue.backlog();
+            let st = &mut link.stats;
+            series.q_t.push(t);
+            series.q_link.push(link.name.clone());
+            series.q_bytes.push(b.bytes as i64);
+            series.q_pkts.push(b.pkts as i64);
+            let drops = st.drops[DropReason::Overflow as usize] + st.drops[DropReason::Early as usize] + st.drops[DropReason::AqmDequeue as usize];
+            series.q_drops.push(drops as i64);
+            series.q_sojourn_ms.push(if st.i_sojourn_n > 0 { st.i_sojourn_sum as f64 / st.i_sojourn_n as f64 / 1e6 } else { f64::NAN });
+            series.q_tx_mbps.push(st.i_tx_bytes as f64 * 8.0 / secs / 1e6);
+            series.q_aqm_state.push(link.queue.internal_state());
+            st.i_tx_bytes = 0;
+            st.i_sojourn_sum = 0;
+            st.i_sojourn_n = 0;
+        }
+    }
+
+    /// Closes the time integrals at the end of the run.
+    fn close_windows(&mut self) {
+        let now = self.now;
+        for l in self.links.iter_mut() {
+            let b = l.stats.last_backlog;
+            l.stats.backlog_changed(now, b);
+            if let Some((_, started)) = l.in_tx {
+                l.stats.add_busy(started, now);
+            }
+        }
+    }
+
+    /// Every packet ever sent is delivered, dropped (and counted where) or still in the
+    /// network: per flow, per link, and for the pool as a whole.
+    fn check_conservation(&self) -> Result<(), RunError> {
+        let mut live = vec![0u64; self.flows.len()];
+        self.pool.for_each_live(|p| live[p.flow.idx()] += 1);
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.pkts_sent != f.pkts_delivered + f.pkts_dropped + live[i] {
+                return Err(RunError::Internal(format!(
+                    "conservation violated for flow {i}: sent {} != delivered {} + dropped {} + in flight {}",
+                    f.pkts_sent, f.pkts_delivered, f.pkts_dropped, live[i]
+                )));
+            }
+        }
+        let mut in_links = 0u64;
+        for l in &self.links {
+            let s = &l.stats;
+            let b = l.queue.backlog().pkts;
+            let in_tx = l.in_tx.is_some() as u64;
+            let q_drops = s.drops[DropReason::Overflow as usize] + s.drops[DropReason::Early as usize] + s.drops[DropReason::AqmDequeue as usize];
+            let ok_queue = s.arrivals == q_drops + b + in_tx + s.transmitted;
+            let ok_wire = s.transmitted == s.drops[DropReason::RandomLoss as usize] + s.delivered + l.pipe.len() as u64;
+            if !ok_queue || !ok_wire {
+                return Err(RunError::Internal(format!(
+                    "conservation violated on link {}: arrivals {} drops {:?} backlog {} in_tx {} transmitted {} delivered {} propagating {}",
+                    l.name, s.arrivals, s.drops, b, in_tx, s.transmitted, s.delivered, l.pipe.len()
+                )));
+            }
+            in_links += b + in_tx + l.pipe.len() as u64;
+        }
+        if in_links != self.pool.live() as u64 {
+            return Err(RunError::Internal(format!(
+                "conservation violated: {} packets alive in the pool but {} inside links",
+                self.pool.live(),
+                in_links
+            )));
+        }
+        for s in &self.socks {
+            if !s.check_invariants() {
+                return Err(RunError::Internal(format!("TCP scoreboard inconsistent at endpoint {}", s.id.0)));
+            }
+        }
+        Ok(())
+    }
+
+    fn summary(&self, wall_s: f64) -> Summary {
+        let window = self.end.since(self.warmup).secs_f64();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (i, f) in self.flows.iter().enumerate() {
+            let c = &self.socks[f.client.idx()];
+            let s = &self.socks[f.server.idx()];
+            let done = s.completed_at;
+            let from = f.start.max(self.warmup);
+            let to = done.unwrap_or(self.end).min(self.end);
+            let active = if to > from { to.since(from).secs_f64() } else { 0.0 };
+            let sent = c.stats.bytes_sent - f.snap_client.bytes_sent;
+            let retx = c.stats.bytes_retx - f.snap_client.bytes_retx;
+            let delivered = s.stats.bytes_delivered - f.snap_server.bytes_delivered;
+            let data_pkts = c.stats.data_pkts_sent - f.snap_client.data_pkts_sent;
+            let per_s = |b: u64| if active > 0.0 { b as f64 * 8.0 / active / 1e6 } else { 0.0 };
+            let rtt_n = c.stats.rtt_n - f.snap_client.rtt_n;
+            let rtt_sum = c.stats.rtt_sum_ns - f.snap_client.rtt_sum_ns;
+            flows.push(FlowSummary {
+                id: i as u32,
+                group: f.group.clone(),
+                transport: "tcp",
+                cc: f.cc,
+                start_s: f.start.secs_f64(),
+                end_s: done.map(|t| t.secs_f64()),
+                throughput_mbps: per_s(sent),
+                goodput_mbps: per_s(delivered),
+                bytes_delivered: delivered,
+                loss_pct: if data_pkts > 0 { f.w_data_drops as f64 / data_pkts as f64 * 100.0 } else { 0.0 },
+                efficiency_pct: if sent > 0 { (sent - retx) as f64 / sent as f64 * 100.0 } else { 100.0 },
+                fct_s: done.map(|t| t.since(f.start).secs_f64()),
+                rtt_mean_ms: (rtt_n > 0).then(|| rtt_sum / rtt_n as f64 / 1e6),
+                rtt_p95_ms: (rtt_n > 0).then(|| c.rtt_hist.value_at_quantile(0.95) as f64 / 1e6),
+                base_rtt_ms: f.base_rtt.millis_f64(),
+                retransmits: c.stats.retransmits - f.snap_client.retransmits,
+                timeouts: c.stats.timeouts - f.snap_client.timeouts,
+                recoveries: c.stats.recoveries - f.snap_client.recoveries,
+            });
+        }
+        let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();
+        let bn = &self.links[self.bottleneck.idx()];
+        let st = &bn.stats;
+        let cap = bn.queue.capacity_bytes();
+        let mean_bytes = if window > 0.0 { st.w_backlog_area as f64 / (window * 1e9) } else { 0.0 };
+        let reasons = DropReasons {
+            overflow: st.w_drops[DropReason::Overflow as usize],
+            early: st.w_drops[DropReason::Early as usize],
+            aqm_dequeue: st.w_drops[DropReason::AqmDequeue as usize],
+        };
+        let drops = reasons.overflow + reasons.early + reasons.aqm_dequeue;
+        let bottleneck_packets = st.transmitted;
+        Summary {
+            name: self.name.clone(),
+            seed: self.seed,
+            duration_s: self.end.secs_f64(),
+            flows,
+            bottleneck: BottleneckSummary {
+                aqm: bn.queue.name(),
+                capacity_bytes: cap,
+                mean_bytes,
+                buffer_usage_pct: if cap > 0 { mean_bytes / cap as f64 * 100.0 } else { 0.0 },
+                mean_sojourn_ms: if st.w_sojourn_n > 0 { st.w_sojourn_sum as f64 / st.w_sojourn_n as f64 / 1e6 } else { 0.0 },
+                p95_sojourn_ms: if st.w_sojourn_n > 0 { st.sojourn_hist.value_at_quantile(0.95) as f64 / 1e6 } else { 0.0 },
+                drops,
+                drop_pct: if st.w_arrivals > 0 { drops as f64 / st.w_arrivals as f64 * 100.0 } else { 0.0 },
+                utilization_pct: if window > 0.0 { st.w_busy.secs_f64() / window * 100.0 } else { 0.0 },
+                drop_reasons: reasons,
+                random_losses: st.w_drops[DropReason::RandomLoss as usize],
+                rate_mbps: bn.rate.mbps_f64(),
+            },
+            fairness: Fairness { jain_goodput: jain(&goodputs) },
+            engine: EngineSummary {
+                wall_s,
+                events: self.events.processed(),
+                bottleneck_packets,
+                packets_per_wall_s: if wall_s > 0.0 { bottleneck_packets as f64 / wall_s } else { 0.0 },
+            },
+        }
+    }
+}
