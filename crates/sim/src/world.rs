@@ -4,7 +4,7 @@
 use crate::api::{RunError, RunOptions, RunOutput};
 use crate::app;
 use crate::cc;
-use crate::config::{AppKind, QueueCfg, Scenario, StartSpec, TopologyKind};
+use crate::config::{AppKind, LinkCfg, QueueCfg, Scenario, StartSpec, TopologyKind};
 use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
 use crate::metrics::{jain, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Series, Summary};
@@ -55,12 +55,14 @@ pub struct World {
     series: Option<Series>,
 }
 
-fn new_link(name: String, rate: crate::units::Rate, delay: Dur, loss: f64, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
+fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
     Link {
         name,
-        rate,
-        delay,
-        loss,
+        rate: cfg.rate,
+        delay: cfg.delay,
+        loss: if lossy { cfg.loss } else { 0.0 },
+        drop_list: if lossy { cfg.drop_packets.clone() } else { Vec::new() },
+        drop_next: 0,
         rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
         queue: queue::build(q),
         in_tx: None,
@@ -76,13 +78,14 @@ impl World {
         let t = &sc.topology;
         debug_assert_eq!(t.kind, TopologyKind::Dumbbell);
         let mut links = Vec::new();
-        let mut add = |name: String, rate, delay, loss, q: &QueueCfg, monitored| {
+        // Random and listed losses apply in the data direction only.
+        let mut add = |name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, monitored| {
             let id = links.len() as u32;
-            links.push(new_link(name, rate, delay, loss, q, seed, id, monitored));
+            links.push(new_link(name, cfg, lossy, q, seed, id, monitored));
             LinkId(id)
         };
-        let bn = add("bottleneck".into(), t.bottleneck.rate, t.bottleneck.delay, t.bottleneck.loss, &t.bottleneck_queue, true);
-        let bn_rev = add("bottleneck_rev".into(), t.bottleneck.rate, t.bottleneck.delay, 0.0, &t.reverse_queue, true);
+        let bn = add("bottleneck".into(), &t.bottleneck, true, &t.bottleneck_queue, true);
+        let bn_rev = add("bottleneck_rev".into(), &t.bottleneck, false, &t.reverse_queue, true);
 
         let mut routes = Vec::new();
         let mut socks = Vec::new();
@@ -96,11 +99,11 @@ impl World {
                     Some(r) => Dur((r.0 / 2 - t.bottleneck.delay.0) / 2),
                     None => t.access.delay,
                 };
-                let ar = t.access.rate;
-                let up = add(format!("f{f}_src_up"), ar, access_delay, t.access.loss, &t.access_queue, false);
-                let down = add(format!("f{f}_dst_down"), ar, access_delay, t.access.loss, &t.access_queue, false);
-                let rup = add(format!("f{f}_dst_up"), ar, access_delay, 0.0, &t.access_queue, false);
-                let rdown = add(format!("f{f}_src_down"), ar, access_delay, 0.0, &t.access_queue, false);
+                let acc = LinkCfg { delay: access_delay, ..t.access.clone() };
+                let up = add(format!("f{f}_src_up"), &acc, true, &t.access_queue, false);
+                let down = add(format!("f{f}_dst_down"), &acc, true, &t.access_queue, false);
+                let rup = add(format!("f{f}_dst_up"), &acc, false, &t.access_queue, false);
+                let rdown = add(format!("f{f}_src_down"), &acc, false, &t.access_queue, false);
                 let client = SockId(socks.len() as u32);
                 let server = SockId(client.0 + 1);
                 let fwd = RouteId(routes.len() as u32);
@@ -330,7 +333,8 @@ impl World {
             st.w_tx_bytes += bytes;
         }
         st.i_tx_bytes += bytes;
-        if link.loss > 0.0 && link.rng.chance(link.loss) {
+        let crossing = st.transmitted - 1;
+        if link.loses_next(crossing) {
             self.drop_packet(l, pid, DropReason::RandomLoss);
         } else if link.delay.0 == 0 {
             link.stats.delivered += 1;

@@ -40,12 +40,15 @@ pub struct Topology {
     pub access_queue: QueueCfg,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct LinkCfg {
     pub rate: Rate,
     pub delay: Dur,
-    /// Probability that a packet is lost after crossing the link.
+    /// Probability that a packet is lost after crossing the link (data direction).
     pub loss: f64,
+    /// Indices (0-based, in crossing order) of packets this link loses: a deterministic
+    /// loss list like ns-3's ListErrorModel (data direction).
+    pub drop_packets: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

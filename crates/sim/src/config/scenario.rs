@@ -8,7 +8,7 @@ use serde_json::Value;
 const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows"];
 const TOPOLOGY_KEYS: &[&str] =
     &["kind", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue"];
-const LINK_KEYS: &[&str] = &["rate", "delay", "loss"];
+const LINK_KEYS: &[&str] = &["rate", "delay", "loss", "drop_packets"];
 const QUEUE_KEYS: &[&str] = &["kind", "limit"];
 const QUEUE_KINDS: &[&str] = &["droptail"];
 const TCP_KEYS: &[&str] = &[
@@ -68,7 +68,7 @@ impl Scenario {
     }
 }
 
-fn link(path: &str, v: &Value, default: Option<LinkCfg>) -> Res<LinkCfg> {
+fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<LinkCfg> {
     let mut t = Table::new(path, v)?;
     let rate = match (t.opt_rate("rate")?, default) {
         (Some(r), _) => r,
@@ -81,8 +81,23 @@ fn link(path: &str, v: &Value, default: Option<LinkCfg>) -> Res<LinkCfg> {
         (None, None) => return err(&t.key_path("delay"), "missing required key"),
     };
     let loss = t.opt_f64("loss", 0.0, 1.0, false)?.unwrap_or(0.0);
+    let drop_packets = match t.get("drop_packets") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => {
+            let dp = t.key_path("drop_packets");
+            let mut v = a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| reader::as_int(&format!("{dp}[{i}]"), x, 0, i64::MAX).map(|n| n as u64))
+                .collect::<Res<Vec<u64>>>()?;
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
+        Some(_) => return err(&t.key_path("drop_packets"), "expected an array of packet indices, e.g. [0, 17]"),
+    };
     t.finish(LINK_KEYS)?;
-    Ok(LinkCfg { rate, delay, loss })
+    Ok(LinkCfg { rate, delay, loss, drop_packets })
 }
 
 fn queue(path: &str, v: Option<&Value>) -> Res<QueueCfg> {
@@ -127,7 +142,7 @@ fn topology(v: &Value) -> Res<Topology> {
     };
     let bottleneck = link("topology.bottleneck", t.require("bottleneck")?, None)?;
     let access = match t.get("access") {
-        Some(a) => link("topology.access", a, Some(default_access()))?,
+        Some(a) => link("topology.access", a, Some(&default_access()))?,
         None => default_access(),
     };
     let bottleneck_queue = queue("topology.bottleneck_queue", t.get("bottleneck_queue"))?;
@@ -138,7 +153,7 @@ fn topology(v: &Value) -> Res<Topology> {
 }
 
 fn default_access() -> LinkCfg {
-    LinkCfg { rate: Rate(10_000_000_000), delay: Dur::ZERO, loss: 0.0 }
+    LinkCfg { rate: Rate(10_000_000_000), delay: Dur::ZERO, loss: 0.0, drop_packets: Vec::new() }
 }
 
 /// TCP settings as read from one table: unset keys fall through to the next level.

@@ -14,6 +14,9 @@ pub struct Link {
     pub rate: Rate,
     pub delay: Dur,
     pub loss: f64,
+    /// Sorted indices of packets to lose (deterministic loss list) and the next one's position.
+    pub drop_list: Vec<u64>,
+    pub drop_next: usize,
     pub rng: SimRng,
     pub queue: Box<dyn QueueDisc>,
     /// The packet being serialized and when its serialization started.
@@ -116,6 +119,19 @@ impl LinkStats {
                 self.w_busy += end - s;
             }
         }
+    }
+}
+
+impl Link {
+    /// Decides whether the packet that just finished serialization is lost on the wire:
+    /// by the deterministic list first (the n-th packet to cross), then at random.
+    #[inline]
+    pub fn loses_next(&mut self, crossing_index: u64) -> bool {
+        if self.drop_list.get(self.drop_next) == Some(&crossing_index) {
+            self.drop_next += 1;
+            return true;
+        }
+        self.loss > 0.0 && self.rng.chance(self.loss)
     }
 }
 

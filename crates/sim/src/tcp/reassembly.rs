@@ -17,6 +17,7 @@ impl Reassembly {
     }
 
     /// Bytes held out of order.
+    #[cfg(test)]
     pub fn bytes(&self) -> u64 {
         self.ranges.iter().map(|r| r.1 - r.0).sum()
     }

@@ -250,11 +250,6 @@ impl Scoreboard {
         s.stamp = stamp;
     }
 
-    /// RFC 6675 rescue retransmission candidate: the highest un-SACKed segment.
-    pub fn highest_unsacked(&self) -> Option<usize> {
-        (0..self.segs.len()).rev().find(|&i| !self.segs[i].has(SACKED))
-    }
-
     /// Checks the byte counters against the flags (tests and debug builds).
     pub fn check(&self) -> bool {
         let (mut s, mut l, mut r) = (0, 0, 0);

@@ -7,7 +7,7 @@
 use super::rate::RateSampler;
 use super::reassembly::Reassembly;
 use super::rtt::RttEstimator;
-use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, RETRANS, SACKED};
+use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::config::{Recovery, TcpCfg, TCP_HEADER_BYTES};
 use crate::engine::{Event, EventQueue, TimerKind};
@@ -94,7 +94,6 @@ pub struct TcpSocket {
     pub ca: CaState,
     recovery_point: u64,
     dupacks: u64,
-    rescue_done: bool,
     pub rtt: RttEstimator,
     rate: RateSampler,
     syn_sent_at: SimTime,
@@ -151,7 +150,6 @@ impl TcpSocket {
             ca: CaState::Open,
             recovery_point: 0,
             dupacks: 0,
-            rescue_done: false,
             rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
             rate: RateSampler::default(),
             syn_sent_at: SimTime::ZERO,
@@ -424,17 +422,9 @@ impl TcpSocket {
                 self.send_new_segment(len, cx);
                 continue;
             }
-            // Nothing new to send.
-            if self.ca == CaState::Recovery && !self.rescue_done && in_flight + self.mss <= cwnd {
-                // RFC 6675 NextSeg (4): one rescue retransmission per recovery episode.
-                self.rescue_done = true;
-                if let Some(i) = self.sb.highest_unsacked() {
-                    if !self.sb.get(i).has(RETRANS) {
-                        self.retransmit(i, cx);
-                        continue;
-                    }
-                }
-            }
+            // Nothing new to send. RFC 6675 NextSeg rules (3) and (4) (retransmitting
+            // not-yet-lost segments, the rescue retransmission) are left out, as in Linux:
+            // they trade spurious retransmissions for ACK clock, and a tail loss falls to the RTO.
             if in_flight < self.win.cwnd {
                 self.cwnd_limited = false;
                 self.rate.mark_app_limited(in_flight);
@@ -777,7 +767,6 @@ impl TcpSocket {
     fn enter_recovery(&mut self, cx: &mut Cx) {
         self.ca = CaState::Recovery;
         self.recovery_point = self.nxt;
-        self.rescue_done = false;
         self.stats.recoveries += 1;
         let ev = CongestionEvent {
             now: cx.now,
