@@ -110,8 +110,9 @@ impl World {
                 routes.push(Route::new(&[up, bn, down], server));
                 let rev = RouteId(fwd.0 + 1);
                 routes.push(Route::new(&[rup, bn_rev, rdown], client));
-                let mut c = TcpSocket::new(client, FlowId(f), fwd, &spec.tcp, cc::build(spec.cc));
-                let mut s = TcpSocket::new(server, FlowId(f), rev, &spec.tcp, cc::build(spec.cc));
+                let ctx = |sock: SockId| cc::BuildCtx { mss: spec.tcp.mss as u64, rng: SimRng::new(seed, Stream::Endpoint, sock.0 as u64) };
+                let mut c = TcpSocket::new(client, FlowId(f), fwd, &spec.tcp, cc::build(&spec.cc, ctx(client)));
+                let mut s = TcpSocket::new(server, FlowId(f), rev, &spec.tcp, cc::build(&spec.cc, ctx(server)));
                 c.metrics_from = SimTime(sc.warmup.0);
                 s.metrics_from = SimTime(sc.warmup.0);
                 s.listen();
@@ -127,7 +128,7 @@ impl World {
                 events.schedule(start, Event::FlowStart(FlowId(f)));
                 flows.push(FlowRt {
                     group: spec.group.clone(),
-                    cc: spec.cc,
+                    cc: spec.cc.name(),
                     client,
                     server,
                     start,

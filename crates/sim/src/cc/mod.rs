@@ -8,6 +8,8 @@ mod reno;
 
 pub use reno::Reno;
 
+use crate::config::{err, Res, Table};
+use crate::engine::SimRng;
 use crate::tcp::RateSample;
 use crate::units::{Dur, Rate, SimTime};
 
@@ -102,8 +104,9 @@ pub trait CongestionControl: Send {
     fn on_congestion_event(&mut self, w: &mut Window, e: &CongestionEvent);
     /// Fast recovery ended (cwnd was set to ssthresh by the core).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: SimTime) {}
-    /// Data is about to be sent after the connection was idle (nothing in flight).
-    fn on_restart_after_idle(&mut self, _w: &mut Window, _now: SimTime, _idle: Dur) {}
+    /// Transmission starts again with nothing in flight, `idle` after the last send (Linux's
+    /// CA_EVENT_TX_START). Called before the core's own restart-after-idle cwnd reduction.
+    fn on_tx_start(&mut self, _w: &mut Window, _now: SimTime, _idle: Dur) {}
     /// The controller sets cwnd itself during recovery (BBR); the core leaves it alone.
     fn owns_cwnd(&self) -> bool {
         false
@@ -125,10 +128,48 @@ pub trait CongestionControl: Send {
 /// Congestion controls a scenario may name.
 pub const KNOWN: &[&str] = &["newreno", "reno"];
 
-pub fn build(name: &str) -> Box<dyn CongestionControl> {
-    match name {
-        "reno" => Box::new(Reno::new("reno")),
-        "newreno" => Box::new(Reno::new("newreno")),
-        other => unreachable!("scenario validation admits only known controllers, got {other}"),
+/// A validated choice of controller with its parameters (from `flows[i].cc` and
+/// `flows[i].cc_params`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CcSpec {
+    Reno,
+    NewReno,
+}
+
+impl CcSpec {
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcSpec::Reno => "reno",
+            CcSpec::NewReno => "newreno",
+        }
+    }
+
+    /// Reads `cc` (already checked against [`KNOWN`]) and its optional parameter table.
+    /// Each controller accepts only its own parameters; unknown ones are named with the
+    /// allowed list.
+    pub fn parse(name: &str, params: Option<&serde_json::Value>, params_path: &str) -> Res<CcSpec> {
+        let spec = match name {
+            "reno" => CcSpec::Reno,
+            "newreno" => CcSpec::NewReno,
+            other => return err(params_path, format!("unknown congestion control \"{other}\" (known: {})", KNOWN.join(", "))),
+        };
+        if let Some(p) = params {
+            let t = Table::new(params_path, p)?;
+            t.finish(&[])?; // Reno-style controllers take no parameters.
+        }
+        Ok(spec)
+    }
+}
+
+/// What a controller may use when it is built: the segment size and its own random stream.
+pub struct BuildCtx {
+    pub mss: u64,
+    pub rng: SimRng,
+}
+
+pub fn build(spec: &CcSpec, _ctx: BuildCtx) -> Box<dyn CongestionControl> {
+    match spec {
+        CcSpec::Reno => Box::new(Reno::new("reno")),
+        CcSpec::NewReno => Box::new(Reno::new("newreno")),
     }
 }

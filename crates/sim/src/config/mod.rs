@@ -125,7 +125,7 @@ pub enum RwndPolicy {
 #[derive(Debug, Clone)]
 pub struct FlowSpec {
     pub transport: Transport,
-    pub cc: &'static str,
+    pub cc: crate::cc::CcSpec,
     pub count: u32,
     pub start: StartSpec,
     /// None = unlimited.

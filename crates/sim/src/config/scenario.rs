@@ -16,7 +16,7 @@ const TCP_KEYS: &[&str] = &[
     "timestamps", "rcvbuf", "pacing",
 ];
 const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "count", "start", "size", "app", "rtt", "rwnd", "group", "tcp"];
+    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "group", "tcp"];
 const TRANSPORTS: &[&str] = &["tcp"];
 const APPS: &[&str] = &["bulk", "file"];
 const RWND_POLICIES: &[&str] = &["static"];
@@ -250,7 +250,8 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     let transport = match t.opt_choice("transport", "transport", TRANSPORTS)? {
         None | Some(_) => Transport::Tcp,
     };
-    let cc = reader::choice(&t.key_path("cc"), t.require("cc")?, "congestion control", cc::KNOWN)?;
+    let cc_name = reader::choice(&t.key_path("cc"), t.require("cc")?, "congestion control", cc::KNOWN)?;
+    let cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &t.key_path("cc_params"))?;
     let count = t.opt_int("count", 1, 100_000)?.unwrap_or(1) as u32;
     let start = match t.get("start") {
         None => StartSpec::At(Dur::ZERO),
@@ -319,12 +320,12 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     let rwnd = match t.opt_choice("rwnd", "receive-window policy", RWND_POLICIES)? {
         None | Some(_) => RwndPolicy::Static,
     };
-    let group = t.opt_str("group")?.unwrap_or(cc).to_string();
+    let group = t.opt_str("group")?.unwrap_or(cc_name).to_string();
     let tcp = match t.get("tcp") {
         Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),
         None => tcp_defaults.clone(),
     }
-    .resolve(&t.key_path("tcp"), cc)?;
+    .resolve(&t.key_path("tcp"), cc_name)?;
     t.finish(FLOW_KEYS)?;
     Ok(FlowSpec { transport, cc, count, start, size, app, rtt, rwnd, group, tcp })
 }

@@ -433,15 +433,16 @@ impl TcpSocket {
         }
     }
 
-    /// Linux tcp_cwnd_restart: after an idle period longer than the RTO, halve cwnd per RTO
-    /// of idleness, not below the initial window (RFC 5681 §4.1 in spirit).
+    /// Sending resumes with nothing in flight: tell the controller, and (Linux
+    /// tcp_cwnd_restart) after an idle period longer than the RTO halve cwnd per RTO of
+    /// idleness, not below the initial window (RFC 5681 §4.1 in spirit).
     fn restart_after_idle(&mut self, now: SimTime) {
         let idle = now.since(self.last_send_at);
+        self.cc.on_tx_start(&mut self.win, now, idle);
         let rto = self.rtt.rto();
         if idle < rto {
             return;
         }
-        self.cc.on_restart_after_idle(&mut self.win, now, idle);
         let restart = (self.cfg.init_cwnd as u64 * self.mss).min(self.win.cwnd);
         self.win.ssthresh = self.win.ssthresh.max(self.win.cwnd / 4 * 3);
         let mut cwnd = self.win.cwnd;
