@@ -45,6 +45,13 @@ pub struct Scoreboard {
     lost_upto: u64,
     /// Retransmission scan starts here.
     rtx_hint: u64,
+    /// Retransmissions in flight, in send order: (segment start, send time).
+    rtx_queue: VecDeque<(u64, SimTime)>,
+    /// Latest send time of a never-retransmitted segment that has been delivered (RACK's
+    /// most recently delivered transmission, RFC 8985).
+    rack_time: SimTime,
+    /// Retransmissions found lost (and so eligible again).
+    pub lost_retransmissions: u64,
 }
 
 impl Scoreboard {
@@ -91,6 +98,9 @@ impl Scoreboard {
             let s = self.segs.pop_front().unwrap();
             f(&s);
             self.uncount(&s);
+            if !s.has(EVER_RETRANS) {
+                self.rack_time = self.rack_time.max(s.sent_at);
+            }
         }
         if self.segs.is_empty() {
             self.high_sacked = 0;
@@ -121,6 +131,9 @@ impl Scoreboard {
             }
             if s.start >= start && !s.has(SACKED) {
                 f(&s);
+                if !s.has(EVER_RETRANS) {
+                    self.rack_time = self.rack_time.max(s.sent_at);
+                }
                 self.uncount(&s);
                 self.segs[i].flags = (s.flags & !(LOST | RETRANS)) | SACKED;
                 self.sacked_bytes += s.len();
@@ -217,6 +230,7 @@ impl Scoreboard {
                 self.lost_bytes += s.end - s.start;
             }
         }
+        self.rtx_queue.clear();
         self.lost_upto = self.segs.back().map_or(0, |s| s.end);
         self.rtx_hint = self.segs.front().map_or(0, |s| s.start);
     }
@@ -248,6 +262,34 @@ impl Scoreboard {
         s.flags |= RETRANS | EVER_RETRANS;
         s.sent_at = now;
         s.stamp = stamp;
+        let start = s.start;
+        self.rtx_queue.push_back((start, now));
+    }
+
+    /// Lost-retransmission detection (RFC 8985 RACK, applied to retransmissions only): a
+    /// retransmission is lost once a segment sent more than `reo_wnd` after it has been
+    /// delivered. It becomes eligible for retransmission again. Returns how many were found.
+    pub fn detect_lost_retransmissions(&mut self, reo_wnd: crate::units::Dur) -> u64 {
+        let mut found = 0;
+        while let Some(&(seq, t)) = self.rtx_queue.front() {
+            let i = self.index_of(seq);
+            let live = self.segs.get(i).is_some_and(|s| s.start == seq && s.has(RETRANS) && s.sent_at == t);
+            if !live {
+                self.rtx_queue.pop_front(); // acknowledged, SACKed, or sent again since
+                continue;
+            }
+            if t + reo_wnd >= self.rack_time {
+                break;
+            }
+            self.rtx_queue.pop_front();
+            let s = &mut self.segs[i];
+            s.flags &= !RETRANS;
+            self.retrans_bytes -= s.end - s.start;
+            self.rtx_hint = self.rtx_hint.min(seq);
+            found += 1;
+        }
+        self.lost_retransmissions += found;
+        found
     }
 
     /// Checks the byte counters against the flags (tests and debug builds).
@@ -336,6 +378,25 @@ mod tests {
         assert!(b.check());
     }
 
+    #[test]
+    fn a_lost_retransmission_is_found_when_later_data_is_sacked() {
+        let mut b = board(10);
+        b.sack(1000, 4000, |_| {});
+        b.mark_lost(MSS, 3);
+        let i = b.next_to_retransmit().unwrap();
+        b.retransmitted(i, SimTime(100), TxStamp::default());
+        assert_eq!(b.detect_lost_retransmissions(crate::units::Dur(5)), 0);
+        // Segment 9 was sent at t = 9 (before the retransmission): no verdict yet.
+        b.sack(9000, 10000, |_| {});
+        assert_eq!(b.detect_lost_retransmissions(crate::units::Dur(5)), 0);
+        // New data sent at t = 200 and SACKed: the retransmission at t = 100 is lost.
+        b.push(Seg { start: 10_000, end: 11_000, sent_at: SimTime(200), flags: 0, stamp: TxStamp::default() });
+        b.sack(10_000, 11_000, |_| {});
+        assert_eq!(b.detect_lost_retransmissions(crate::units::Dur(5)), 1);
+        assert_eq!(b.next_to_retransmit(), Some(0));
+        assert!(b.check());
+    }
+
     proptest! {
         /// Counters always match the flags, whatever SACK/ACK/loss sequence arrives.
         #[test]
@@ -345,7 +406,7 @@ mod tests {
             for (op, a, l) in ops {
                 match op {
                     0 => { let s = (a * MSS).max(una); b.sack(s, s + l * MSS, |_| {}); }
-                    1 => { b.mark_lost(MSS, 3); if let Some(i) = b.next_to_retransmit() { b.retransmitted(i, SimTime(1), TxStamp::default()); } }
+                    1 => { b.mark_lost(MSS, 3); if let Some(i) = b.next_to_retransmit() { b.retransmitted(i, SimTime(1), TxStamp::default()); } b.detect_lost_retransmissions(crate::units::Dur(0)); }
                     2 => { una = una.max((a * MSS).min(20 * MSS)); b.ack_to(una, |_| {}); }
                     _ => b.mark_all_lost(),
                 }

@@ -716,6 +716,11 @@ impl TcpSocket {
         }
         if self.cfg.recovery == Recovery::Sack {
             self.sb.mark_lost(self.mss, DUPTHRESH);
+            if matches!(self.ca, CaState::Recovery | CaState::Loss) {
+                // RFC 8985 reordering window: a quarter of the minimum RTT.
+                let reo = Dur(self.rtt.min_rtt().map_or(0, |m| m.0 / 4));
+                self.sb.detect_lost_retransmissions(reo);
+            }
         }
         match self.ca {
             CaState::Open | CaState::Disorder => {
