@@ -178,7 +178,9 @@ impl World {
         if !self.counting {
             self.events.schedule(self.warmup, Event::WarmupEnd);
         }
-        if self.series.is_some() && self.interval.0 > 0 {
+        // Sampling events run whether or not series are kept, so the event count (and so the
+        // summary) does not depend on it.
+        if self.interval.0 > 0 {
             self.events.schedule(SimTime::ZERO + self.interval, Event::Sample);
         }
         while let Some(t) = self.events.peek_time() {

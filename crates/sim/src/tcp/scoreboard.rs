@@ -52,6 +52,13 @@ pub struct Scoreboard {
     rack_time: SimTime,
     /// Retransmissions found lost (and so eligible again).
     pub lost_retransmissions: u64,
+    /// SACKed bytes of segments below `lost_upto`.
+    sacked_below: u64,
+    /// The previous ACK's SACK blocks, and the current ACK's as they are applied.
+    sack_cache: [(u64, u64); 4],
+    sack_cache_len: usize,
+    sack_next: [(u64, u64); 4],
+    sack_next_len: usize,
 }
 
 impl Scoreboard {
@@ -98,12 +105,16 @@ impl Scoreboard {
             let s = self.segs.pop_front().unwrap();
             f(&s);
             self.uncount(&s);
+            if s.has(SACKED) && s.end <= self.lost_upto {
+                self.sacked_below -= s.len();
+            }
             if !s.has(EVER_RETRANS) {
                 self.rack_time = self.rack_time.max(s.sent_at);
             }
         }
         if self.segs.is_empty() {
             self.high_sacked = 0;
+            self.sacked_below = 0;
         }
     }
 
@@ -120,9 +131,44 @@ impl Scoreboard {
         }
     }
 
-    /// Marks the segments fully inside [start, end) as SACKed, calling `f` for each newly
-    /// SACKed one.
+    /// Applies one SACK block [start, end): marks the segments fully inside it as SACKed,
+    /// calling `f` for each newly SACKed one. Parts already covered by the previous ACK's
+    /// blocks are skipped (Linux's SACK cache): a block that grows by one segment per ACK
+    /// then costs O(1), not O(block).
     pub fn sack(&mut self, start: u64, end: u64, mut f: impl FnMut(&Seg)) {
+        let mut cur = start;
+        while cur < end {
+            // The next cached block that overlaps [cur, end), if any, bounds this piece.
+            let mut piece_end = end;
+            let mut skip_to = None;
+            for &(cs, ce) in &self.sack_cache[..self.sack_cache_len] {
+                if cs <= cur && ce > cur {
+                    skip_to = Some(skip_to.map_or(ce, |x: u64| x.max(ce)));
+                } else if cs > cur && cs < piece_end {
+                    piece_end = cs;
+                }
+            }
+            if let Some(next) = skip_to {
+                cur = next;
+                continue;
+            }
+            self.sack_range(cur, piece_end, &mut f);
+            cur = piece_end;
+        }
+        if self.sack_next_len < self.sack_next.len() {
+            self.sack_next[self.sack_next_len] = (start, end);
+            self.sack_next_len += 1;
+        }
+    }
+
+    /// Ends the processing of one ACK's SACK blocks: they become the cache for the next ACK.
+    pub fn end_sack_batch(&mut self) {
+        self.sack_cache = self.sack_next;
+        self.sack_cache_len = self.sack_next_len;
+        self.sack_next_len = 0;
+    }
+
+    fn sack_range(&mut self, start: u64, end: u64, f: &mut impl FnMut(&Seg)) {
         let mut i = self.index_of(start);
         while i < self.segs.len() {
             let s = self.segs[i];
@@ -137,6 +183,9 @@ impl Scoreboard {
                 self.uncount(&s);
                 self.segs[i].flags = (s.flags & !(LOST | RETRANS)) | SACKED;
                 self.sacked_bytes += s.len();
+                if s.end <= self.lost_upto {
+                    self.sacked_below += s.len();
+                }
                 self.high_sacked = self.high_sacked.max(s.end);
             }
             i += 1;
@@ -144,57 +193,65 @@ impl Scoreboard {
     }
 
     /// RFC 6675 IsLost(): a segment is lost once more than (dupthresh − 1)·MSS bytes, or
-    /// dupthresh discontiguous SACKed runs, lie above it. Both counts only grow as we walk
-    /// down, so the lost segments form a prefix; we walk down from the highest SACK only as
-    /// far as needed and mark what is newly below the boundary. Returns bytes newly marked.
+    /// dupthresh discontiguous SACKed runs, lie above it. Both only shrink as the segment's
+    /// position rises, so the lost segments form a prefix: we advance its boundary upward
+    /// from where it stood, knowing the SACKed bytes below it, so each segment is passed
+    /// once per connection. Returns the bytes newly marked lost.
     pub fn mark_lost(&mut self, mss: u64, dupthresh: u64) -> u64 {
-        if self.high_sacked == 0 {
+        if self.sacked_bytes == 0 {
             return 0;
         }
-        let top = self.index_of(self.high_sacked.saturating_sub(1));
-        let mut sacked_above = 0u64;
-        let mut runs_above = 0u64;
-        let mut in_run = false;
-        let mut boundary = None;
-        let mut i = top as isize;
-        while i >= 0 {
-            let s = &self.segs[i as usize];
-            if s.end <= self.lost_upto {
-                break;
-            }
+        let mut i = self.index_of(self.lost_upto);
+        let mut sacked_above = self.sacked_bytes - self.sacked_below;
+        let mut newly = 0;
+        let mut moved = false;
+        while i < self.segs.len() && sacked_above > 0 {
+            let s = self.segs[i];
             if s.has(SACKED) {
-                if !in_run {
-                    runs_above += 1;
-                    in_run = true;
-                }
-                sacked_above += s.len();
+                sacked_above -= s.len();
+                self.sacked_below += s.len();
             } else {
-                in_run = false;
-                if sacked_above > (dupthresh - 1) * mss || runs_above >= dupthresh {
-                    boundary = Some(s.end);
+                let lost = sacked_above > (dupthresh - 1) * mss || self.runs_above(i, dupthresh) >= dupthresh;
+                if !lost {
                     break;
                 }
+                if !s.has(LOST) {
+                    self.segs[i].flags |= LOST;
+                    newly += s.len();
+                    if !moved {
+                        self.rtx_hint = self.rtx_hint.min(s.start);
+                        moved = true;
+                    }
+                }
             }
-            i -= 1;
-        }
-        let Some(b) = boundary else { return 0 };
-        let mut newly = 0;
-        let mut j = self.index_of(self.lost_upto);
-        // Newly lost segments all lie at or above the old boundary: restart the scan there.
-        if let Some(first) = self.segs.get(j) {
-            self.rtx_hint = self.rtx_hint.min(first.start);
-        }
-        while j < self.segs.len() && self.segs[j].end <= b {
-            let s = &mut self.segs[j];
-            if s.flags & (SACKED | LOST) == 0 {
-                s.flags |= LOST;
-                newly += s.len();
-            }
-            j += 1;
+            self.lost_upto = s.end;
+            i += 1;
         }
         self.lost_bytes += newly;
-        self.lost_upto = b;
         newly
+    }
+
+    /// Discontiguous SACKed runs above segment `i`, counting at most `cap`.
+    fn runs_above(&self, i: usize, cap: u64) -> u64 {
+        let mut runs = 0;
+        let mut in_run = false;
+        for s in self.segs.range(i + 1..) {
+            if s.has(SACKED) {
+                if !in_run {
+                    runs += 1;
+                    if runs >= cap {
+                        break;
+                    }
+                }
+                in_run = true;
+            } else {
+                in_run = false;
+            }
+            if s.end > self.high_sacked {
+                break;
+            }
+        }
+        runs
     }
 
     /// Is the first outstanding segment presumed lost?
@@ -232,6 +289,7 @@ impl Scoreboard {
         }
         self.rtx_queue.clear();
         self.lost_upto = self.segs.back().map_or(0, |s| s.end);
+        self.sacked_below = self.sacked_bytes;
         self.rtx_hint = self.segs.front().map_or(0, |s| s.start);
     }
 
@@ -294,8 +352,11 @@ impl Scoreboard {
 
     /// Checks the byte counters against the flags (tests and debug builds).
     pub fn check(&self) -> bool {
-        let (mut s, mut l, mut r) = (0, 0, 0);
+        let (mut s, mut l, mut r, mut below) = (0, 0, 0, 0);
         for g in &self.segs {
+            if g.has(SACKED) && g.end <= self.lost_upto {
+                below += g.len();
+            }
             if g.has(SACKED) {
                 s += g.len();
             }
@@ -306,7 +367,7 @@ impl Scoreboard {
                 r += g.len();
             }
         }
-        s == self.sacked_bytes && l == self.lost_bytes && r == self.retrans_bytes
+        s == self.sacked_bytes && l == self.lost_bytes && r == self.retrans_bytes && below == self.sacked_below
     }
 }
 
@@ -405,7 +466,7 @@ mod tests {
             let mut una = 0;
             for (op, a, l) in ops {
                 match op {
-                    0 => { let s = (a * MSS).max(una); b.sack(s, s + l * MSS, |_| {}); }
+                    0 => { let s = (a * MSS).max(una); b.sack(s, s + l * MSS, |_| {}); if a % 2 == 0 { b.end_sack_batch(); } }
                     1 => { b.mark_lost(MSS, 3); if let Some(i) = b.next_to_retransmit() { b.retransmitted(i, SimTime(1), TxStamp::default()); } b.detect_lost_retransmissions(crate::units::Dur(0)); }
                     2 => { una = una.max((a * MSS).min(20 * MSS)); b.ack_to(una, |_| {}); }
                     _ => b.mark_all_lost(),

@@ -637,6 +637,7 @@ impl TcpSocket {
                     }
                 });
             }
+            self.sb.end_sack_batch();
         }
         let newly_sacked = acked;
         if ack > self.una {

@@ -1,0 +1,232 @@
+"""``bloatlab bench``: simulator speed and memory on fixed scenarios.
+
+Every scenario runs in a fresh ``python -m bloatlab.bench --child`` process with
+time series off, so that its peak resident set size (``ru_maxrss``) belongs to
+that run alone. Speeds come from the summary's ``engine`` block. The 400 Mbit/s
+scenario runs at two simulated durations: with series off, memory must not
+grow with simulated time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+class BenchError(RuntimeError):
+    """A benchmark run failed."""
+
+
+def dumbbell(
+    name: str,
+    *,
+    duration_s: float,
+    rate: str,
+    delay: str,
+    limit: str,
+    access_rate: str,
+    access_delay: str,
+    flows: int = 1,
+    cc: str = "newreno",
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "duration": f"{duration_s:g}s",
+        "seed": 1,
+        "metrics": {"interval": "0s"},
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck": {"rate": rate, "delay": delay},
+            "bottleneck_queue": {"kind": "droptail", "limit": limit},
+            "access": {"rate": access_rate, "delay": access_delay},
+        },
+        # SACK loss recovery keeps a single long flow near the link rate after the slow-start
+        # overshoot (with NewReno recovery it retransmits one segment per RTT for minutes),
+        # so the bench measures a loaded link.
+        "tcp": {"mss": "1448B", "rcvbuf": "32MB", "recovery": "sack"},
+        "flows": [{"transport": "tcp", "cc": cc, "count": flows, "size": "unlimited"}],
+    }
+
+
+@dataclass(frozen=True)
+class Case:
+    key: str
+    description: str
+    full_s: float
+    quick_s: float
+    build: Callable[[float], dict[str, Any]]
+
+    def scenario(self, duration_s: float) -> dict[str, Any]:
+        return self.build(duration_s)
+
+
+def _wang_ii(d: float) -> dict[str, Any]:
+    # 400 Mbit/s, base RTT 2 * (2 * 2.5 + 55) = 120 ms, 1 Gbit/s access, 1500 KB drop-tail.
+    return dumbbell(
+        "wang2016-II", duration_s=d, rate="400Mbps", delay="55ms", limit="1500KB",
+        access_rate="1Gbps", access_delay="2.5ms",
+    )
+
+
+def _wang_i(d: float) -> dict[str, Any]:
+    # 2 Mbit/s, base RTT 2 * (2 * 2.5 + 5) = 20 ms, 500 KB drop-tail.
+    return dumbbell(
+        "wang2016-I", duration_s=d, rate="2Mbps", delay="5ms", limit="500KB",
+        access_rate="10Mbps", access_delay="2.5ms",
+    )
+
+
+def _ten_flows(d: float) -> dict[str, Any]:
+    # 100 Mbit/s, base RTT 2 * (2 * 2.5 + 10) = 30 ms, buffer = 1 BDP (375 KB), 10 flows.
+    return dumbbell(
+        "dumbbell-10x100M", duration_s=d, rate="100Mbps", delay="10ms", limit="375KB",
+        access_rate="1Gbps", access_delay="2.5ms", flows=10,
+    )
+
+
+WANG_II = "wang2016-II"
+
+#: The cases in run order (simulated seconds: full, --quick). The 400 Mbit/s case runs twice.
+CASES: list[Case] = [
+    Case(f"{WANG_II}/short", "400 Mbit/s, 120 ms RTT, 1500 KB, 1 flow", 30.0, 5.0, _wang_ii),
+    Case(f"{WANG_II}/long", "400 Mbit/s, 120 ms RTT, 1500 KB, 1 flow", 120.0, 20.0, _wang_ii),
+    Case("wang2016-I", "2 Mbit/s, 20 ms RTT, 500 KB, 1 flow", 1000.0, 100.0, _wang_i),
+    Case("dumbbell-10x100M", "100 Mbit/s, 30 ms RTT, 375 KB, 10 flows", 100.0, 10.0, _ten_flows),
+]
+
+
+def _maxrss_bytes() -> int:
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(r if sys.platform == "darwin" else r * 1024)  # macOS: bytes; Linux: KiB
+
+
+def _child() -> int:
+    """Runs one scenario from stdin (JSON) and prints engine stats and peak RSS as JSON."""
+    from . import _core
+
+    scenario_json = sys.stdin.read()
+    baseline = _maxrss_bytes()
+    try:
+        summary_json, _ = _core.run_json(scenario_json, None, False)
+    except Exception as e:  # noqa: BLE001 - reported to the parent
+        args = getattr(e, "args", ())
+        msg = ": ".join(str(a) for a in args if a) if isinstance(e, _core.ScenarioError) else str(e)
+        print(json.dumps({"error": f"{type(e).__name__}: {msg}"}))
+        return 1
+    summary = json.loads(summary_json)
+    print(json.dumps({"engine": summary.get("engine", {}), "baseline_rss_bytes": baseline,
+                      "peak_rss_bytes": _maxrss_bytes()}))
+    return 0
+
+
+def run_case(case: Case, duration_s: float) -> dict[str, Any]:
+    scenario = case.scenario(duration_s)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bloatlab.bench", "--child"],
+        input=json.dumps(scenario),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise BenchError(f"bench {case.key}: child exited {proc.returncode}: " + " | ".join(tail)) from None
+    if "error" in out or proc.returncode != 0:
+        raise BenchError(f"bench {case.key}: {out.get('error', f'child exited {proc.returncode}')}")
+    e = out["engine"]
+    wall = float(e.get("wall_s") or 0.0)
+    events = int(e.get("events") or 0)
+    return {
+        "name": case.key,
+        "description": case.description,
+        "simulated_s": duration_s,
+        "wall_s": wall,
+        "events": events,
+        "events_per_wall_s": events / wall if wall > 0 else None,
+        "bottleneck_packets": int(e.get("bottleneck_packets") or 0),
+        "packets_per_wall_s": e.get("packets_per_wall_s"),
+        "peak_rss_mb": out["peak_rss_bytes"] / 2**20,
+        "baseline_rss_mb": out["baseline_rss_bytes"] / 2**20,
+    }
+
+
+def run_suite(
+    *, quick: bool = False, scale: float = 1.0, progress: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Runs every case; returns the report (what ``bloatlab bench --json`` prints)."""
+    from . import __version__
+
+    runs = []
+    for case in CASES:
+        d = (case.quick_s if quick else case.full_s) * scale
+        if progress:
+            progress(f"bench: {case.key} ({case.description}), {d:g} s simulated ...")
+        runs.append(run_case(case, d))
+    short, long_ = (r for r in runs if r["name"].startswith(WANG_II + "/"))
+    growth = (long_["peak_rss_mb"] / short["peak_rss_mb"] - 1.0) * 100.0
+    return {
+        "bloatlab": __version__,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
+        "quick": quick,
+        "runs": runs,
+        "memory_vs_duration": {
+            "scenario": WANG_II,
+            "simulated_s": [short["simulated_s"], long_["simulated_s"]],
+            "peak_rss_mb": [short["peak_rss_mb"], long_["peak_rss_mb"]],
+            "growth_pct": growth,
+        },
+    }
+
+
+def render(report: dict[str, Any], console: Any) -> None:
+    from rich import box
+    from rich.table import Table
+
+    from .display import num, per_second
+
+    table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True,
+                  title=f"bloatlab {report['bloatlab']} bench ({report['machine']}, series off)")
+    for col in ["scenario", "sim s", "wall s", "events", "events/s", "bn pkts", "pkts/s", "RSS MiB"]:
+        table.add_column(col, justify="left" if col == "scenario" else "right", no_wrap=True)
+    for r in report["runs"]:
+        table.add_row(
+            r["name"],
+            num(r["simulated_s"], "g"),
+            num(r["wall_s"], ".2f"),
+            per_second(r["events"]),
+            per_second(r["events_per_wall_s"]),
+            per_second(r["bottleneck_packets"]),
+            per_second(r["packets_per_wall_s"]),
+            num(r["peak_rss_mb"], ".1f"),
+        )
+    console.print(table)
+    seen = set()
+    for r in report["runs"]:
+        base = r["name"].split("/")[0]
+        if base not in seen:
+            seen.add(base)
+            console.print(f"  [bold]{base}[/]: {r['description']}")
+    console.print("  bn pkts: packets that crossed the bottleneck; /s: per wall-clock second;")
+    console.print("  RSS: peak resident memory of the process that ran the scenario")
+    m = report["memory_vs_duration"]
+    console.print(
+        f"memory vs simulated time ({m['scenario']}): {m['simulated_s'][0]:g} s -> "
+        f"{m['peak_rss_mb'][0]:.1f} MiB, {m['simulated_s'][1]:g} s -> {m['peak_rss_mb'][1]:.1f} MiB "
+        f"peak RSS ({m['growth_pct']:+.1f} %)"
+    )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--child"]:
+        sys.exit(_child())
+    sys.exit("usage: python -m bloatlab.bench --child < scenario.json  (use `bloatlab bench`)")
