@@ -162,3 +162,62 @@ fn delayed_ack_timer_holds_a_lone_segment() {
     assert!((with - without - 0.040).abs() < 1e-4, "delayed {with} vs immediate {without}");
     assert!((without - 0.100).abs() < 1e-3, "2.5 RTT expected, got {without}");
 }
+
+/// A receive buffer smaller than the path's BDP caps the flow at window / RTT (flow control:
+/// send window = min(cwnd, advertised window)); window scaling carries buffers above 64 KiB.
+/// The sender keeps whole segments in the window: ⌊rcvbuf / MSS⌋ · MSS per RTT.
+#[test]
+fn receive_window_limits_throughput_to_window_over_rtt() {
+    for (rcvbuf, segs) in [(50_000u64, 34u64), (200_000, 138)] {
+        let s = run(&format!(
+            r#"
+            duration = "30s"
+            warmup = "5s"
+            [topology]
+            bottleneck = {{ rate = "100Mbps", delay = "40ms" }}
+            access = {{ rate = "1Gbps", delay = "5ms" }}
+            [[flows]]
+            cc = "reno"
+            tcp = {{ rcvbuf = "{rcvbuf}B", recovery = "sack" }}
+            "#
+        ));
+        let expected = (segs * 1448) as f64 * 8.0 / 0.100 / 1e6;
+        let got = f(&s, "flows.0.goodput_mbps");
+        assert!((got / expected - 1.0).abs() < 0.03, "rcvbuf {rcvbuf}: {got:.3} Mbit/s vs window/RTT {expected:.3}");
+        assert_eq!(f(&s, "bottleneck.drops"), 0.0);
+    }
+}
+
+/// Pacing spreads a window over the RTT. Unpaced, the initial window of 10 segments leaves
+/// a 10 Gbit/s access link back to back and queues at the 50 Mbit/s bottleneck (the k-th
+/// waits k−1 serialization times of 0.24 ms). Paced at Linux's slow-start ratio (2 · cwnd /
+/// SRTT, SRTT from the handshake) the segments are 2.6 ms apart and never queue.
+#[test]
+fn pacing_spreads_the_initial_window() {
+    let sc = |pacing: bool| {
+        format!(
+            r#"
+            duration = "3s"
+            [topology]
+            bottleneck = {{ rate = "50Mbps", delay = "20ms" }}
+            access = {{ rate = "10Gbps", delay = "5ms" }}
+            [[flows]]
+            cc = "reno"
+            size = "14480B"
+            tcp = {{ pacing = {pacing} }}
+            "#
+        )
+    };
+    let unpaced = run(&sc(false));
+    let paced = run(&sc(true));
+    let tx_ms = 1500.0 * 8.0 / 50e6 * 1e3;
+    // Mean wait over the 10 data packets (the SYN and handshake ACK wait 0): 4.5 tx times.
+    let u = f(&unpaced, "bottleneck.mean_sojourn_ms");
+    assert!((u - 4.5 * tx_ms * 10.0 / 12.0).abs() < 0.01, "unpaced mean sojourn {u}");
+    // Only the first segment waits, behind the 52-byte handshake ACK sent with it (8 µs).
+    let p = f(&paced, "bottleneck.mean_sojourn_ms");
+    assert!(p < 0.01, "paced mean sojourn {p}");
+    // Spreading 10 segments over 2.6 ms gaps costs ~9 gaps of completion time.
+    let extra = f(&paced, "flows.0.fct_s") - f(&unpaced, "flows.0.fct_s");
+    assert!(extra > 0.015 && extra < 0.030, "pacing added {extra:.4} s");
+}
