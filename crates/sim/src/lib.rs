@@ -11,6 +11,7 @@ pub mod app;
 pub mod cc;
 pub mod config;
 pub mod engine;
+pub mod gateway;
 pub mod ids;
 pub mod metrics;
 pub mod net;

@@ -6,9 +6,10 @@ use crate::app;
 use crate::cc;
 use crate::config::{AppKind, LinkCfg, QueueCfg, Scenario, StartSpec, TopologyKind};
 use crate::engine::{Event, EventQueue, SimRng, Stream};
+use crate::gateway::{self, AckRewriter, QueueView};
 use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
 use crate::metrics::{jain, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Series, Summary};
-use crate::net::{Link, LinkStats, PacketPool, Route};
+use crate::net::{Link, LinkStats, PacketPool, Route, TcpFlags};
 use crate::queue::{self, DropReason, QEntry, Verdict};
 use crate::tcp::{Cx, SockStats, TcpSocket};
 use crate::units::{Dur, SimTime};
@@ -24,6 +25,7 @@ struct FlowRt {
     app: AppKind,
     size: Option<u64>,
     base_rtt: Dur,
+    mss: u64,
     pkts_sent: u64,
     pkts_delivered: u64,
     pkts_dropped: u64,
@@ -53,6 +55,12 @@ pub struct World {
     out: Vec<PacketId>,
     qdrops: Vec<(QEntry, DropReason)>,
     series: Option<Series>,
+    /// ACK rewriter on the gateway, acting on ACKs leaving the reverse bottleneck queue.
+    gateway: Option<Box<dyn AckRewriter>>,
+    /// Window-scale shift of each flow's ACKs, learned from the SYN-ACK crossing the gateway.
+    gw_wscale: Vec<Option<u8>>,
+    /// ACK windows the gateway lowered.
+    gw_rewrites: u64,
 }
 
 fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
@@ -64,7 +72,7 @@ fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, i
         drop_list: if lossy { cfg.drop_packets.clone() } else { Vec::new() },
         drop_next: 0,
         rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
-        queue: queue::build(q),
+        queue: queue::build(q, SimRng::new(seed, Stream::Queue, id as u64)),
         in_tx: None,
         pipe: std::collections::VecDeque::with_capacity(64),
         stats: LinkStats::new(),
@@ -135,6 +143,7 @@ impl World {
                     app: spec.app,
                     size: spec.size,
                     base_rtt,
+                    mss: spec.tcp.mss as u64,
                     pkts_sent: 0,
                     pkts_delivered: 0,
                     pkts_dropped: 0,
@@ -146,6 +155,7 @@ impl World {
                 });
             }
         }
+        let n_flows = flows.len();
         let warmup = SimTime(sc.warmup.0);
         let counting = warmup == SimTime::ZERO;
         for l in links.iter_mut() {
@@ -170,6 +180,9 @@ impl World {
             out: Vec::with_capacity(64),
             qdrops: Vec::with_capacity(16),
             series: opts.series.then(Series::default),
+            gateway: t.gateway.as_ref().map(gateway::build),
+            gw_wscale: vec![None; n_flows],
+            gw_rewrites: 0,
         }
     }
 
@@ -272,8 +285,44 @@ impl World {
             let b = link.queue.backlog().bytes;
             link.stats.backlog_changed(now, b);
         }
+        if l == self.bottleneck {
+            if let Some(g) = self.gateway.as_mut() {
+                g.on_fwd_enqueue(&QueueView { now, backlog: link.queue.backlog(), capacity_bytes: link.queue.capacity_bytes() });
+            }
+        }
         if link.in_tx.is_none() {
             self.start_tx(l);
+        }
+    }
+
+    /// The gateway's view of the forward bottleneck queue.
+    fn fwd_view(&self) -> QueueView {
+        let q = &self.links[self.bottleneck.idx()].queue;
+        QueueView { now: self.now, backlog: q.backlog(), capacity_bytes: q.capacity_bytes() }
+    }
+
+    /// A packet leaves the reverse bottleneck queue, i.e. the gateway, toward a sender: learn
+    /// window scaling from SYN-ACKs and let the rewriter lower the window of ACKs.
+    fn gateway_rewrite(&mut self, pid: PacketId) {
+        let view = self.fwd_view();
+        let Some(g) = self.gateway.as_mut() else { return };
+        let p = self.pool.get_mut(pid);
+        let flow = p.flow.idx();
+        let h = p.tcp_mut();
+        if h.flags.has(TcpFlags::SYN) {
+            self.gw_wscale[flow] = Some(h.syn_opts.wscale.unwrap_or(0));
+            return;
+        }
+        if !h.flags.has(TcpFlags::ACK) {
+            return;
+        }
+        let shift = self.gw_wscale[flow].unwrap_or(0);
+        let window = (h.window as u64) << shift;
+        let new = g.rewrite(window, self.flows[flow].mss, &view).min(window);
+        let field = (new >> shift) as u16;
+        if field < h.window {
+            h.window = field;
+            self.gw_rewrites += 1;
         }
     }
 
@@ -299,6 +348,17 @@ impl World {
         let link = &mut self.links[l.idx()];
         let next = link.queue.dequeue(now, &mut drops);
         if let Some(e) = next {
+            if self.gateway.is_some() {
+                if l == self.bottleneck_rev {
+                    self.gateway_rewrite(e.id);
+                } else if l == self.bottleneck {
+                    let view = self.fwd_view();
+                    if let Some(g) = self.gateway.as_mut() {
+                        g.on_fwd_dequeue(&view);
+                    }
+                }
+            }
+            let link = &mut self.links[l.idx()];
             link.in_tx = Some((e.id, now));
             if link.monitored {
                 let st = &mut link.stats;

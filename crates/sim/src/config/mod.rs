@@ -1,6 +1,8 @@
 //! The validated scenario: plain typed values, every unit resolved. Built from a JSON value by
 //! [`Scenario::from_value`], which reports the first problem with its key path.
 
+mod gateway;
+mod queue;
 mod reader;
 mod scenario;
 
@@ -38,7 +40,13 @@ pub struct Topology {
     pub reverse_queue: QueueCfg,
     pub access: LinkCfg,
     pub access_queue: QueueCfg,
+    /// ACK rewriter on the gateway (the bottleneck's entry router), if any.
+    pub gateway: Option<GatewayCfg>,
 }
+
+/// A gateway ACK-rewriting scheme and its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GatewayCfg {}
 
 #[derive(Debug, Clone)]
 pub struct LinkCfg {

@@ -1,16 +1,15 @@
 //! Reading a [`Scenario`] from its JSON form, with every check that needs only the scenario.
 
 use super::reader::{self, err, Res, Table};
+use super::{gateway, queue};
 use super::*;
 use crate::cc;
 use serde_json::Value;
 
 const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows"];
 const TOPOLOGY_KEYS: &[&str] =
-    &["kind", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue"];
+    &["kind", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue", "gateway"];
 const LINK_KEYS: &[&str] = &["rate", "delay", "loss", "drop_packets"];
-const QUEUE_KEYS: &[&str] = &["kind", "limit"];
-const QUEUE_KINDS: &[&str] = &["droptail"];
 const TCP_KEYS: &[&str] = &[
     "mss", "init_cwnd", "recovery", "delack", "ack_every", "rto_min", "rto_initial", "rto_max",
     "timestamps", "rcvbuf", "pacing",
@@ -100,41 +99,6 @@ fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<LinkCfg> {
     Ok(LinkCfg { rate, delay, loss, drop_packets })
 }
 
-fn queue(path: &str, v: Option<&Value>) -> Res<QueueCfg> {
-    let default = QueueCfg { kind: QueueKind::DropTail, limit: QueueLimit::Packets(1000) };
-    let Some(v) = v else { return Ok(default) };
-    let mut t = Table::new(path, v)?;
-    let kind = match t.opt_choice("kind", "queue discipline", QUEUE_KINDS)? {
-        None | Some("droptail") => QueueKind::DropTail,
-        Some(_) => unreachable!("choice() only returns known kinds"),
-    };
-    let limit = match t.get("limit") {
-        None => default.limit,
-        Some(lv) => queue_limit(&t.key_path("limit"), lv)?,
-    };
-    t.finish(QUEUE_KEYS)?;
-    Ok(QueueCfg { kind, limit })
-}
-
-fn queue_limit(path: &str, v: &Value) -> Res<QueueLimit> {
-    let s = reader::as_str(path, v)?;
-    let limit = if let Some(n) = s.strip_suffix('p') {
-        match n.trim().parse::<u64>() {
-            Ok(p) => QueueLimit::Packets(p),
-            Err(_) => return err(path, format!("invalid packet count \"{s}\" (expected e.g. \"500p\")")),
-        }
-    } else {
-        QueueLimit::Bytes(reader::size(path, v).map_err(|mut e| {
-            e.message = format!("{} or a packet count such as \"500p\"", e.message);
-            e
-        })?)
-    };
-    match limit {
-        QueueLimit::Bytes(0) | QueueLimit::Packets(0) => err(path, format!("must be greater than 0 (got \"{s}\")")),
-        l => Ok(l),
-    }
-}
-
 fn topology(v: &Value) -> Res<Topology> {
     let mut t = Table::new("topology", v)?;
     let kind = match t.opt_choice("kind", "topology kind", &["dumbbell"])? {
@@ -145,11 +109,15 @@ fn topology(v: &Value) -> Res<Topology> {
         Some(a) => link("topology.access", a, Some(&default_access()))?,
         None => default_access(),
     };
-    let bottleneck_queue = queue("topology.bottleneck_queue", t.get("bottleneck_queue"))?;
-    let reverse_queue = queue("topology.reverse_queue", t.get("reverse_queue"))?;
-    let access_queue = queue("topology.access_queue", t.get("access_queue"))?;
+    let bottleneck_queue = queue::queue("topology.bottleneck_queue", t.get("bottleneck_queue"))?;
+    let reverse_queue = queue::queue("topology.reverse_queue", t.get("reverse_queue"))?;
+    let access_queue = queue::queue("topology.access_queue", t.get("access_queue"))?;
+    let gateway = match t.get("gateway") {
+        None => None,
+        Some(g) => Some(gateway::gateway("topology.gateway", g, &bottleneck_queue)?),
+    };
     t.finish(TOPOLOGY_KEYS)?;
-    Ok(Topology { kind, bottleneck, bottleneck_queue, reverse_queue, access, access_queue })
+    Ok(Topology { kind, bottleneck, bottleneck_queue, reverse_queue, access, access_queue, gateway })
 }
 
 fn default_access() -> LinkCfg {

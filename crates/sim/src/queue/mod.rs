@@ -6,6 +6,7 @@ mod droptail;
 pub use droptail::DropTail;
 
 use crate::config::{QueueCfg, QueueKind, QueueLimit, MTU_BYTES};
+use crate::engine::SimRng;
 use crate::ids::PacketId;
 use crate::units::SimTime;
 
@@ -62,7 +63,9 @@ pub trait QueueDisc: Send {
     }
 }
 
-pub fn build(cfg: &QueueCfg) -> Box<dyn QueueDisc> {
+/// Builds a discipline; `rng` is its own random stream (RED and PIE draw from it).
+pub fn build(cfg: &QueueCfg, rng: SimRng) -> Box<dyn QueueDisc> {
+    let _ = rng;
     match cfg.kind {
         QueueKind::DropTail => Box::new(DropTail::new(cfg.limit)),
     }

@@ -1,0 +1,37 @@
+//! Gateway ACK rewriters ("network-return" schemes, Talau et al. 2019): they see every TCP
+//! ACK leaving the gateway toward the senders, read the state of the gateway's forward
+//! (bottleneck) queue, and may lower the advertised window so that senders never overfill
+//! the buffer. The world handles window scaling (learned from the SYN-ACKs crossing the
+//! gateway) and guarantees a rewriter can only lower a window.
+
+use crate::config::GatewayCfg;
+use crate::queue::Backlog;
+use crate::units::SimTime;
+
+/// What a rewriter may read of the forward bottleneck queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueView {
+    pub now: SimTime,
+    pub backlog: Backlog,
+    /// The buffer size B in bytes.
+    pub capacity_bytes: u64,
+}
+
+pub trait AckRewriter: Send {
+    fn name(&self) -> &'static str;
+    /// The window (bytes, scaled) an ACK leaving the gateway should carry, given the one it
+    /// carries now. The world clamps the answer to `window` (rewriters never raise it).
+    fn rewrite(&mut self, window: u64, mss: u64, fwd: &QueueView) -> u64;
+    /// A packet entered the forward queue (AWM's per-event update).
+    fn on_fwd_enqueue(&mut self, _fwd: &QueueView) {}
+    /// A packet left the forward queue.
+    fn on_fwd_dequeue(&mut self, _fwd: &QueueView) {}
+    /// The scheme's main internal variable for time series (e.g. the window it imposes).
+    fn internal_state(&self) -> f64 {
+        f64::NAN
+    }
+}
+
+pub fn build(cfg: &GatewayCfg) -> Box<dyn AckRewriter> {
+    match *cfg {}
+}
