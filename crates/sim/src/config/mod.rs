@@ -100,6 +100,8 @@ pub struct TcpCfg {
     pub timestamps: bool,
     pub rcvbuf: u64,
     pub pacing: bool,
+    /// Negotiate ECN (RFC 3168): data is sent ECT, CE marks are echoed and answered.
+    pub ecn: bool,
 }
 
 /// Bytes of IPv4 + TCP header (with the timestamp option) on the wire per segment.

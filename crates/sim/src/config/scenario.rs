@@ -12,7 +12,7 @@ const TOPOLOGY_KEYS: &[&str] =
 const LINK_KEYS: &[&str] = &["rate", "delay", "loss", "drop_packets"];
 const TCP_KEYS: &[&str] = &[
     "mss", "init_cwnd", "recovery", "delack", "ack_every", "rto_min", "rto_initial", "rto_max",
-    "timestamps", "rcvbuf", "pacing",
+    "timestamps", "rcvbuf", "pacing", "ecn",
 ];
 const FLOW_KEYS: &[&str] =
     &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "group", "tcp"];
@@ -138,6 +138,7 @@ struct TcpPartial {
     timestamps: Option<bool>,
     rcvbuf: Option<u64>,
     pacing: Option<bool>,
+    ecn: Option<bool>,
 }
 
 impl TcpPartial {
@@ -165,6 +166,7 @@ impl TcpPartial {
             timestamps: t.opt_bool("timestamps")?,
             rcvbuf: t.opt_size("rcvbuf")?,
             pacing: t.opt_bool("pacing")?,
+            ecn: t.opt_bool("ecn")?,
         };
         t.finish(TCP_KEYS)?;
         Ok(p)
@@ -172,7 +174,7 @@ impl TcpPartial {
 
     fn over(&self, base: &TcpPartial) -> TcpPartial {
         macro_rules! pick { ($($f:ident),*) => { TcpPartial { $($f: self.$f.or(base.$f)),* } } }
-        pick!(mss, init_cwnd, recovery, delack, ack_every, rto_min, rto_initial, rto_max, timestamps, rcvbuf, pacing)
+        pick!(mss, init_cwnd, recovery, delack, ack_every, rto_min, rto_initial, rto_max, timestamps, rcvbuf, pacing, ecn)
     }
 
     fn resolve(&self, path: &str, cc: &str) -> Res<TcpCfg> {
@@ -192,6 +194,7 @@ impl TcpPartial {
             timestamps: self.timestamps.unwrap_or(true),
             rcvbuf: self.rcvbuf.unwrap_or(6_000_000),
             pacing: self.pacing.unwrap_or(false),
+            ecn: self.ecn.unwrap_or(false),
         };
         if cfg.rto_max < cfg.rto_min {
             return err(&join(path, "rto_max"), format!("must be at least rto_min ({})", cfg.rto_min));

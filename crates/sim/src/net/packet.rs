@@ -20,6 +20,10 @@ impl TcpFlags {
     pub const SYN: u8 = 0x02;
     pub const ACK: u8 = 0x10;
     pub const FIN: u8 = 0x01;
+    /// ECN-Echo: the receiver saw a CE mark (RFC 3168).
+    pub const ECE: u8 = 0x40;
+    /// Congestion Window Reduced: the sender reacted to ECE.
+    pub const CWR: u8 = 0x80;
     #[inline]
     pub fn has(self, f: u8) -> bool {
         self.0 & f != 0

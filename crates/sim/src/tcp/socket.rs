@@ -50,6 +50,8 @@ pub struct SockStats {
     pub retransmits: u64,
     pub timeouts: u64,
     pub recoveries: u64,
+    /// Window reductions in answer to ECN echoes.
+    pub ecn_reductions: u64,
     /// Unique payload bytes delivered in order to the application (receiving side).
     pub bytes_delivered: u64,
     pub rtt_sum_ns: f64,
@@ -73,6 +75,11 @@ pub struct TcpSocket {
     // Negotiated on the handshake.
     sack_ok: bool,
     ts_ok: bool,
+    ecn_ok: bool,
+    /// Receiver: echo ECE on every ACK until the sender's CWR arrives.
+    ece_pending: bool,
+    /// Sender: set CWR on the next data segment.
+    cwr_pending: bool,
     /// The peer's window-scale shift (applied to windows it advertises).
     snd_wscale: u8,
     /// Our shift (applied to windows we advertise).
@@ -134,6 +141,9 @@ impl TcpSocket {
             state: TcpState::Closed,
             sack_ok: false,
             ts_ok: false,
+            ecn_ok: false,
+            ece_pending: false,
+            cwr_pending: false,
             snd_wscale: 0,
             rcv_wscale,
             mss,
@@ -294,8 +304,11 @@ impl TcpSocket {
         }
     }
 
-    fn emit(&mut self, flags: u8, seq: u64, len: u32, syn_opts: SynOptions, cx: &mut Cx) {
+    fn emit(&mut self, mut flags: u8, seq: u64, len: u32, syn_opts: SynOptions, cx: &mut Cx) {
         let syn = flags & TcpFlags::SYN != 0;
+        if !syn && self.ece_pending && flags & TcpFlags::ACK != 0 {
+            flags |= TcpFlags::ECE;
+        }
         let has_ack = flags & TcpFlags::ACK != 0;
         let ts = if self.ts_ok || (syn && self.cfg.timestamps) { Some((cx.now.0, self.ts_recent)) } else { None };
         let sack = if has_ack && self.sack_ok && !self.ooo.is_empty() { self.ooo.sack_blocks() } else { SackBlocks::default() };
@@ -338,7 +351,14 @@ impl TcpSocket {
 
     fn send_syn(&mut self, retransmission: bool, cx: &mut Cx) {
         let opts = self.syn_options();
-        let flags = if self.state == TcpState::SynRcvd { TcpFlags::SYN | TcpFlags::ACK } else { TcpFlags::SYN };
+        // ECN setup (RFC 3168 §6.1.1): ECE+CWR on the SYN, ECE on the SYN-ACK.
+        let flags = match (self.state == TcpState::SynRcvd, self.cfg.ecn) {
+            (true, false) => TcpFlags::SYN | TcpFlags::ACK,
+            (true, true) if self.ecn_ok => TcpFlags::SYN | TcpFlags::ACK | TcpFlags::ECE,
+            (true, true) => TcpFlags::SYN | TcpFlags::ACK,
+            (false, false) => TcpFlags::SYN,
+            (false, true) => TcpFlags::SYN | TcpFlags::ECE | TcpFlags::CWR,
+        };
         self.emit(flags, self.iss, 0, opts, cx);
         self.syn_sent_at = cx.now;
         self.syn_retransmitted |= retransmission;
@@ -349,8 +369,19 @@ impl TcpSocket {
         self.emit(TcpFlags::ACK, self.nxt, 0, SynOptions::default(), cx);
     }
 
-    fn send_data(&mut self, seq: u64, len: u64, cx: &mut Cx) {
-        self.emit(TcpFlags::ACK, seq, len as u32, SynOptions::default(), cx);
+    fn send_data(&mut self, seq: u64, len: u64, retransmission: bool, cx: &mut Cx) {
+        let mut flags = TcpFlags::ACK;
+        if self.cwr_pending {
+            flags |= TcpFlags::CWR;
+            self.cwr_pending = false;
+        }
+        self.emit(flags, seq, len as u32, SynOptions::default(), cx);
+        // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
+        if self.ecn_ok && !retransmission {
+            if let Some(&id) = cx.out.last() {
+                cx.pool.get_mut(id).ecn = Ecn::Ect;
+            }
+        }
         self.stats.data_pkts_sent += 1;
         self.stats.bytes_sent += len;
         self.last_send_at = cx.now;
@@ -370,7 +401,7 @@ impl TcpSocket {
         let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
         self.sb.push(Seg { start: seq, end: seq + len, sent_at: cx.now, flags: 0, stamp });
         self.nxt += len;
-        self.send_data(seq, len, cx);
+        self.send_data(seq, len, false, cx);
     }
 
     fn retransmit(&mut self, i: usize, cx: &mut Cx) {
@@ -379,7 +410,7 @@ impl TcpSocket {
         self.sb.retransmitted(i, cx.now, stamp);
         self.stats.retransmits += 1;
         self.stats.bytes_retx += s.len();
-        self.send_data(s.start, s.len(), cx);
+        self.send_data(s.start, s.len(), true, cx);
     }
 
     /// Sends what the windows allow: retransmissions of presumed-lost segments first, then new
@@ -477,7 +508,7 @@ impl TcpSocket {
                     self.send_syn(true, cx); // our SYN-ACK was lost: the peer retried
                 } else if ack && h.ack == self.iss + 1 {
                     self.establish(h, cx);
-                    self.on_established_segment(h, cx);
+                    self.on_established_segment(h, pkt.ecn, cx);
                 }
             }
             TcpState::SynSent => {
@@ -494,7 +525,7 @@ impl TcpSocket {
                     self.send_ack(cx);
                     return;
                 }
-                self.on_established_segment(h, cx);
+                self.on_established_segment(h, pkt.ecn, cx);
             }
         }
     }
@@ -507,6 +538,12 @@ impl TcpSocket {
         let o = h.syn_opts;
         self.sack_ok = o.sack_permitted && self.cfg.recovery == Recovery::Sack;
         self.ts_ok = o.timestamps && self.cfg.timestamps;
+        self.ecn_ok = self.cfg.ecn
+            && if h.flags.has(TcpFlags::ACK) {
+                h.flags.has(TcpFlags::ECE) && !h.flags.has(TcpFlags::CWR)
+            } else {
+                h.flags.has(TcpFlags::ECE) && h.flags.has(TcpFlags::CWR)
+            };
         if let Some((tsval, _)) = h.ts {
             self.ts_recent = tsval;
         }
@@ -552,11 +589,21 @@ impl TcpSocket {
         }
     }
 
-    fn on_established_segment(&mut self, h: &TcpHeader, cx: &mut Cx) {
+    fn on_established_segment(&mut self, h: &TcpHeader, ecn: Ecn, cx: &mut Cx) {
         if h.flags.has(TcpFlags::ACK) {
             self.on_ack(h, cx);
         }
         if h.len > 0 {
+            if self.ecn_ok {
+                if h.flags.has(TcpFlags::CWR) {
+                    self.ece_pending = false;
+                }
+                if ecn == Ecn::Ce && !self.ece_pending {
+                    // A new congestion signal: echo it at once (Linux enters quick-ACK).
+                    self.ece_pending = true;
+                    self.unacked_segs = self.cfg.ack_every;
+                }
+            }
             self.on_data(h, cx);
         }
         self.try_send(cx);
@@ -676,6 +723,9 @@ impl TcpSocket {
             && if self.sack_ok { newly_sacked > 0 } else { !window_changed };
         let lost_before = self.sb.lost_bytes;
         self.recover(newly_cum, is_dup, cx);
+        if self.ecn_ok && h.flags.has(TcpFlags::ECE) {
+            self.on_ecn_echo(cx);
+        }
         let newly_lost = self.sb.lost_bytes.saturating_sub(lost_before);
 
         if acked > 0 {
@@ -793,6 +843,27 @@ impl TcpSocket {
         }
         self.sb.mark_head_lost();
         self.force_retransmit(cx);
+    }
+
+    /// RFC 3168 §6.1.2: answer an ECN echo like a loss, at most once per window of data,
+    /// without retransmitting; the next data segment carries CWR.
+    fn on_ecn_echo(&mut self, cx: &mut Cx) {
+        if !matches!(self.ca, CaState::Open | CaState::Disorder) || self.una < self.recovery_point {
+            return;
+        }
+        self.recovery_point = self.nxt;
+        self.stats.ecn_reductions += 1;
+        let ev = CongestionEvent {
+            now: cx.now,
+            kind: CongestionKind::Ecn,
+            flight_size: self.nxt - self.una,
+            in_flight: self.in_flight(),
+        };
+        self.cc.on_congestion_event(&mut self.win, &ev);
+        if !self.cc.owns_cwnd() {
+            self.win.cwnd = self.win.ssthresh.max(self.mss);
+        }
+        self.cwr_pending = true;
     }
 
     fn exit_recovery(&mut self, now: SimTime) {
