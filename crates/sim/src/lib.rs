@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod net;
 pub mod queue;
 pub mod tcp;
+pub mod udp;
 pub mod units;
 pub mod world;
 

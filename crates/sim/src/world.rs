@@ -4,16 +4,40 @@
 use crate::api::{RunError, RunOptions, RunOutput};
 use crate::app;
 use crate::cc;
-use crate::config::{AppKind, LinkCfg, QueueCfg, Scenario, StartSpec, TopologyKind};
+use crate::config::{AppKind, LinkCfg, QueueCfg, Scenario, StartSpec, TopologyKind, Transport};
 use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::gateway::{self, AckRewriter, QueueView};
 use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
 use crate::metrics::{jain, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Series, Summary};
 use crate::net::{Link, LinkStats, PacketPool, Route, TcpFlags};
 use crate::queue::{self, DropReason, QEntry, Verdict};
-use crate::tcp::{Cx, SockStats, TcpSocket};
+use crate::tcp::{Cx, TcpSocket};
+use crate::udp::UdpEndpoint;
 use crate::units::{Dur, SimTime};
 use std::time::Instant;
+
+/// A transport endpoint of any kind.
+pub enum Endpoint {
+    Tcp(TcpSocket),
+    Udp(UdpEndpoint),
+}
+
+/// A flow's counters at one instant, whatever its transport (the summary and the time series
+/// take differences of these).
+#[derive(Debug, Clone, Copy, Default)]
+struct Counters {
+    bytes_sent: u64,
+    bytes_retx: u64,
+    bytes_delivered: u64,
+    data_pkts_sent: u64,
+    rtt_sum_ns: f64,
+    rtt_n: u64,
+    owd_sum_ns: f64,
+    owd_n: u64,
+    retransmits: u64,
+    timeouts: u64,
+    recoveries: u64,
+}
 
 /// Per-flow bookkeeping kept by the world (the endpoints keep their own protocol state).
 struct FlowRt {
@@ -30,10 +54,9 @@ struct FlowRt {
     pkts_delivered: u64,
     pkts_dropped: u64,
     w_data_drops: u64,
-    snap_client: SockStats,
-    snap_server: SockStats,
-    last_sent: u64,
-    last_delivered: u64,
+    transport: &'static str,
+    snap: Counters,
+    last: Counters,
 }
 
 pub struct World {
@@ -48,7 +71,7 @@ pub struct World {
     pool: PacketPool,
     links: Vec<Link>,
     routes: Vec<Route>,
-    socks: Vec<TcpSocket>,
+    eps: Vec<Endpoint>,
     flows: Vec<FlowRt>,
     bottleneck: LinkId,
     bottleneck_rev: LinkId,
@@ -96,7 +119,7 @@ impl World {
         let bn_rev = add("bottleneck_rev".into(), &t.bottleneck, false, &t.reverse_queue, true);
 
         let mut routes = Vec::new();
-        let mut socks = Vec::new();
+        let mut eps: Vec<Endpoint> = Vec::new();
         let mut flows = Vec::new();
         let mut events = EventQueue::new();
         for spec in &sc.flows {
@@ -112,20 +135,35 @@ impl World {
                 let down = add(format!("f{f}_dst_down"), &acc, true, &t.access_queue, false);
                 let rup = add(format!("f{f}_dst_up"), &acc, false, &t.access_queue, false);
                 let rdown = add(format!("f{f}_src_down"), &acc, false, &t.access_queue, false);
-                let client = SockId(socks.len() as u32);
+                let client = SockId(eps.len() as u32);
                 let server = SockId(client.0 + 1);
                 let fwd = RouteId(routes.len() as u32);
                 routes.push(Route::new(&[up, bn, down], server));
                 let rev = RouteId(fwd.0 + 1);
                 routes.push(Route::new(&[rup, bn_rev, rdown], client));
-                let ctx = |sock: SockId| cc::BuildCtx { mss: spec.tcp.mss as u64, rng: SimRng::new(seed, Stream::Endpoint, sock.0 as u64) };
-                let mut c = TcpSocket::new(client, FlowId(f), fwd, &spec.tcp, cc::build(&spec.cc, ctx(client)));
-                let mut s = TcpSocket::new(server, FlowId(f), rev, &spec.tcp, cc::build(&spec.cc, ctx(server)));
-                c.metrics_from = SimTime(sc.warmup.0);
-                s.metrics_from = SimTime(sc.warmup.0);
-                s.listen();
-                socks.push(c);
-                socks.push(s);
+                let from = SimTime(sc.warmup.0);
+                let mss = match &spec.transport {
+                    Transport::Tcp { cc, tcp } => {
+                        let ctx = |sock: SockId| cc::BuildCtx { mss: tcp.mss as u64, rng: SimRng::new(seed, Stream::Endpoint, sock.0 as u64) };
+                        let mut c = TcpSocket::new(client, FlowId(f), fwd, tcp, cc::build(cc, ctx(client)));
+                        let mut s = TcpSocket::new(server, FlowId(f), rev, tcp, cc::build(cc, ctx(server)));
+                        c.metrics_from = from;
+                        s.metrics_from = from;
+                        s.listen();
+                        eps.push(Endpoint::Tcp(c));
+                        eps.push(Endpoint::Tcp(s));
+                        tcp.mss as u64
+                    }
+                    Transport::Udp(u) => {
+                        let mut c = UdpEndpoint::new(client, FlowId(f), fwd, *u);
+                        let mut s = UdpEndpoint::new(server, FlowId(f), rev, *u);
+                        c.metrics_from = from;
+                        s.metrics_from = from;
+                        eps.push(Endpoint::Udp(c));
+                        eps.push(Endpoint::Udp(s));
+                        u.payload as u64
+                    }
+                };
                 let start = match spec.start {
                     StartSpec::At(d) => SimTime(d.0),
                     StartSpec::Uniform(a, b) => {
@@ -136,22 +174,21 @@ impl World {
                 events.schedule(start, Event::FlowStart(FlowId(f)));
                 flows.push(FlowRt {
                     group: spec.group.clone(),
-                    cc: spec.cc.name(),
+                    cc: spec.cc_name(),
+                    transport: if matches!(spec.transport, Transport::Udp(_)) { "udp" } else { "tcp" },
                     client,
                     server,
                     start,
                     app: spec.app,
                     size: spec.size,
                     base_rtt,
-                    mss: spec.tcp.mss as u64,
+                    mss,
                     pkts_sent: 0,
                     pkts_delivered: 0,
                     pkts_dropped: 0,
                     w_data_drops: 0,
-                    snap_client: SockStats::default(),
-                    snap_server: SockStats::default(),
-                    last_sent: 0,
-                    last_delivered: 0,
+                    snap: Counters::default(),
+                    last: Counters::default(),
                 });
             }
         }
@@ -173,7 +210,7 @@ impl World {
             pool: PacketPool::with_capacity(4096),
             links,
             routes,
-            socks,
+            eps,
             flows,
             bottleneck: bn,
             bottleneck_rev: bn_rev,
@@ -217,7 +254,10 @@ impl World {
         match ev {
             Event::LinkTxDone(l) => self.tx_done(l),
             Event::LinkArrive(l) => self.arrive(l),
-            Event::Timer(s, k) => self.sock_call(s, |sock, cx| sock.on_timer(k, cx)),
+            Event::Timer(s, k) => self.ep_call(s, |ep, cx| match ep {
+                Endpoint::Tcp(t) => t.on_timer(k, cx),
+                Endpoint::Udp(u) => u.on_timer(k, cx),
+            }),
             Event::FlowStart(f) => self.start_flow(f),
             Event::Sample => {
                 self.sample();
@@ -234,20 +274,26 @@ impl World {
         let fl = &self.flows[f.idx()];
         let (write, expect) = app::initial_write(fl.app, fl.size);
         let (client, server) = (fl.client, fl.server);
-        self.socks[server.idx()].expect = expect;
-        self.sock_call(client, |s, cx| {
-            s.connect(cx);
-            s.app_write(write, cx);
+        match &mut self.eps[server.idx()] {
+            Endpoint::Tcp(s) => s.expect = expect,
+            Endpoint::Udp(s) => s.expect = expect,
+        }
+        self.ep_call(client, |ep, cx| match ep {
+            Endpoint::Tcp(s) => {
+                s.connect(cx);
+                s.app_write(write, cx);
+            }
+            Endpoint::Udp(u) => u.start(write, cx),
         });
     }
 
     /// Runs `f` on an endpoint, then injects whatever it sent.
     #[inline]
-    fn sock_call(&mut self, s: SockId, f: impl FnOnce(&mut TcpSocket, &mut Cx)) {
+    fn ep_call(&mut self, s: SockId, f: impl FnOnce(&mut Endpoint, &mut Cx)) {
         let mut out = std::mem::take(&mut self.out);
         {
             let mut cx = Cx { now: self.now, pool: &mut self.pool, events: &mut self.events, out: &mut out };
-            f(&mut self.socks[s.idx()], &mut cx);
+            f(&mut self.eps[s.idx()], &mut cx);
         }
         for pid in out.drain(..) {
             self.inject(pid);
@@ -308,7 +354,7 @@ impl World {
         let Some(g) = self.gateway.as_mut() else { return };
         let p = self.pool.get_mut(pid);
         let flow = p.flow.idx();
-        let h = p.tcp_mut();
+        let Some(h) = p.tcp_mut() else { return };
         if h.flags.has(TcpFlags::SYN) {
             self.gw_wscale[flow] = Some(h.syn_opts.wscale.unwrap_or(0));
             return;
@@ -335,7 +381,7 @@ impl World {
         let p = self.pool.get(pid);
         let fl = &mut self.flows[p.flow.idx()];
         fl.pkts_dropped += 1;
-        if self.counting && p.tcp().len > 0 {
+        if self.counting && p.payload() > 0 {
             fl.w_data_drops += 1;
         }
         self.pool.free(pid);
@@ -438,7 +484,10 @@ impl World {
             let pkt = *p;
             self.flows[pkt.flow.idx()].pkts_delivered += 1;
             self.pool.free(pid);
-            self.sock_call(dst, |s, cx| s.on_packet(&pkt, cx));
+            self.ep_call(dst, |ep, cx| match ep {
+                Endpoint::Tcp(s) => s.on_packet(&pkt, cx),
+                Endpoint::Udp(u) => u.on_packet(&pkt, cx.now),
+            });
         }
     }
 
@@ -450,35 +499,78 @@ impl World {
             l.stats.start_window(now);
             l.stats.last_backlog = b;
         }
-        for f in self.flows.iter_mut() {
-            f.snap_client = self.socks[f.client.idx()].stats;
-            f.snap_server = self.socks[f.server.idx()].stats;
+        for i in 0..self.flows.len() {
+            let c = self.counters(i);
+            let f = &mut self.flows[i];
+            f.snap = c;
             f.w_data_drops = 0;
         }
     }
 
+    /// A flow's counters now: sender-side from the client, delivery from the server.
+    fn counters(&self, i: usize) -> Counters {
+        let f = &self.flows[i];
+        match (&self.eps[f.client.idx()], &self.eps[f.server.idx()]) {
+            (Endpoint::Tcp(c), Endpoint::Tcp(s)) => Counters {
+                bytes_sent: c.stats.bytes_sent,
+                bytes_retx: c.stats.bytes_retx,
+                bytes_delivered: s.stats.bytes_delivered,
+                data_pkts_sent: c.stats.data_pkts_sent,
+                rtt_sum_ns: c.stats.rtt_sum_ns,
+                rtt_n: c.stats.rtt_n,
+                owd_sum_ns: 0.0,
+                owd_n: 0,
+                retransmits: c.stats.retransmits,
+                timeouts: c.stats.timeouts,
+                recoveries: c.stats.recoveries,
+            },
+            (Endpoint::Udp(c), Endpoint::Udp(s)) => Counters {
+                bytes_sent: c.stats.bytes_sent,
+                bytes_delivered: s.stats.bytes_received,
+                data_pkts_sent: c.stats.pkts_sent,
+                owd_sum_ns: s.stats.owd_sum_ns,
+                owd_n: s.stats.owd_n,
+                ..Counters::default()
+            },
+            _ => unreachable!("both ends of a flow use the same transport"),
+        }
+    }
+
     fn sample(&mut self) {
-        let Some(series) = self.series.as_mut() else { return };
+        let Some(mut series) = self.series.take() else { return };
         let t = self.now.secs_f64();
         let secs = self.interval.secs_f64();
-        for (i, f) in self.flows.iter_mut().enumerate() {
-            let c = &self.socks[f.client.idx()];
-            let s = &self.socks[f.server.idx()];
+        for i in 0..self.flows.len() {
+            let now_c = self.counters(i);
+            let f = &mut self.flows[i];
             series.f_t.push(t);
             series.f_flow.push(i as i64);
-            series.f_cwnd.push(c.win.cwnd as i64);
-            series.f_ssthresh.push(if c.win.ssthresh >= i64::MAX as u64 { -1 } else { c.win.ssthresh as i64 });
-            series.f_inflight.push(c.in_flight() as i64);
-            series.f_rwnd.push(c.snd_wnd() as i64);
-            series.f_srtt_ms.push(c.rtt.srtt().map_or(f64::NAN, |d| d.millis_f64()));
-            series.f_rtt_ms.push(c.rtt.latest().map_or(f64::NAN, |d| d.millis_f64()));
-            series.f_throughput.push((c.stats.bytes_sent - f.last_sent) as f64 * 8.0 / secs / 1e6);
-            series.f_goodput.push((s.stats.bytes_delivered - f.last_delivered) as f64 * 8.0 / secs / 1e6);
-            series.f_pacing.push(c.pacing_rate().map_or(0.0, |r| r.mbps_f64()));
-            series.f_ca_state.push(c.ca.label().to_string());
-            series.f_cc_state.push(c.cc_state().to_string());
-            f.last_sent = c.stats.bytes_sent;
-            f.last_delivered = s.stats.bytes_delivered;
+            series.f_throughput.push((now_c.bytes_sent - f.last.bytes_sent) as f64 * 8.0 / secs / 1e6);
+            series.f_goodput.push((now_c.bytes_delivered - f.last.bytes_delivered) as f64 * 8.0 / secs / 1e6);
+            f.last = now_c;
+            match &self.eps[f.client.idx()] {
+                Endpoint::Tcp(c) => {
+                    series.f_cwnd.push(c.win.cwnd as i64);
+                    series.f_ssthresh.push(if c.win.ssthresh >= i64::MAX as u64 { -1 } else { c.win.ssthresh as i64 });
+                    series.f_inflight.push(c.in_flight() as i64);
+                    series.f_rwnd.push(c.snd_wnd() as i64);
+                    series.f_srtt_ms.push(c.rtt.srtt().map_or(f64::NAN, |d| d.millis_f64()));
+                    series.f_rtt_ms.push(c.rtt.latest().map_or(f64::NAN, |d| d.millis_f64()));
+                    series.f_pacing.push(c.pacing_rate().map_or(0.0, |r| r.mbps_f64()));
+                    series.f_ca_state.push(c.ca.label().to_string());
+                    series.f_cc_state.push(c.cc_state().to_string());
+                }
+                Endpoint::Udp(_) => {
+                    for col in [&mut series.f_cwnd, &mut series.f_ssthresh, &mut series.f_inflight, &mut series.f_rwnd] {
+                        col.push(0);
+                    }
+                    series.f_srtt_ms.push(f64::NAN);
+                    series.f_rtt_ms.push(f64::NAN);
+                    series.f_pacing.push(0.0);
+                    series.f_ca_state.push(String::new());
+                    series.f_cc_state.push("cbr".to_string());
+                }
+            }
         }
         for l in [self.bottleneck, self.bottleneck_rev] {
             let link = &mut self.links[l.idx()];
@@ -497,6 +589,7 @@ impl World {
             st.i_sojourn_sum = 0;
             st.i_sojourn_n = 0;
         }
+        self.series = Some(series);
     }
 
     /// Closes the time integrals at the end of the run.
@@ -547,9 +640,11 @@ impl World {
                 in_links
             )));
         }
-        for s in &self.socks {
-            if !s.check_invariants() {
-                return Err(RunError::Internal(format!("TCP scoreboard inconsistent at endpoint {}", s.id.0)));
+        for ep in &self.eps {
+            if let Endpoint::Tcp(s) = ep {
+                if !s.check_invariants() {
+                    return Err(RunError::Internal(format!("TCP scoreboard inconsistent at endpoint {}", s.id.0)));
+                }
             }
         }
         Ok(())
@@ -559,23 +654,29 @@ impl World {
         let window = self.end.since(self.warmup).secs_f64();
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
-            let c = &self.socks[f.client.idx()];
-            let s = &self.socks[f.server.idx()];
-            let done = s.completed_at;
+            let (done, rtt_p95, owd_p95) = match (&self.eps[f.client.idx()], &self.eps[f.server.idx()]) {
+                (Endpoint::Tcp(c), Endpoint::Tcp(s)) => (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0),
+                (Endpoint::Udp(_), Endpoint::Udp(s)) => (s.completed_at, 0, s.owd_hist.value_at_quantile(0.95)),
+                _ => unreachable!("both ends of a flow use the same transport"),
+            };
+            let now_c = self.counters(i);
+            let w = |a: u64, b: u64| a - b;
             let from = f.start.max(self.warmup);
             let to = done.unwrap_or(self.end).min(self.end);
             let active = if to > from { to.since(from).secs_f64() } else { 0.0 };
-            let sent = c.stats.bytes_sent - f.snap_client.bytes_sent;
-            let retx = c.stats.bytes_retx - f.snap_client.bytes_retx;
-            let delivered = s.stats.bytes_delivered - f.snap_server.bytes_delivered;
-            let data_pkts = c.stats.data_pkts_sent - f.snap_client.data_pkts_sent;
+            let sent = w(now_c.bytes_sent, f.snap.bytes_sent);
+            let retx = w(now_c.bytes_retx, f.snap.bytes_retx);
+            let delivered = w(now_c.bytes_delivered, f.snap.bytes_delivered);
+            let data_pkts = w(now_c.data_pkts_sent, f.snap.data_pkts_sent);
             let per_s = |b: u64| if active > 0.0 { b as f64 * 8.0 / active / 1e6 } else { 0.0 };
-            let rtt_n = c.stats.rtt_n - f.snap_client.rtt_n;
-            let rtt_sum = c.stats.rtt_sum_ns - f.snap_client.rtt_sum_ns;
+            let rtt_n = w(now_c.rtt_n, f.snap.rtt_n);
+            let rtt_sum = now_c.rtt_sum_ns - f.snap.rtt_sum_ns;
+            let owd_n = w(now_c.owd_n, f.snap.owd_n);
+            let owd_sum = now_c.owd_sum_ns - f.snap.owd_sum_ns;
             flows.push(FlowSummary {
                 id: i as u32,
                 group: f.group.clone(),
-                transport: "tcp",
+                transport: f.transport,
                 cc: f.cc,
                 start_s: f.start.secs_f64(),
                 end_s: done.map(|t| t.secs_f64()),
@@ -586,11 +687,13 @@ impl World {
                 efficiency_pct: if sent > 0 { (sent - retx) as f64 / sent as f64 * 100.0 } else { 100.0 },
                 fct_s: done.map(|t| t.since(f.start).secs_f64()),
                 rtt_mean_ms: (rtt_n > 0).then(|| rtt_sum / rtt_n as f64 / 1e6),
-                rtt_p95_ms: (rtt_n > 0).then(|| c.rtt_hist.value_at_quantile(0.95) as f64 / 1e6),
+                rtt_p95_ms: (rtt_n > 0).then(|| rtt_p95 as f64 / 1e6),
+                owd_mean_ms: (owd_n > 0).then(|| owd_sum / owd_n as f64 / 1e6),
+                owd_p95_ms: (owd_n > 0).then(|| owd_p95 as f64 / 1e6),
                 base_rtt_ms: f.base_rtt.millis_f64(),
-                retransmits: c.stats.retransmits - f.snap_client.retransmits,
-                timeouts: c.stats.timeouts - f.snap_client.timeouts,
-                recoveries: c.stats.recoveries - f.snap_client.recoveries,
+                retransmits: w(now_c.retransmits, f.snap.retransmits),
+                timeouts: w(now_c.timeouts, f.snap.timeouts),
+                recoveries: w(now_c.recoveries, f.snap.recoveries),
             });
         }
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();

@@ -109,15 +109,31 @@ pub const TCP_HEADER_BYTES: u32 = 52;
 /// The packet size a packet-count queue limit is converted with when a byte capacity is needed.
 pub const MTU_BYTES: u64 = 1500;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The transport of a flow and its settings.
+#[derive(Debug, Clone)]
 pub enum Transport {
-    Tcp,
+    Tcp { cc: crate::cc::CcSpec, tcp: TcpCfg },
+    Udp(UdpCfg),
 }
+
+/// A UDP constant-bit-rate source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdpCfg {
+    /// Sending rate counted in wire bytes (headers included).
+    pub rate: Rate,
+    /// UDP payload bytes per datagram.
+    pub payload: u32,
+}
+
+/// Bytes of IPv4 + UDP header per datagram.
+pub const UDP_HEADER_BYTES: u32 = 28;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AppKind {
     Bulk,
     File,
+    /// Constant bit rate (UDP).
+    Cbr,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -135,7 +151,6 @@ pub enum RwndPolicy {
 #[derive(Debug, Clone)]
 pub struct FlowSpec {
     pub transport: Transport,
-    pub cc: crate::cc::CcSpec,
     pub count: u32,
     pub start: StartSpec,
     /// None = unlimited.
@@ -144,7 +159,16 @@ pub struct FlowSpec {
     pub rtt: Option<Dur>,
     pub rwnd: RwndPolicy,
     pub group: String,
-    pub tcp: TcpCfg,
+}
+
+impl FlowSpec {
+    /// The controller name for reports ("none" for UDP).
+    pub fn cc_name(&self) -> &'static str {
+        match &self.transport {
+            Transport::Tcp { cc, .. } => cc.name(),
+            Transport::Udp(_) => "none",
+        }
+    }
 }
 
 impl Scenario {

@@ -15,9 +15,12 @@ const TCP_KEYS: &[&str] = &[
     "timestamps", "rcvbuf", "pacing", "ecn",
 ];
 const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "group", "tcp"];
-const TRANSPORTS: &[&str] = &["tcp"];
-const APPS: &[&str] = &["bulk", "file"];
+    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "group", "tcp", "rate", "packet_size"];
+const TRANSPORTS: &[&str] = &["tcp", "udp"];
+const APPS: &[&str] = &["bulk", "file", "cbr"];
+/// Keys that only TCP flows take, and the ones only UDP flows take.
+const TCP_ONLY: &[&str] = &["cc", "cc_params", "tcp", "rwnd"];
+const UDP_ONLY: &[&str] = &["rate", "packet_size"];
 const RWND_POLICIES: &[&str] = &["static"];
 const RECOVERIES: &[&str] = &["sack", "newreno", "reno"];
 
@@ -218,11 +221,11 @@ fn positive(path: &str, d: Option<Dur>) -> Res<Option<Dur>> {
 
 fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Res<FlowSpec> {
     let mut t = Table::new(path, v)?;
-    let transport = match t.opt_choice("transport", "transport", TRANSPORTS)? {
-        None | Some(_) => Transport::Tcp,
-    };
-    let cc_name = reader::choice(&t.key_path("cc"), t.require("cc")?, "congestion control", cc::KNOWN)?;
-    let cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &t.key_path("cc_params"))?;
+    let is_udp = t.opt_choice("transport", "transport", TRANSPORTS)? == Some("udp");
+    let (own, other, label) = if is_udp { (UDP_ONLY, TCP_ONLY, "udp") } else { (TCP_ONLY, UDP_ONLY, "tcp") };
+    if let Some(k) = other.iter().find(|k| t.has(k)) {
+        return err(&t.key_path(k), format!("not a setting of {label} flows (they take: {})", own.join(", ")));
+    }
     let count = t.opt_int("count", 1, 100_000)?.unwrap_or(1) as u32;
     let start = match t.get("start") {
         None => StartSpec::At(Dur::ZERO),
@@ -263,6 +266,12 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         }
     };
     let app = match t.opt_choice("app", "application", APPS)? {
+        Some("cbr") if !is_udp => return err(&t.key_path("app"), "cbr is a UDP application: set transport = \"udp\""),
+        Some(a) if is_udp && a != "cbr" => {
+            return err(&t.key_path("app"), format!("udp flows run app = \"cbr\", not \"{a}\""))
+        }
+        Some("cbr") => AppKind::Cbr,
+        None if is_udp => AppKind::Cbr,
         Some("bulk") => {
             if size.is_some() {
                 return err(&t.key_path("size"), "bulk flows are unlimited; use app = \"file\" for a sized transfer");
@@ -291,14 +300,34 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     let rwnd = match t.opt_choice("rwnd", "receive-window policy", RWND_POLICIES)? {
         None | Some(_) => RwndPolicy::Static,
     };
-    let group = t.opt_str("group")?.unwrap_or(cc_name).to_string();
-    let tcp = match t.get("tcp") {
-        Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),
-        None => tcp_defaults.clone(),
-    }
-    .resolve(&t.key_path("tcp"), cc_name)?;
+    let transport = if is_udp {
+        let rate = match t.opt_rate("rate")? {
+            Some(r) => r,
+            None => return err(&t.key_path("rate"), "missing required key (the CBR sending rate, e.g. \"13.35Mbps\")"),
+        };
+        let payload = match t.opt_size("packet_size")? {
+            None => 1472,
+            Some(p) if (1..=65_507).contains(&p) => p as u32,
+            Some(p) => return err(&t.key_path("packet_size"), format!("must be between 1B and 65507B (got {p}B)")),
+        };
+        Transport::Udp(UdpCfg { rate, payload })
+    } else {
+        let cc_name = reader::choice(&t.key_path("cc"), t.require("cc")?, "congestion control", cc::KNOWN)?;
+        let cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &t.key_path("cc_params"))?;
+        let tcp = match t.get("tcp") {
+            Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),
+            None => tcp_defaults.clone(),
+        }
+        .resolve(&t.key_path("tcp"), cc_name)?;
+        Transport::Tcp { cc, tcp }
+    };
+    let default_group = match &transport {
+        Transport::Tcp { cc, .. } => cc.name(),
+        Transport::Udp(_) => "udp",
+    };
+    let group = t.opt_str("group")?.unwrap_or(default_group).to_string();
     t.finish(FLOW_KEYS)?;
-    Ok(FlowSpec { transport, cc, count, start, size, app, rtt, rwnd, group, tcp })
+    Ok(FlowSpec { transport, count, start, size, app, rtt, rwnd, group })
 }
 
 #[cfg(test)]
@@ -323,8 +352,9 @@ mod tests {
     fn minimal_scenario_gets_defaults() {
         let s = Scenario::from_value(&base()).unwrap();
         assert_eq!(s.seed, 1);
-        assert_eq!(s.flows[0].tcp.mss, 1448);
-        assert_eq!(s.flows[0].tcp.recovery, Recovery::NewReno);
+        let Transport::Tcp { tcp, .. } = &s.flows[0].transport else { panic!("tcp flow") };
+        assert_eq!(tcp.mss, 1448);
+        assert_eq!(tcp.recovery, Recovery::NewReno);
         assert_eq!(s.topology.bottleneck_queue.limit, QueueLimit::Packets(1000));
         assert_eq!(s.base_rtt(&s.flows[0]), Dur::from_millis(20));
     }
@@ -360,6 +390,20 @@ mod tests {
         let mut v = base();
         v["flows"][0]["rtt"] = json!("5ms");
         assert_eq!(error_of(v).0, "flows[0].rtt");
+
+        let mut v = base();
+        v["flows"][0] = json!({ "transport": "udp" });
+        assert_eq!(error_of(v).0, "flows[0].rate");
+
+        let mut v = base();
+        v["flows"][0] = json!({ "transport": "udp", "rate": "1Mbps", "cc": "reno" });
+        let (p, m) = error_of(v);
+        assert_eq!(p, "flows[0].cc");
+        assert!(m.contains("rate, packet_size"), "{m}");
+
+        let mut v = base();
+        v["flows"][0]["app"] = json!("cbr");
+        assert_eq!(error_of(v).0, "flows[0].app");
 
         let mut v = base();
         v["topology"]["bottleneck_queue"] = json!({ "kind": "droptail", "limit": "0p" });

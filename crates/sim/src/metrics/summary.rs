@@ -35,6 +35,9 @@ pub struct FlowSummary {
     pub rtt_mean_ms: Option<f64>,
     pub rtt_p95_ms: Option<f64>,
     // Extensions.
+    /// One-way delay of datagrams (UDP flows), None otherwise.
+    pub owd_mean_ms: Option<f64>,
+    pub owd_p95_ms: Option<f64>,
     pub base_rtt_ms: f64,
     pub retransmits: u64,
     pub timeouts: u64,

@@ -5,5 +5,5 @@ pub mod packet;
 pub mod route;
 
 pub use link::{Link, LinkStats};
-pub use packet::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
+pub use packet::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader, UdpHeader};
 pub use route::{Route, MAX_HOPS};

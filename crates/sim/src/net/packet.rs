@@ -77,9 +77,17 @@ pub struct TcpHeader {
     pub syn_opts: SynOptions,
 }
 
+/// A UDP datagram (the sequence number is the source's own count, for loss accounting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UdpHeader {
+    pub seq: u64,
+    pub len: u32,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Header {
     Tcp(TcpHeader),
+    Udp(UdpHeader),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,16 +104,27 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// The TCP header; panics on other transports (callers dispatch on the endpoint kind).
     #[inline]
     pub fn tcp(&self) -> &TcpHeader {
         match &self.hdr {
             Header::Tcp(h) => h,
+            _ => panic!("not a TCP packet"),
         }
     }
     #[inline]
-    pub fn tcp_mut(&mut self) -> &mut TcpHeader {
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpHeader> {
         match &mut self.hdr {
-            Header::Tcp(h) => h,
+            Header::Tcp(h) => Some(h),
+            _ => None,
+        }
+    }
+    /// Payload bytes carried (data, not headers).
+    #[inline]
+    pub fn payload(&self) -> u32 {
+        match &self.hdr {
+            Header::Tcp(h) => h.len,
+            Header::Udp(h) => h.len,
         }
     }
 }
