@@ -1044,7 +1044,7 @@ mod tests {
         let mut edge_ok = true;
         let mut retracted = false;
         let mut watch = |s: &TcpSocket| {
-            if s.snd_wnd() <= 3000 {
+            if s.state == TcpState::Established && s.snd_wnd() <= 3000 {
                 // After the cut is seen, new data never passes una + wnd; what was already
                 // sent beyond it stays outstanding (nxt never moves back).
                 let at_cut = *nxt_at_cut.get_or_insert(s.nxt);
