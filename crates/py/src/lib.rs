@@ -10,15 +10,17 @@ create_exception!(_core, ScenarioError, PyValueError, "Invalid scenario: args ar
 create_exception!(_core, SimulationError, PyRuntimeError, "A run failed an internal check.");
 
 /// Run a scenario given as JSON text. Returns (summary_json, {table: {column: list}}).
+/// With `capture_dir`, the links named in the scenario's `capture` are written there as pcap.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, series=true))]
+#[pyo3(signature = (scenario_json, seed=None, series=true, capture_dir=None))]
 fn run_json<'py>(
     py: Python<'py>,
     scenario_json: &str,
     seed: Option<u64>,
     series: bool,
+    capture_dir: Option<std::path::PathBuf>,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let opts = RunOptions { seed, series };
+    let opts = RunOptions { seed, series, capture_dir };
     let json = scenario_json.to_owned();
     let result = py.detach(move || bloatlab_sim::run_json(&json, &opts));
     match result {

@@ -79,7 +79,7 @@ fn tcp_run(c: &mut Criterion) {
     let mut g = c.benchmark_group("tcp");
     g.sample_size(10);
     g.bench_function("dumbbell_400mbps_2s", |b| {
-        b.iter(|| black_box(run_toml(sc, &RunOptions { seed: None, series: false }).unwrap().summary_json.len()))
+        b.iter(|| black_box(run_toml(sc, &RunOptions { seed: None, series: false, ..Default::default() }).unwrap().summary_json.len()))
     });
     g.finish();
 }

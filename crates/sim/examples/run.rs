@@ -1,5 +1,6 @@
 //! Runs a scenario file and prints its summary JSON:
-//! `cargo run --release --example run -- FILE [SERIES_DIR]` (series as CSV when a dir is given).
+//! `cargo run --release --example run -- FILE [SERIES_DIR]` (series as CSV when a dir is given;
+//! pcap files of the scenario's `capture` links go to $BLOATLAB_CAPTURE_DIR when set).
 
 use bloatlab_sim::Column;
 use std::io::Write;
@@ -9,7 +10,8 @@ fn main() {
     let path = args.next().expect("usage: run SCENARIO.toml [SERIES_DIR]");
     let series_dir = args.next();
     let text = std::fs::read_to_string(&path).expect("readable scenario file");
-    let opts = bloatlab_sim::RunOptions { seed: None, series: series_dir.is_some() };
+    let capture_dir = std::env::var_os("BLOATLAB_CAPTURE_DIR").map(std::path::PathBuf::from);
+    let opts = bloatlab_sim::RunOptions { seed: None, series: series_dir.is_some(), capture_dir };
     match bloatlab_sim::run_toml(&text, &opts) {
         Ok(out) => {
             println!("{}", out.summary_json);

@@ -9,6 +9,9 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// Collect sampled time series (costs memory proportional to simulated time).
     pub series: bool,
+    /// Where to write the pcap files of the links named in the scenario's `capture`
+    /// (`{dir}/{link}.pcap`); without it, `capture` is ignored.
+    pub capture_dir: Option<std::path::PathBuf>,
 }
 
 /// An invalid scenario: the key path (`flows[0].cc`) and what is wrong / allowed.
@@ -95,5 +98,5 @@ pub fn run_toml(text: &str, opts: &RunOptions) -> Result<RunOutput, RunError> {
 
 fn run_value(value: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let scenario = crate::config::Scenario::from_value(value)?;
-    crate::world::World::new(&scenario, opts).run()
+    crate::world::World::new(&scenario, opts)?.run()
 }

@@ -9,6 +9,7 @@ use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::gateway::{self, AckRewriter, QueueView};
 use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
 use crate::metrics::{jain, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Series, Summary};
+use crate::net::pcap::PcapWriter;
 use crate::net::{Link, LinkStats, PacketPool, Route, TcpFlags};
 use crate::queue::{self, DropReason, QEntry, Verdict};
 use crate::tcp::{Cx, TcpSocket};
@@ -84,6 +85,9 @@ pub struct World {
     gw_wscale: Vec<Option<u8>>,
     /// ACK windows the gateway lowered.
     gw_rewrites: u64,
+    /// pcap writers, one slot per link.
+    captures: Vec<Option<PcapWriter>>,
+    capture_error: Option<String>,
 }
 
 fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
@@ -104,7 +108,7 @@ fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, i
 }
 
 impl World {
-    pub fn new(sc: &Scenario, opts: &RunOptions) -> World {
+    pub fn new(sc: &Scenario, opts: &RunOptions) -> Result<World, RunError> {
         let seed = opts.seed.unwrap_or(sc.seed);
         let t = &sc.topology;
         debug_assert_eq!(t.kind, TopologyKind::Dumbbell);
@@ -138,9 +142,9 @@ impl World {
                 let client = SockId(eps.len() as u32);
                 let server = SockId(client.0 + 1);
                 let fwd = RouteId(routes.len() as u32);
-                routes.push(Route::new(&[up, bn, down], server));
+                routes.push(Route::new(&[up, bn, down], server, true));
                 let rev = RouteId(fwd.0 + 1);
-                routes.push(Route::new(&[rup, bn_rev, rdown], client));
+                routes.push(Route::new(&[rup, bn_rev, rdown], client, false));
                 let from = SimTime(sc.warmup.0);
                 let mss = match &spec.transport {
                     Transport::Tcp { cc, tcp } => {
@@ -198,7 +202,18 @@ impl World {
         for l in links.iter_mut() {
             l.stats.counting = counting;
         }
-        World {
+        let mut captures: Vec<Option<PcapWriter>> = (0..links.len()).map(|_| None).collect();
+        if let Some(dir) = &opts.capture_dir {
+            for (i, l) in links.iter().enumerate() {
+                if sc.capture.links.iter().any(|n| *n == l.name) {
+                    let path = dir.join(format!("{}.pcap", l.name));
+                    let w = PcapWriter::create(&path, sc.capture.snaplen)
+                        .map_err(|e| RunError::Internal(format!("cannot write {}: {e}", path.display())))?;
+                    captures[i] = Some(w);
+                }
+            }
+        }
+        Ok(World {
             name: sc.name.clone(),
             seed,
             now: SimTime::ZERO,
@@ -220,7 +235,9 @@ impl World {
             gateway: t.gateway.as_ref().map(gateway::build),
             gw_wscale: vec![None; n_flows],
             gw_rewrites: 0,
-        }
+            captures,
+            capture_error: None,
+        })
     }
 
     pub fn run(mut self) -> Result<RunOutput, RunError> {
@@ -242,6 +259,14 @@ impl World {
             self.dispatch(ev);
         }
         self.now = self.end;
+        for w in self.captures.iter_mut().filter_map(Option::take) {
+            if let Err(e) = w.finish() {
+                self.capture_error.get_or_insert_with(|| e.to_string());
+            }
+        }
+        if let Some(e) = self.capture_error.take() {
+            return Err(RunError::Internal(format!("pcap capture failed: {e}")));
+        }
         self.close_windows();
         self.check_conservation()?;
         let summary = self.summary(wall.elapsed().as_secs_f64());
@@ -443,6 +468,13 @@ impl World {
         }
         st.i_tx_bytes += bytes;
         let crossing = st.transmitted - 1;
+        if let Some(w) = self.captures[l.idx()].as_mut() {
+            let p = self.pool.get(pid);
+            let forward = self.routes[p.route.idx()].forward;
+            if let Err(e) = w.record(now, p, forward) {
+                self.capture_error.get_or_insert_with(|| e.to_string());
+            }
+        }
         if link.loses_next(crossing) {
             self.drop_packet(l, pid, DropReason::RandomLoss);
         } else if link.delay.0 == 0 {

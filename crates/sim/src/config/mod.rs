@@ -19,6 +19,28 @@ pub struct Scenario {
     pub metrics: MetricsCfg,
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
+    pub capture: CaptureCfg,
+}
+
+/// Links to record as pcap, by name, and the bytes kept of each packet.
+#[derive(Debug, Clone, Default)]
+pub struct CaptureCfg {
+    pub links: Vec<String>,
+    pub snaplen: u32,
+}
+
+impl Scenario {
+    /// The names of every link the topology builds, in build order.
+    pub fn link_names(&self) -> Vec<String> {
+        let n: u32 = self.flows.iter().map(|f| f.count).sum();
+        let mut v = vec!["bottleneck".to_string(), "bottleneck_rev".to_string()];
+        for f in 0..n {
+            for side in ["src_up", "dst_down", "dst_up", "src_down"] {
+                v.push(format!("f{f}_{side}"));
+            }
+        }
+        v
+    }
 }
 
 #[derive(Debug, Clone)]

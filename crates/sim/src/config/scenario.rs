@@ -6,7 +6,7 @@ use super::*;
 use crate::cc;
 use serde_json::Value;
 
-const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows"];
+const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows", "capture"];
 const TOPOLOGY_KEYS: &[&str] =
     &["kind", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue", "gateway"];
 const LINK_KEYS: &[&str] = &["rate", "delay", "loss", "drop_packets"];
@@ -61,13 +61,44 @@ impl Scenario {
             Value::Array(_) => return err("flows", "must list at least one flow"),
             _ => return err("flows", "expected an array of tables ([[flows]])"),
         };
+        let capture_v = t.get("capture");
         t.finish(TOP_KEYS)?;
         let mut flows = Vec::with_capacity(flows_arr.len());
         for (i, fv) in flows_arr.iter().enumerate() {
             flows.push(flow(&format!("flows[{i}]"), fv, &tcp_defaults, &topology)?);
         }
-        Ok(Scenario { name, duration, seed, warmup, metrics, topology, flows })
+        let mut sc = Scenario { name, duration, seed, warmup, metrics, topology, flows, capture: CaptureCfg::default() };
+        if let Some(cv) = capture_v {
+            sc.capture = capture(cv, &sc.link_names())?;
+        }
+        Ok(sc)
     }
+}
+
+fn capture(v: &Value, names: &[String]) -> Res<CaptureCfg> {
+    let mut t = Table::new("capture", v)?;
+    let mut links = Vec::new();
+    match t.get("links") {
+        None => {}
+        Some(Value::Array(a)) => {
+            for (i, lv) in a.iter().enumerate() {
+                let p = format!("capture.links[{i}]");
+                let name = reader::as_str(&p, lv)?;
+                if !names.iter().any(|n| n == name) {
+                    let shown: Vec<&str> = names.iter().take(6).map(|s| s.as_str()).collect();
+                    let more = if names.len() > 6 { ", ..." } else { "" };
+                    return err(&p, format!("unknown link \"{name}\" (links: {}{more}; access links are f<N>_src_up, f<N>_dst_down, f<N>_dst_up, f<N>_src_down)", shown.join(", ")));
+                }
+                if !links.iter().any(|l: &String| l == name) {
+                    links.push(name.to_string());
+                }
+            }
+        }
+        Some(_) => return err("capture.links", "expected an array of link names, e.g. [\"bottleneck\"]"),
+    }
+    let snaplen = t.opt_int("snaplen", 60, 65_535)?.unwrap_or(128) as u32;
+    t.finish(&["links", "snaplen"])?;
+    Ok(CaptureCfg { links, snaplen })
 }
 
 fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<LinkCfg> {

@@ -2,6 +2,7 @@
 
 pub mod link;
 pub mod packet;
+pub mod pcap;
 pub mod route;
 
 pub use link::{Link, LinkStats};

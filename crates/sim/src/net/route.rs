@@ -11,13 +11,15 @@ pub struct Route {
     pub links: [LinkId; MAX_HOPS],
     pub len: u8,
     pub dst: SockId,
+    /// The data direction (sender → receiver), as opposed to the ACK direction.
+    pub forward: bool,
 }
 
 impl Route {
-    pub fn new(path: &[LinkId], dst: SockId) -> Route {
+    pub fn new(path: &[LinkId], dst: SockId, forward: bool) -> Route {
         assert!(!path.is_empty() && path.len() <= MAX_HOPS);
         let mut links = [LinkId(0); MAX_HOPS];
         links[..path.len()].copy_from_slice(path);
-        Route { links, len: path.len() as u8, dst }
+        Route { links, len: path.len() as u8, dst, forward }
     }
 }

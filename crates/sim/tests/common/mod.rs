@@ -10,7 +10,7 @@ pub fn run(toml: &str) -> Value {
 }
 
 pub fn run_seeded(toml: &str, seed: Option<u64>) -> Value {
-    let out = run_toml(toml, &RunOptions { seed, series: false }).unwrap_or_else(|e| panic!("run failed: {e}"));
+    let out = run_toml(toml, &RunOptions { seed, series: false, ..Default::default() }).unwrap_or_else(|e| panic!("run failed: {e}"));
     serde_json::from_str(&out.summary_json).expect("summary is JSON")
 }
 
