@@ -91,9 +91,11 @@ pub struct World {
 }
 
 fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
+    // The reverse member of a link pair (not lossy: the ACK direction) may have its own rate.
+    let spec = if lossy { &cfg.rate } else { cfg.reverse_rate.as_ref().unwrap_or(&cfg.rate) };
     Link {
         name,
-        rate: cfg.rate,
+        rate: spec.build(SimRng::new(seed, Stream::LinkRate, id as u64)),
         delay: cfg.delay,
         loss: if lossy { cfg.loss } else { 0.0 },
         drop_list: if lossy { cfg.drop_packets.clone() } else { Vec::new() },
@@ -444,7 +446,7 @@ impl World {
                 let b = link.queue.backlog().bytes;
                 link.stats.backlog_changed(now, b);
             }
-            let at = now + link.rate.tx_time(e.bytes as u64);
+            let at = link.rate.serve(now, e.bytes as u64);
             self.events.schedule(at, Event::LinkTxDone(l));
         }
         for (e, r) in drops.drain(..) {
@@ -530,6 +532,7 @@ impl World {
             let b = l.queue.backlog().bytes;
             l.stats.start_window(now);
             l.stats.last_backlog = b;
+            l.stats.w_capacity_start = l.rate.cumulative_capacity(now);
         }
         for i in 0..self.flows.len() {
             let c = self.counters(i);
@@ -617,6 +620,7 @@ impl World {
             series.q_sojourn_ms.push(if st.i_sojourn_n > 0 { st.i_sojourn_sum as f64 / st.i_sojourn_n as f64 / 1e6 } else { f64::NAN });
             series.q_tx_mbps.push(st.i_tx_bytes as f64 * 8.0 / secs / 1e6);
             series.q_aqm_state.push(link.queue.internal_state());
+            series.q_capacity_mbps.push(link.rate.rate_at(self.now).mbps_f64());
             st.i_tx_bytes = 0;
             st.i_sojourn_sum = 0;
             st.i_sojourn_n = 0;
@@ -633,6 +637,7 @@ impl World {
             if let Some((_, started)) = l.in_tx {
                 l.stats.add_busy(started, now);
             }
+            l.stats.w_capacity = l.rate.cumulative_capacity(now) - l.stats.w_capacity_start;
         }
     }
 
@@ -754,10 +759,18 @@ impl World {
                 p95_sojourn_ms: if st.w_sojourn_n > 0 { st.sojourn_hist.value_at_quantile(0.95) as f64 / 1e6 } else { 0.0 },
                 drops,
                 drop_pct: if st.w_arrivals > 0 { drops as f64 / st.w_arrivals as f64 * 100.0 } else { 0.0 },
-                utilization_pct: if window > 0.0 { st.w_busy.secs_f64() / window * 100.0 } else { 0.0 },
+                // Busy time on a constant link; on a variable one, bytes carried over the
+                // capacity offered (waiting for a trace opportunity is not work).
+                utilization_pct: if bn.rate.is_constant() {
+                    if window > 0.0 { st.w_busy.secs_f64() / window * 100.0 } else { 0.0 }
+                } else if st.w_capacity > 0 {
+                    st.w_tx_bytes as f64 / st.w_capacity as f64 * 100.0
+                } else {
+                    0.0
+                },
                 drop_reasons: reasons,
                 random_losses: st.w_drops[DropReason::RandomLoss as usize],
-                rate_mbps: bn.rate.mbps_f64(),
+                rate_mbps: bn.rate.mean_rate().mbps_f64(),
             },
             fairness: Fairness { jain_goodput: jain(&goodputs) },
             engine: EngineSummary {

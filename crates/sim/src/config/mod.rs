@@ -3,10 +3,12 @@
 
 mod gateway;
 mod queue;
+mod rate;
 mod reader;
 mod scenario;
 
 pub use reader::{err, join, Res, Table};
+pub use crate::api::ScenarioError;
 
 use crate::units::{Dur, Rate};
 
@@ -70,9 +72,36 @@ pub struct Topology {
 #[derive(Debug, Clone, PartialEq)]
 pub enum GatewayCfg {}
 
+/// How a link's capacity behaves over time.
+#[derive(Debug, Clone)]
+pub enum RateSpec {
+    Constant(Rate),
+    /// A Mahimahi trace (loaded and checked when the scenario is read).
+    Trace { file: String, times_ms: std::sync::Arc<Vec<u64>> },
+    /// The stochastic cellular model (see net::rate_model::CellularRate).
+    Cellular { min: Rate, max: Rate, interval: Dur, dwell: Dur, p_good: f64 },
+}
+
+impl RateSpec {
+    /// Builds the link's model; `rng` drives the stochastic one.
+    pub fn build(&self, rng: crate::engine::SimRng) -> crate::net::rate_model::RateModel {
+        use crate::net::rate_model::{CellularRate, RateModel, TraceRate};
+        match self {
+            RateSpec::Constant(r) => RateModel::Constant(*r),
+            RateSpec::Trace { times_ms, .. } => RateModel::Trace(TraceRate::new(times_ms.clone())),
+            RateSpec::Cellular { min, max, interval, dwell, p_good } => {
+                RateModel::Cellular(CellularRate::new(*min, *max, *interval, *dwell, *p_good, rng))
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct LinkCfg {
-    pub rate: Rate,
+    pub rate: RateSpec,
+    /// The reverse direction's rate where a link pair shares one table (the bottleneck);
+    /// None: the same as `rate`.
+    pub reverse_rate: Option<RateSpec>,
     pub delay: Dur,
     /// Probability that a packet is lost after crossing the link (data direction).
     pub loss: f64,

@@ -1,7 +1,7 @@
 //! Reading a [`Scenario`] from its JSON form, with every check that needs only the scenario.
 
 use super::reader::{self, err, Res, Table};
-use super::{gateway, queue};
+use super::{gateway, queue, rate};
 use super::*;
 use crate::cc;
 use serde_json::Value;
@@ -9,7 +9,7 @@ use serde_json::Value;
 const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows", "capture"];
 const TOPOLOGY_KEYS: &[&str] =
     &["kind", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue", "gateway"];
-const LINK_KEYS: &[&str] = &["rate", "delay", "loss", "drop_packets"];
+const LINK_KEYS: &[&str] = &["rate", "reverse_rate", "delay", "loss", "drop_packets"];
 const TCP_KEYS: &[&str] = &[
     "mss", "init_cwnd", "recovery", "delack", "ack_every", "rto_min", "rto_initial", "rto_max",
     "timestamps", "rcvbuf", "pacing", "ecn",
@@ -103,10 +103,14 @@ fn capture(v: &Value, names: &[String]) -> Res<CaptureCfg> {
 
 fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<LinkCfg> {
     let mut t = Table::new(path, v)?;
-    let rate = match (t.opt_rate("rate")?, default) {
-        (Some(r), _) => r,
-        (None, Some(d)) => d.rate,
+    let rate = match (t.get("rate"), default) {
+        (Some(rv), _) => rate::rate_spec(&t.key_path("rate"), rv)?,
+        (None, Some(d)) => d.rate.clone(),
         (None, None) => return err(&t.key_path("rate"), "missing required key"),
+    };
+    let reverse_rate = match t.get("reverse_rate") {
+        Some(rv) => Some(rate::rate_spec(&t.key_path("reverse_rate"), rv)?),
+        None => default.and_then(|d| d.reverse_rate.clone()),
     };
     let delay = match (t.opt_duration("delay")?, default) {
         (Some(d), _) => d,
@@ -130,7 +134,7 @@ fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<LinkCfg> {
         Some(_) => return err(&t.key_path("drop_packets"), "expected an array of packet indices, e.g. [0, 17]"),
     };
     t.finish(LINK_KEYS)?;
-    Ok(LinkCfg { rate, delay, loss, drop_packets })
+    Ok(LinkCfg { rate, reverse_rate, delay, loss, drop_packets })
 }
 
 fn topology(v: &Value) -> Res<Topology> {
@@ -155,7 +159,7 @@ fn topology(v: &Value) -> Res<Topology> {
 }
 
 fn default_access() -> LinkCfg {
-    LinkCfg { rate: Rate(10_000_000_000), delay: Dur::ZERO, loss: 0.0, drop_packets: Vec::new() }
+    LinkCfg { rate: RateSpec::Constant(Rate(10_000_000_000)), reverse_rate: None, delay: Dur::ZERO, loss: 0.0, drop_packets: Vec::new() }
 }
 
 /// TCP settings as read from one table: unset keys fall through to the next level.

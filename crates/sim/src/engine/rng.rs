@@ -14,6 +14,7 @@ pub enum Stream {
     FlowStart = 2,
     Queue = 3,
     Endpoint = 4,
+    LinkRate = 5,
 }
 
 fn splitmix(mut z: u64) -> u64 {

@@ -27,6 +27,7 @@ pub struct Series {
     pub q_sojourn_ms: Vec<f64>,
     pub q_tx_mbps: Vec<f64>,
     pub q_aqm_state: Vec<f64>,
+    pub q_capacity_mbps: Vec<f64>,
 }
 
 impl Series {
@@ -70,6 +71,7 @@ impl Series {
                     f("sojourn_ms", self.q_sojourn_ms),
                     f("tx_mbps", self.q_tx_mbps),
                     f("aqm_state", self.q_aqm_state),
+                    f("capacity_mbps", self.q_capacity_mbps),
                 ],
             },
         ]

@@ -5,13 +5,14 @@
 use crate::engine::SimRng;
 use crate::ids::PacketId;
 use crate::queue::{QueueDisc, DROP_REASONS};
-use crate::units::{Dur, Rate, SimTime};
+use crate::net::rate_model::RateModel;
+use crate::units::{Dur, SimTime};
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
 
 pub struct Link {
     pub name: String,
-    pub rate: Rate,
+    pub rate: RateModel,
     pub delay: Dur,
     pub loss: f64,
     /// Sorted indices of packets to lose (deterministic loss list) and the next one's position.
@@ -43,6 +44,10 @@ pub struct LinkStats {
     pub w_tx_pkts: u64,
     pub w_tx_bytes: u64,
     pub w_busy: Dur,
+    /// The link's cumulative capacity (bytes) when the window started.
+    pub w_capacity_start: u64,
+    /// Bytes the link could have carried during the window (set when the run ends).
+    pub w_capacity: u64,
     /// ∫ backlog_bytes dt, in byte·ns.
     pub w_backlog_area: u128,
     pub last_backlog_change: SimTime,
@@ -71,6 +76,8 @@ impl LinkStats {
             w_tx_pkts: 0,
             w_tx_bytes: 0,
             w_busy: Dur::ZERO,
+            w_capacity_start: 0,
+            w_capacity: 0,
             w_backlog_area: 0,
             last_backlog_change: SimTime::ZERO,
             last_backlog: 0,

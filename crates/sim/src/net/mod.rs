@@ -3,6 +3,7 @@
 pub mod link;
 pub mod packet;
 pub mod pcap;
+pub mod rate_model;
 pub mod route;
 
 pub use link::{Link, LinkStats};
