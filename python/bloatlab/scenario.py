@@ -244,8 +244,24 @@ def load(scenario: ScenarioLike) -> dict[str, Any]:
             raise ScenarioError(name, f"malformed JSON: {e.msg} (at line {e.lineno}, column {e.colno})") from None
         if not isinstance(doc, dict):
             raise ScenarioError(name, "a JSON scenario must be an object")
-        return doc
-    return loads(text, source=name)
+        return _resolve_files(doc, path.parent)
+    return _resolve_files(loads(text, source=name), path.parent)
+
+
+def _resolve_files(doc: Any, base: Path) -> Any:
+    """Makes relative trace-file paths (``{ model = "trace", file = ... }``) relative to the
+    scenario file's folder, so a scenario works from any working directory."""
+    if isinstance(doc, dict):
+        if doc.get("model") == "trace" and isinstance(doc.get("file"), str):
+            f = Path(doc["file"]).expanduser()
+            if not f.is_absolute():
+                doc["file"] = os.fspath(base / f)
+        for v in doc.values():
+            _resolve_files(v, base)
+    elif isinstance(doc, list):
+        for v in doc:
+            _resolve_files(v, base)
+    return doc
 
 
 def demo_text() -> str:
