@@ -51,6 +51,8 @@ struct FlowRt {
     size: Option<u64>,
     base_rtt: Dur,
     mss: u64,
+    /// The receiver's last-hop link (its radio link in the cellular topology).
+    last_hop: LinkId,
     pkts_sent: u64,
     pkts_delivered: u64,
     pkts_dropped: u64,
@@ -113,7 +115,6 @@ impl World {
     pub fn new(sc: &Scenario, opts: &RunOptions) -> Result<World, RunError> {
         let seed = opts.seed.unwrap_or(sc.seed);
         let t = &sc.topology;
-        debug_assert_eq!(t.kind, TopologyKind::Dumbbell);
         let mut links = Vec::new();
         // Random and listed losses apply in the data direction only.
         let mut add = |name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, monitored| {
@@ -121,8 +122,25 @@ impl World {
             links.push(new_link(name, cfg, lossy, q, seed, id, monitored));
             LinkId(id)
         };
-        let bn = add("bottleneck".into(), &t.bottleneck, true, &t.bottleneck_queue, true);
-        let bn_rev = add("bottleneck_rev".into(), &t.bottleneck, false, &t.reverse_queue, true);
+        let cellular = t.kind == TopologyKind::Cellular;
+        // Dumbbell: the shared bottleneck pair. Cellular: the core pair, then a radio pair per
+        // UE (the first UE's radio link is "the bottleneck" of the summary).
+        let (bn, bn_rev, core, ue_links) = if cellular {
+            let core_down = add("core_down".into(), &t.access, true, &t.access_queue, false);
+            let core_up = add("core_up".into(), &t.access, false, &t.access_queue, false);
+            let ue_links: Vec<(LinkId, LinkId)> = (0..t.ues)
+                .map(|u| {
+                    let d = add(format!("ue{u}_down"), &t.bottleneck, true, &t.bottleneck_queue, true);
+                    let up = add(format!("ue{u}_up"), &t.bottleneck, false, &t.reverse_queue, true);
+                    (d, up)
+                })
+                .collect();
+            (ue_links[0].0, ue_links[0].1, Some((core_down, core_up)), ue_links)
+        } else {
+            let bn = add("bottleneck".into(), &t.bottleneck, true, &t.bottleneck_queue, true);
+            let bn_rev = add("bottleneck_rev".into(), &t.bottleneck, false, &t.reverse_queue, true);
+            (bn, bn_rev, None, Vec::new())
+        };
 
         let mut routes = Vec::new();
         let mut eps: Vec<Endpoint> = Vec::new();
@@ -132,21 +150,29 @@ impl World {
             for _ in 0..spec.count {
                 let f = flows.len() as u32;
                 let base_rtt = sc.base_rtt(spec);
-                let access_delay = match spec.rtt {
-                    Some(r) => Dur((r.0 / 2 - t.bottleneck.delay.0) / 2),
-                    None => t.access.delay,
-                };
-                let acc = LinkCfg { delay: access_delay, ..t.access.clone() };
-                let up = add(format!("f{f}_src_up"), &acc, true, &t.access_queue, false);
-                let down = add(format!("f{f}_dst_down"), &acc, true, &t.access_queue, false);
-                let rup = add(format!("f{f}_dst_up"), &acc, false, &t.access_queue, false);
-                let rdown = add(format!("f{f}_src_down"), &acc, false, &t.access_queue, false);
                 let client = SockId(eps.len() as u32);
                 let server = SockId(client.0 + 1);
                 let fwd = RouteId(routes.len() as u32);
-                routes.push(Route::new(&[up, bn, down], server, true));
                 let rev = RouteId(fwd.0 + 1);
-                routes.push(Route::new(&[rup, bn_rev, rdown], client, false));
+                let last_hop = if let Some((core_down, core_up)) = core {
+                    let (down, up) = ue_links[spec.ue.unwrap_or(f % t.ues) as usize];
+                    routes.push(Route::new(&[core_down, down], server, true));
+                    routes.push(Route::new(&[up, core_up], client, false));
+                    down
+                } else {
+                    let access_delay = match spec.rtt {
+                        Some(r) => Dur((r.0 / 2 - t.bottleneck.delay.0) / 2),
+                        None => t.access.delay,
+                    };
+                    let acc = LinkCfg { delay: access_delay, ..t.access.clone() };
+                    let up = add(format!("f{f}_src_up"), &acc, true, &t.access_queue, false);
+                    let down = add(format!("f{f}_dst_down"), &acc, true, &t.access_queue, false);
+                    let rup = add(format!("f{f}_dst_up"), &acc, false, &t.access_queue, false);
+                    let rdown = add(format!("f{f}_src_down"), &acc, false, &t.access_queue, false);
+                    routes.push(Route::new(&[up, bn, down], server, true));
+                    routes.push(Route::new(&[rup, bn_rev, rdown], client, false));
+                    down
+                };
                 let from = SimTime(sc.warmup.0);
                 let mss = match &spec.transport {
                     Transport::Tcp { cc, tcp } => {
@@ -156,6 +182,7 @@ impl World {
                         c.metrics_from = from;
                         s.metrics_from = from;
                         s.listen();
+                        s.set_rwnd_policy(spec.rwnd);
                         eps.push(Endpoint::Tcp(c));
                         eps.push(Endpoint::Tcp(s));
                         tcp.mss as u64
@@ -189,6 +216,7 @@ impl World {
                     size: spec.size,
                     base_rtt,
                     mss,
+                    last_hop,
                     pkts_sent: 0,
                     pkts_delivered: 0,
                     pkts_dropped: 0,
@@ -319,7 +347,14 @@ impl World {
     fn ep_call(&mut self, s: SockId, f: impl FnOnce(&mut Endpoint, &mut Cx)) {
         let mut out = std::mem::take(&mut self.out);
         {
-            let mut cx = Cx { now: self.now, pool: &mut self.pool, events: &mut self.events, out: &mut out };
+            let channel = match &self.eps[s.idx()] {
+                Endpoint::Tcp(t) if t.needs_channel() => {
+                    let hop = self.flows[t.flow.idx()].last_hop;
+                    Some(self.links[hop.idx()].rate.rate_at(self.now))
+                }
+                _ => None,
+            };
+            let mut cx = Cx { now: self.now, pool: &mut self.pool, events: &mut self.events, out: &mut out, channel };
             f(&mut self.eps[s.idx()], &mut cx);
         }
         for pid in out.drain(..) {

@@ -1,11 +1,12 @@
 //! The validated scenario: plain typed values, every unit resolved. Built from a JSON value by
 //! [`Scenario::from_value`], which reports the first problem with its key path.
 
+mod cellular;
 mod gateway;
 mod queue;
 mod rate;
 mod reader;
-mod scenario;
+pub(crate) mod scenario;
 
 pub use reader::{err, join, Res, Table};
 pub use crate::api::ScenarioError;
@@ -34,6 +35,14 @@ pub struct CaptureCfg {
 impl Scenario {
     /// The names of every link the topology builds, in build order.
     pub fn link_names(&self) -> Vec<String> {
+        if self.topology.kind == TopologyKind::Cellular {
+            let mut v = vec!["core_down".to_string(), "core_up".to_string()];
+            for u in 0..self.topology.ues {
+                v.push(format!("ue{u}_down"));
+                v.push(format!("ue{u}_up"));
+            }
+            return v;
+        }
         let n: u32 = self.flows.iter().map(|f| f.count).sum();
         let mut v = vec!["bottleneck".to_string(), "bottleneck_rev".to_string()];
         for f in 0..n {
@@ -54,6 +63,11 @@ pub struct MetricsCfg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopologyKind {
     Dumbbell,
+    /// server — core link — base station (per-UE buffers) — radio links — UEs. Mapped onto
+    /// the same fields: `access` is the core link, `bottleneck` the radio link (down rate in
+    /// `rate`, up rate in `reverse_rate`), `bottleneck_queue` the base station's per-UE buffer,
+    /// `reverse_queue` the UE's uplink buffer, `access_queue` the core link's queues.
+    Cellular,
 }
 
 #[derive(Debug, Clone)]
@@ -66,6 +80,8 @@ pub struct Topology {
     pub access_queue: QueueCfg,
     /// ACK rewriter on the gateway (the bottleneck's entry router), if any.
     pub gateway: Option<GatewayCfg>,
+    /// Number of UEs (cellular); 1 for the dumbbell.
+    pub ues: u32,
 }
 
 /// A gateway ACK-rewriting scheme and its parameters.
@@ -193,9 +209,14 @@ pub enum StartSpec {
     Uniform(Dur, Dur),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RwndPolicy {
+    /// Advertise the receive buffer.
     Static,
+    /// Jiang et al. 2012: rwnd = λ · (RTT_min / RTT_est) · cwnd_est, once per RTT.
+    Drwa { lambda: f64 },
+    /// The ABRWDA paper's Algorithm 1: rwnd from the radio capacity and the minimum RTT.
+    Abrwda { alpha: f64, lambda: f64 },
 }
 
 /// One `[[flows]]` entry (before `count` is expanded).
@@ -209,6 +230,8 @@ pub struct FlowSpec {
     pub app: AppKind,
     pub rtt: Option<Dur>,
     pub rwnd: RwndPolicy,
+    /// The UE a cellular flow downloads to (None: flows are spread round-robin).
+    pub ue: Option<u32>,
     pub group: String,
 }
 
@@ -225,9 +248,10 @@ impl FlowSpec {
 impl Scenario {
     /// The base RTT of a flow: its own `rtt` or the dumbbell's default.
     pub fn base_rtt(&self, f: &FlowSpec) -> Dur {
-        f.rtt.unwrap_or_else(|| {
-            let t = &self.topology;
-            Dur(2 * (2 * t.access.delay.0 + t.bottleneck.delay.0))
-        })
+        let t = &self.topology;
+        match t.kind {
+            TopologyKind::Cellular => Dur(2 * (t.access.delay.0 + t.bottleneck.delay.0)),
+            TopologyKind::Dumbbell => f.rtt.unwrap_or(Dur(2 * (2 * t.access.delay.0 + t.bottleneck.delay.0))),
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Reading a [`Scenario`] from its JSON form, with every check that needs only the scenario.
 
 use super::reader::{self, err, Res, Table};
-use super::{gateway, queue, rate};
+use super::{cellular, gateway, queue, rate};
 use super::*;
 use crate::cc;
 use serde_json::Value;
@@ -15,13 +15,13 @@ const TCP_KEYS: &[&str] = &[
     "timestamps", "rcvbuf", "pacing", "ecn",
 ];
 const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "group", "tcp", "rate", "packet_size"];
+    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size"];
 const TRANSPORTS: &[&str] = &["tcp", "udp"];
 const APPS: &[&str] = &["bulk", "file", "cbr"];
 /// Keys that only TCP flows take, and the ones only UDP flows take.
-const TCP_ONLY: &[&str] = &["cc", "cc_params", "tcp", "rwnd"];
+const TCP_ONLY: &[&str] = &["cc", "cc_params", "tcp", "rwnd", "rwnd_params"];
 const UDP_ONLY: &[&str] = &["rate", "packet_size"];
-const RWND_POLICIES: &[&str] = &["static"];
+const RWND_POLICIES: &[&str] = &["static", "drwa", "abrwda"];
 const RECOVERIES: &[&str] = &["sack", "newreno", "reno"];
 
 impl Scenario {
@@ -101,7 +101,27 @@ fn capture(v: &Value, names: &[String]) -> Res<CaptureCfg> {
     Ok(CaptureCfg { links, snaplen })
 }
 
-fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<LinkCfg> {
+/// A link's `drop_packets` list (sorted, without duplicates).
+pub(super) fn drop_list(t: &mut Table) -> Res<Vec<u64>> {
+    let v = match t.get("drop_packets") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => {
+            let dp = t.key_path("drop_packets");
+            let mut v = a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| reader::as_int(&format!("{dp}[{i}]"), x, 0, i64::MAX).map(|n| n as u64))
+                .collect::<Res<Vec<u64>>>()?;
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
+        Some(_) => return err(&t.key_path("drop_packets"), "expected an array of packet indices, e.g. [0, 17]"),
+    };
+    Ok(v)
+}
+
+pub(super) fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<LinkCfg> {
     let mut t = Table::new(path, v)?;
     let rate = match (t.get("rate"), default) {
         (Some(rv), _) => rate::rate_spec(&t.key_path("rate"), rv)?,
@@ -118,30 +138,17 @@ fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<LinkCfg> {
         (None, None) => return err(&t.key_path("delay"), "missing required key"),
     };
     let loss = t.opt_f64("loss", 0.0, 1.0, false)?.unwrap_or(0.0);
-    let drop_packets = match t.get("drop_packets") {
-        None => Vec::new(),
-        Some(Value::Array(a)) => {
-            let dp = t.key_path("drop_packets");
-            let mut v = a
-                .iter()
-                .enumerate()
-                .map(|(i, x)| reader::as_int(&format!("{dp}[{i}]"), x, 0, i64::MAX).map(|n| n as u64))
-                .collect::<Res<Vec<u64>>>()?;
-            v.sort_unstable();
-            v.dedup();
-            v
-        }
-        Some(_) => return err(&t.key_path("drop_packets"), "expected an array of packet indices, e.g. [0, 17]"),
-    };
+    let drop_packets = drop_list(&mut t)?;
     t.finish(LINK_KEYS)?;
     Ok(LinkCfg { rate, reverse_rate, delay, loss, drop_packets })
 }
 
 fn topology(v: &Value) -> Res<Topology> {
     let mut t = Table::new("topology", v)?;
-    let kind = match t.opt_choice("kind", "topology kind", &["dumbbell"])? {
-        None | Some(_) => TopologyKind::Dumbbell,
-    };
+    if t.opt_choice("kind", "topology kind", &["dumbbell", "cellular"])? == Some("cellular") {
+        return cellular::cellular(t);
+    }
+    let kind = TopologyKind::Dumbbell;
     let bottleneck = link("topology.bottleneck", t.require("bottleneck")?, None)?;
     let access = match t.get("access") {
         Some(a) => link("topology.access", a, Some(&default_access()))?,
@@ -155,7 +162,7 @@ fn topology(v: &Value) -> Res<Topology> {
         Some(g) => Some(gateway::gateway("topology.gateway", g, &bottleneck_queue)?),
     };
     t.finish(TOPOLOGY_KEYS)?;
-    Ok(Topology { kind, bottleneck, bottleneck_queue, reverse_queue, access, access_queue, gateway })
+    Ok(Topology { kind, bottleneck, bottleneck_queue, reverse_queue, access, access_queue, gateway, ues: 1 })
 }
 
 fn default_access() -> LinkCfg {
@@ -215,15 +222,14 @@ impl TcpPartial {
         pick!(mss, init_cwnd, recovery, delack, ack_every, rto_min, rto_initial, rto_max, timestamps, rcvbuf, pacing, ecn)
     }
 
-    fn resolve(&self, path: &str, cc: &str) -> Res<TcpCfg> {
+    fn resolve(&self, path: &str) -> Res<TcpCfg> {
         let cfg = TcpCfg {
             mss: self.mss.unwrap_or(1448),
             init_cwnd: self.init_cwnd.unwrap_or(10),
-            recovery: self.recovery.unwrap_or(match cc {
-                "reno" => Recovery::Reno,
-                "newreno" => Recovery::NewReno,
-                _ => Recovery::Sack,
-            }),
+            // SACK recovery for every controller, as in Linux and ns-3: the papers' "NewReno"
+            // runs (Linux, ns-3) used it, and RFC 6582's one-hole-per-RTT repair stalls for
+            // minutes after a slow-start overshoot into a deep buffer.
+            recovery: self.recovery.unwrap_or(Recovery::Sack),
             delack: self.delack.unwrap_or(Dur::from_millis(40)),
             ack_every: self.ack_every.unwrap_or(2),
             rto_min: self.rto_min.unwrap_or(Dur::from_millis(200)),
@@ -245,6 +251,57 @@ impl TcpPartial {
         }
         Ok(cfg)
     }
+}
+
+/// `rwnd = "static" | "drwa" | "abrwda"` with `rwnd_params`.
+fn rwnd_policy(t: &mut Table, topo: &Topology) -> Res<RwndPolicy> {
+    let name = t.opt_choice("rwnd", "receive-window policy", RWND_POLICIES)?.unwrap_or("static");
+    let pp = t.key_path("rwnd_params");
+    let params = t.get("rwnd_params");
+    let mut pt = match params {
+        Some(v) => Some(Table::new(&pp, v)?),
+        None => None,
+    };
+    let policy = match name {
+        "static" => {
+            if let Some(p) = pt.take() {
+                p.finish(&[])?;
+            }
+            RwndPolicy::Static
+        }
+        "drwa" => {
+            let lambda = match pt.as_mut() {
+                Some(p) => p.opt_f64("lambda", 0.1, 100.0, true)?,
+                None => None,
+            };
+            if let Some(p) = pt.take() {
+                p.finish(&["lambda"])?;
+            }
+            RwndPolicy::Drwa { lambda: lambda.unwrap_or(3.0) }
+        }
+        _ => {
+            if topo.kind != TopologyKind::Cellular {
+                return err(
+                    &t.key_path("rwnd"),
+                    "abrwda reads the capacity of the receiver's radio link, which only the cellular topology models (kind = \"cellular\")",
+                );
+            }
+            let (mut alpha, mut lambda) = (None, None);
+            if let Some(p) = pt.as_mut() {
+                alpha = p.opt_f64("alpha", 0.0, 1.0, true)?;
+                lambda = p.opt_f64("lambda", 0.1, 100.0, true)?;
+            }
+            if let Some(p) = pt.take() {
+                p.finish(&["alpha", "lambda"])?;
+            }
+            let alpha = alpha.unwrap_or(0.25);
+            if alpha == 0.0 {
+                return err(&join(&pp, "alpha"), "must be in (0, 1] (got 0)");
+            }
+            RwndPolicy::Abrwda { alpha, lambda: lambda.unwrap_or(1.2) }
+        }
+    };
+    Ok(policy)
 }
 
 fn positive(path: &str, d: Option<Dur>) -> Res<Option<Dur>> {
@@ -323,6 +380,9 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         None => AppKind::Bulk,
     };
     let rtt = t.opt_duration("rtt")?;
+    if rtt.is_some() && topo.kind == TopologyKind::Cellular {
+        return err(&t.key_path("rtt"), "per-flow base RTTs are a dumbbell setting (cellular paths share the core and radio delays)");
+    }
     if let Some(r) = rtt {
         let min = Dur(2 * topo.bottleneck.delay.0);
         if r < min || r.0 == 0 {
@@ -332,8 +392,15 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
             );
         }
     }
-    let rwnd = match t.opt_choice("rwnd", "receive-window policy", RWND_POLICIES)? {
-        None | Some(_) => RwndPolicy::Static,
+    let rwnd = rwnd_policy(&mut t, topo)?;
+    let ue = match t.opt_int("ue", 0, u32::MAX as i64)? {
+        Some(_) if topo.kind != TopologyKind::Cellular => {
+            return err(&t.key_path("ue"), "only cellular topologies have UEs");
+        }
+        Some(u) if u as u32 >= topo.ues => {
+            return err(&t.key_path("ue"), format!("no such UE (topology.ues = {}, so 0..{})", topo.ues, topo.ues - 1));
+        }
+        u => u.map(|u| u as u32),
     };
     let transport = if is_udp {
         let rate = match t.opt_rate("rate")? {
@@ -353,7 +420,7 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
             Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),
             None => tcp_defaults.clone(),
         }
-        .resolve(&t.key_path("tcp"), cc_name)?;
+        .resolve(&t.key_path("tcp"))?;
         Transport::Tcp { cc, tcp }
     };
     let default_group = match &transport {
@@ -362,7 +429,7 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     };
     let group = t.opt_str("group")?.unwrap_or(default_group).to_string();
     t.finish(FLOW_KEYS)?;
-    Ok(FlowSpec { transport, count, start, size, app, rtt, rwnd, group })
+    Ok(FlowSpec { transport, count, start, size, app, rtt, rwnd, ue, group })
 }
 
 #[cfg(test)]
@@ -389,7 +456,7 @@ mod tests {
         assert_eq!(s.seed, 1);
         let Transport::Tcp { tcp, .. } = &s.flows[0].transport else { panic!("tcp flow") };
         assert_eq!(tcp.mss, 1448);
-        assert_eq!(tcp.recovery, Recovery::NewReno);
+        assert_eq!(tcp.recovery, Recovery::Sack);
         assert_eq!(s.topology.bottleneck_queue.limit, QueueLimit::Packets(1000));
         assert_eq!(s.base_rtt(&s.flows[0]), Dur::from_millis(20));
     }

@@ -6,6 +6,7 @@
 mod rate;
 mod reassembly;
 mod rtt;
+pub mod rwnd;
 mod scoreboard;
 mod socket;
 

@@ -7,6 +7,7 @@
 use super::rate::RateSampler;
 use super::reassembly::Reassembly;
 use super::rtt::RttEstimator;
+use super::rwnd::RwndState;
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::config::{Recovery, TcpCfg, TCP_HEADER_BYTES};
@@ -28,6 +29,9 @@ pub struct Cx<'a> {
     pub events: &'a mut EventQueue,
     /// Packets the socket sent, to be injected on its route in order.
     pub out: &'a mut Vec<PacketId>,
+    /// The capacity of this endpoint's last-hop link, for receive-window policies that read
+    /// it (the world fills it in only for those).
+    pub channel: Option<Rate>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +122,7 @@ pub struct TcpSocket {
     ts_recent: u64,
     last_ack_sent: u64,
     rcv_buf: u64,
+    rwnd: RwndState,
     /// Bytes the application expects (file transfers): completion is recorded when reached.
     pub expect: Option<u64>,
     pub completed_at: Option<SimTime>,
@@ -175,6 +180,7 @@ impl TcpSocket {
             ts_recent: 0,
             last_ack_sent: 0,
             rcv_buf: cfg.rcvbuf,
+            rwnd: RwndState::Static,
             expect: None,
             completed_at: None,
             timers: [TimerSlot::default(); 3],
@@ -185,6 +191,24 @@ impl TcpSocket {
     }
 
     // ----- application interface -------------------------------------------------------
+
+    /// Sets how this endpoint sizes the window it advertises.
+    pub fn set_rwnd_policy(&mut self, policy: crate::config::RwndPolicy) {
+        self.rwnd = RwndState::new(policy, self.cfg.mss as u64);
+    }
+
+    /// Does this endpoint's receive-window policy read the last-hop capacity?
+    pub fn needs_channel(&self) -> bool {
+        self.rwnd.needs_channel()
+    }
+
+    /// The window this endpoint advertises now, in bytes.
+    pub fn adv_window(&self) -> u64 {
+        match self.rwnd.window() {
+            None => self.rcv_buf,
+            Some(w) => w.clamp(self.mss, self.rcv_buf),
+        }
+    }
 
     /// Passive open.
     pub fn listen(&mut self) {
@@ -300,7 +324,7 @@ impl TcpSocket {
         if syn {
             self.rcv_buf.min(65_535) as u16
         } else {
-            (self.rcv_buf >> self.rcv_wscale).min(65_535) as u16
+            (self.adv_window() >> self.rcv_wscale).min(65_535) as u16
         }
     }
 
@@ -590,6 +614,13 @@ impl TcpSocket {
     }
 
     fn on_established_segment(&mut self, h: &TcpHeader, ecn: Ecn, cx: &mut Cx) {
+        if let Some((tsval, _)) = h.ts {
+            // RFC 7323 §4.3: TS.Recent from any segment at or below Last.ACK.sent (pure ACKs
+            // included), so the peer's RTT samples stay fresh.
+            if h.seq <= self.last_ack_sent {
+                self.ts_recent = self.ts_recent.max(tsval);
+            }
+        }
         if h.flags.has(TcpFlags::ACK) {
             self.on_ack(h, cx);
         }
@@ -624,11 +655,13 @@ impl TcpSocket {
             return;
         }
         // In order (possibly overlapping old data).
-        if let Some((tsval, _)) = h.ts {
-            // RFC 7323: TS.Recent from segments at or below Last.ACK.sent.
-            if start <= self.last_ack_sent {
-                self.ts_recent = self.ts_recent.max(tsval);
-            }
+        if !matches!(self.rwnd, RwndState::Static) {
+            // The receiver's own RTT sample: now minus the echo of one of its ACK timestamps.
+            let rtt = match h.ts {
+                Some((_, ecr)) if self.ts_ok && ecr > 0 => Some(cx.now.since(SimTime(ecr))),
+                _ => None,
+            };
+            self.rwnd.on_data(cx.now, h.len as u64, rtt, cx.channel);
         }
         let filled_hole = !self.ooo.is_empty();
         let before = self.rcv_nxt;
@@ -979,7 +1012,7 @@ mod tests {
 
         fn call(&mut self, i: usize, f: impl FnOnce(&mut TcpSocket, &mut Cx)) {
             let mut out = Vec::new();
-            let mut cx = Cx { now: self.now, pool: &mut self.pool, events: &mut self.events, out: &mut out };
+            let mut cx = Cx { now: self.now, pool: &mut self.pool, events: &mut self.events, out: &mut out, channel: None };
             f(&mut self.socks[i], &mut cx);
             for id in out {
                 self.flying.push_back((self.now + self.delay, 1 - i, id));
