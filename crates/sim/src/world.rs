@@ -456,6 +456,10 @@ impl World {
         let link = &mut self.links[l.idx()];
         let next = link.queue.dequeue(now, &mut drops);
         if let Some(e) = next {
+            // An AQM that marks at dequeue (CoDel with ECN) asks for the CE mark here.
+            if self.links[l.idx()].queue.last_dequeue_marked() {
+                self.pool.get_mut(e.id).ecn = crate::net::Ecn::Ce;
+            }
             if self.gateway.is_some() {
                 if l == self.bottleneck_rev {
                     self.gateway_rewrite(e.id);

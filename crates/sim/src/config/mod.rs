@@ -84,9 +84,49 @@ pub struct Topology {
     pub ues: u32,
 }
 
-/// A gateway ACK-rewriting scheme and its parameters.
+/// A gateway ACK-rewriting scheme and its parameters (see docs/gateway.md). Sizes are bytes,
+/// already resolved against the forward bottleneck buffer.
 #[derive(Debug, Clone, PartialEq)]
-pub enum GatewayCfg {}
+pub enum GatewayCfg {
+    /// Early Window Tailoring (Talau et al. 2019).
+    Ewt(EwtParams),
+    /// Explicit Window Adaptation (Kalampoukas et al. 2002).
+    Ewa(EwaParams),
+    /// Active Window Management (Barbera et al. 2007).
+    Awm(AwmParams),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EwtParams {
+    /// S_t: EWT acts only while the forward queue holds more than this many bytes.
+    pub start: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EwaParams {
+    /// Initial α, bytes of window per doubling of the free buffer (in packets).
+    pub alpha: f64,
+    /// EWMA gain g of the average occupancy Q̄.
+    pub g: f64,
+    /// T: how often α is adapted.
+    pub interval: Dur,
+    /// T_l and T_h: α grows while Q̄ < low, shrinks while Q̄ > high (bytes).
+    pub low: u64,
+    pub high: u64,
+    /// W_up and W_down: α's steps (bytes per doubling).
+    pub w_up: f64,
+    pub w_down: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AwmParams {
+    /// α of DT = α·(target − q), per queue event.
+    pub alpha: f64,
+    /// The queue occupancy AWM steers to (bytes).
+    pub target: u64,
+    /// N: the number of flows sharing the gateway.
+    pub flows: u32,
+}
 
 /// How a link's capacity behaves over time.
 #[derive(Debug, Clone)]
@@ -132,9 +172,54 @@ pub enum QueueLimit {
     Packets(u64),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A queue discipline and its parameters (see docs/gateway.md).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum QueueKind {
     DropTail,
+    /// RED (`red`), or Adaptive RED (`ared`) when `adapt_interval` is set.
+    Red(RedParams),
+    Codel(CodelParams),
+    Pie(PieParams),
+}
+
+/// RED and Adaptive RED. The queue is measured in the unit of the queue limit (bytes for a
+/// byte limit, packets for a packet limit); thresholds are in that unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RedParams {
+    pub min_th: f64,
+    pub max_th: f64,
+    /// EWMA weight of the average queue.
+    pub q_w: f64,
+    /// Probability at max_th (the initial one for Adaptive RED).
+    pub max_p: f64,
+    /// Gentle RED: the probability ramps from max_p to 1 between max_th and 2·max_th.
+    pub gentle: bool,
+    /// Mark ECN-capable packets instead of dropping them early.
+    pub ecn: bool,
+    /// Adaptive RED (Floyd, Gummadi & Shenker 2001): adapt max_p this often.
+    pub adapt_interval: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CodelParams {
+    pub target: Dur,
+    pub interval: Dur,
+    pub ecn: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PieParams {
+    /// QDELAY_REF.
+    pub target: Dur,
+    /// T_UPDATE.
+    pub t_update: Dur,
+    /// α and β, per second.
+    pub alpha: f64,
+    pub beta: f64,
+    pub max_burst: Dur,
+    pub ecn: bool,
+    /// RFC 8033 §5.1 de-randomisation (Linux's default).
+    pub derandomize: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -4,6 +4,14 @@
 //! the buffer. The world handles window scaling (learned from the SYN-ACKs crossing the
 //! gateway) and guarantees a rewriter can only lower a window.
 
+mod awm;
+mod ewa;
+mod ewt;
+
+pub use awm::Awm;
+pub use ewa::Ewa;
+pub use ewt::Ewt;
+
 use crate::config::GatewayCfg;
 use crate::queue::Backlog;
 use crate::units::SimTime;
@@ -33,5 +41,9 @@ pub trait AckRewriter: Send {
 }
 
 pub fn build(cfg: &GatewayCfg) -> Box<dyn AckRewriter> {
-    match *cfg {}
+    match *cfg {
+        GatewayCfg::Ewt(p) => Box::new(Ewt::new(p)),
+        GatewayCfg::Ewa(p) => Box::new(Ewa::new(p)),
+        GatewayCfg::Awm(p) => Box::new(Awm::new(p)),
+    }
 }

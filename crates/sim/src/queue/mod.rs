@@ -1,9 +1,15 @@
 //! Queue disciplines: what a link does with packets waiting for its serializer.
 //! The trait is shaped for AQMs: enqueue may drop or mark, dequeue may drop (CoDel does).
 
+mod codel;
 mod droptail;
+mod pie;
+mod red;
 
+pub use codel::Codel;
 pub use droptail::DropTail;
+pub use pie::Pie;
+pub use red::Red;
 
 use crate::config::{QueueCfg, QueueKind, QueueLimit, MTU_BYTES};
 use crate::engine::SimRng;
@@ -57,17 +63,26 @@ pub trait QueueDisc: Send {
     fn backlog(&self) -> Backlog;
     /// The buffer size in bytes (packet limits converted at the MTU).
     fn capacity_bytes(&self) -> u64;
-    /// The discipline's main internal variable for time series (e.g. RED's average).
+    /// The discipline's main internal variable for time series: RED's average queue (bytes,
+    /// or packets for a packet limit), PIE's drop probability, CoDel's drop count while in
+    /// its dropping state (0 outside it); NaN for drop-tail.
     fn internal_state(&self) -> f64 {
         f64::NAN
+    }
+    /// Whether the packet the last `dequeue` returned must be ECN-marked (CE) on its way out
+    /// (CoDel with ECN marks at dequeue); the world sets the mark.
+    fn last_dequeue_marked(&self) -> bool {
+        false
     }
 }
 
 /// Builds a discipline; `rng` is its own random stream (RED and PIE draw from it).
 pub fn build(cfg: &QueueCfg, rng: SimRng) -> Box<dyn QueueDisc> {
-    let _ = rng;
     match cfg.kind {
         QueueKind::DropTail => Box::new(DropTail::new(cfg.limit)),
+        QueueKind::Red(p) => Box::new(Red::new(cfg.limit, p, rng)),
+        QueueKind::Codel(p) => Box::new(Codel::new(cfg.limit, p)),
+        QueueKind::Pie(p) => Box::new(Pie::new(cfg.limit, p, rng)),
     }
 }
 
