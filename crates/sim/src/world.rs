@@ -409,8 +409,8 @@ impl World {
         QueueView { now: self.now, backlog: q.backlog(), capacity_bytes: q.capacity_bytes() }
     }
 
-    /// A packet leaves the reverse bottleneck queue, i.e. the gateway, toward a sender: learn
-    /// window scaling from SYN-ACKs and let the rewriter lower the window of ACKs.
+    /// A packet reaches the gateway on its way to a sender: learn window scaling from
+    /// SYN-ACKs and let the rewriter lower the window of ACKs.
     fn gateway_rewrite(&mut self, pid: PacketId) {
         let view = self.fwd_view();
         let Some(g) = self.gateway.as_mut() else { return };
@@ -427,7 +427,9 @@ impl World {
         let shift = self.gw_wscale[flow].unwrap_or(0);
         let window = (h.window as u64) << shift;
         let new = g.rewrite(window, self.flows[flow].mss, &view).min(window);
-        let field = (new >> shift) as u16;
+        // Round the scaled field up, so a one-MSS window survives scaling, but never above
+        // what the ACK carried.
+        let field = new.div_ceil(1 << shift).min(h.window as u64) as u16;
         if field < h.window {
             h.window = field;
             self.gw_rewrites += 1;
@@ -460,14 +462,10 @@ impl World {
             if self.links[l.idx()].queue.last_dequeue_marked() {
                 self.pool.get_mut(e.id).ecn = crate::net::Ecn::Ce;
             }
-            if self.gateway.is_some() {
-                if l == self.bottleneck_rev {
-                    self.gateway_rewrite(e.id);
-                } else if l == self.bottleneck {
-                    let view = self.fwd_view();
-                    if let Some(g) = self.gateway.as_mut() {
-                        g.on_fwd_dequeue(&view);
-                    }
+            if self.gateway.is_some() && l == self.bottleneck {
+                let view = self.fwd_view();
+                if let Some(g) = self.gateway.as_mut() {
+                    g.on_fwd_dequeue(&view);
                 }
             }
             let link = &mut self.links[l.idx()];
@@ -548,6 +546,13 @@ impl World {
     fn forward(&mut self, pid: PacketId) {
         let p = self.pool.get_mut(pid);
         p.hop += 1;
+        let r = &self.routes[p.route.idx()];
+        // An ACK that has crossed the reverse bottleneck is at the gateway router, the one that
+        // holds the forward bottleneck queue: rewrite it there, before it heads to its sender.
+        if self.gateway.is_some() && r.links[p.hop as usize - 1] == self.bottleneck_rev {
+            self.gateway_rewrite(pid);
+        }
+        let p = self.pool.get(pid);
         let r = &self.routes[p.route.idx()];
         if (p.hop as usize) < r.len as usize {
             let next = r.links[p.hop as usize];
@@ -660,6 +665,11 @@ impl World {
             series.q_tx_mbps.push(st.i_tx_bytes as f64 * 8.0 / secs / 1e6);
             series.q_aqm_state.push(link.queue.internal_state());
             series.q_capacity_mbps.push(link.rate.rate_at(self.now).mbps_f64());
+            let gw = match self.gateway.as_ref() {
+                Some(g) if l == self.bottleneck => g.internal_state(),
+                _ => f64::NAN,
+            };
+            series.q_gateway_state.push(gw);
             st.i_tx_bytes = 0;
             st.i_sojourn_sum = 0;
             st.i_sojourn_n = 0;

@@ -96,14 +96,9 @@ fn medium_level_is_calibrated_and_droptail_red_ared_lose() {
 /// together, drop-tail's unfairness lets some end early, which lowers the mean (measured
 /// +1.7–2 %). Drop-tail's losses cost it at the end, not on average, at this level.
 ///
-/// Ignored until world.rs rewrites ACKs where the gateway is — on arrival at R1 after the
-/// reverse bottleneck link, not on leaving R2's reverse queue 180 ms away, which puts a
-/// 185 ms delay into EWT's feedback loop and makes the queue swing between empty and full
-/// (1.0–1.4 % loss today) — and rounds a rewritten window *up* to the scale granularity (a
-/// one-MSS window truncated to 1456 B stalls a sender for good). With both changes applied
-/// in a scratch copy this test passes: 0 drops in every seed. See docs/gateway.md.
+/// This needs the rewrite where the gateway is (on arrival at R1 after the reverse bottleneck
+/// link) and window scaling rounded up, both in world.rs (docs/gateway.md).
 #[test]
-#[ignore = "needs the gateway ACK rewrite at R1 and round-up window scaling in world.rs (docs/gateway.md)"]
 fn ewt_loses_nothing_at_the_medium_level() {
     let ewt = runs(DROPTAIL, EWT, MEDIUM);
     let dt = runs(DROPTAIL, "", MEDIUM);

@@ -28,6 +28,7 @@ pub struct Series {
     pub q_tx_mbps: Vec<f64>,
     pub q_aqm_state: Vec<f64>,
     pub q_capacity_mbps: Vec<f64>,
+    pub q_gateway_state: Vec<f64>,
 }
 
 impl Series {
@@ -72,6 +73,7 @@ impl Series {
                     f("tx_mbps", self.q_tx_mbps),
                     f("aqm_state", self.q_aqm_state),
                     f("capacity_mbps", self.q_capacity_mbps),
+                    f("gateway_state", self.q_gateway_state),
                 ],
             },
         ]

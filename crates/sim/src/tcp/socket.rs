@@ -465,10 +465,24 @@ impl TcpSocket {
                 continue;
             }
             if self.nxt < self.app_end {
-                let len = (self.app_end - self.nxt).min(self.mss);
-                if self.nxt + len > self.una + self.snd_wnd {
+                let mut len = (self.app_end - self.nxt).min(self.mss);
+                let usable = (self.una + self.snd_wnd).saturating_sub(self.nxt);
+                if len > usable {
                     self.cwnd_limited = false;
-                    return; // receive-window limited: wait for the edge to move
+                    if !self.sb.is_empty() {
+                        return; // receive-window limited: wait for the edge to move
+                    }
+                    if usable == 0 {
+                        // Zero window and nothing in flight: the RTO timer doubles as the
+                        // persist timer and sends a one-byte probe when it fires.
+                        if !self.timer_armed(TimerKind::Rto) {
+                            self.arm_rto(cx);
+                        }
+                        return;
+                    }
+                    // A window below one segment with nothing in flight: send what fits rather
+                    // than wait for an ACK that will not come (RFC 9293 §3.8.6.2.1).
+                    len = usable;
                 }
                 if in_flight + len > cwnd {
                     self.cwnd_limited = true;
@@ -924,6 +938,11 @@ impl TcpSocket {
             }
             TcpState::Established => {
                 if self.una == self.nxt {
+                    if self.nxt < self.app_end && self.snd_wnd == 0 {
+                        // Window probe (persist timer): one byte beyond the closed window.
+                        self.rtt.back_off();
+                        self.send_new_segment(1, cx);
+                    }
                     return;
                 }
                 self.stats.timeouts += 1;
@@ -1094,5 +1113,48 @@ mod tests {
         // At most 3 segments per 20 ms round trip after the cut: ≥ 3 s for what was left.
         let done = w.socks[1].completed_at.unwrap();
         assert!(done > SimTime(Dur::from_secs(3).0), "3-segment window should slow the transfer, done at {done:?}");
+    }
+
+    fn transfer_under(rewrite: &mut dyn FnMut(SimTime, &mut Packet), bytes: u64) -> (TcpSocket, TcpSocket) {
+        let mut w = Wire::new();
+        w.call(1, |s, _| s.listen());
+        w.call(0, |s, cx| {
+            s.connect(cx);
+            s.app_write(bytes, cx);
+        });
+        w.socks[1].expect = Some(bytes);
+        w.run(SimTime(Dur::from_secs(120).0), rewrite, &mut |_| {});
+        let [a, b] = w.socks;
+        (a, b)
+    }
+
+    /// A window below one segment (a gateway's cut, rounded by window scaling) with nothing in
+    /// flight: the sender sends what fits instead of stalling.
+    #[test]
+    fn sender_progresses_under_a_window_below_one_segment() {
+        let mut rewrite = |_: SimTime, p: &mut Packet| {
+            let h = p.tcp_mut().unwrap();
+            if !h.flags.has(TcpFlags::SYN) {
+                h.window = h.window.min((600u64 >> 4) as u16); // 592 B after scaling by 16
+            }
+        };
+        let (a, b) = transfer_under(&mut rewrite, 20_000);
+        assert_eq!(b.delivered(), 20_000);
+        assert_eq!(a.stats.timeouts, 0);
+    }
+
+    /// A window closed to zero for a second: the persist probe finds it open again.
+    #[test]
+    fn zero_window_is_probed_until_it_opens() {
+        let reopen = SimTime(Dur::from_millis(1500).0);
+        let mut rewrite = |t: SimTime, p: &mut Packet| {
+            let h = p.tcp_mut().unwrap();
+            if !h.flags.has(TcpFlags::SYN) && t >= SimTime(Dur::from_millis(50).0) && t < reopen {
+                h.window = 0;
+            }
+        };
+        let (_, b) = transfer_under(&mut rewrite, 2_000_000);
+        assert_eq!(b.delivered(), 2_000_000);
+        assert!(b.completed_at.unwrap() > reopen);
     }
 }
