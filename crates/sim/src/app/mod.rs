@@ -11,6 +11,7 @@ pub fn initial_write(kind: AppKind, size: Option<u64>) -> (u64, Option<u64>) {
     match kind {
         AppKind::Bulk => (UNLIMITED, None),
         AppKind::Cbr => (size.unwrap_or(UNLIMITED), size),
+        AppKind::Web(_) => unreachable!("the world drives web flows request by request"),
         AppKind::File => {
             let s = size.expect("file flows are validated to have a size");
             (s, Some(s))

@@ -286,6 +286,18 @@ pub enum AppKind {
     File,
     /// Constant bit rate (UDP).
     Cbr,
+    /// Request/response over a new connection each time, with think time (TCP).
+    Web(WebCfg),
+}
+
+/// The web application: the receiving side connects and sends `request` bytes, the sending
+/// side answers `size` (the flow's size) bytes; after `think` the next request starts on a new
+/// connection; `requests` of them (None: until the run ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebCfg {
+    pub request: u64,
+    pub think: Dur,
+    pub requests: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]

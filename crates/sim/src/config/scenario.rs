@@ -15,9 +15,11 @@ const TCP_KEYS: &[&str] = &[
     "timestamps", "rcvbuf", "pacing", "ecn",
 ];
 const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size"];
+    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests"];
 const TRANSPORTS: &[&str] = &["tcp", "udp"];
-const APPS: &[&str] = &["bulk", "file", "cbr"];
+const APPS: &[&str] = &["bulk", "file", "cbr", "web"];
+/// Keys only the web application takes.
+const WEB_ONLY: &[&str] = &["request", "think", "requests"];
 /// Keys that only TCP flows take, and the ones only UDP flows take.
 const TCP_ONLY: &[&str] = &["cc", "cc_params", "tcp", "rwnd", "rwnd_params"];
 const UDP_ONLY: &[&str] = &["rate", "packet_size"];
@@ -364,6 +366,15 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         }
         Some("cbr") => AppKind::Cbr,
         None if is_udp => AppKind::Cbr,
+        Some("web") => {
+            let request = t.opt_size("request")?.unwrap_or(300);
+            if request == 0 {
+                return err(&t.key_path("request"), "must be greater than 0");
+            }
+            let think = t.opt_duration("think")?.unwrap_or(Dur::from_secs(1));
+            let requests = t.opt_int("requests", 1, u32::MAX as i64)?.map(|n| n as u32);
+            AppKind::Web(WebCfg { request, think, requests })
+        }
         Some("bulk") => {
             if size.is_some() {
                 return err(&t.key_path("size"), "bulk flows are unlimited; use app = \"file\" for a sized transfer");
@@ -378,6 +389,15 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         }
         None if size.is_some() => AppKind::File,
         None => AppKind::Bulk,
+    };
+    if !matches!(app, AppKind::Web(_)) {
+        if let Some(k) = WEB_ONLY.iter().find(|k| t.has(k)) {
+            return err(&t.key_path(k), "a setting of the web application (app = \"web\")");
+        }
+    }
+    let size = match app {
+        AppKind::Web(_) => Some(size.unwrap_or(320_000)),
+        _ => size,
     };
     let rtt = t.opt_duration("rtt")?;
     if rtt.is_some() && topo.kind == TopologyKind::Cellular {

@@ -24,6 +24,8 @@ pub enum Event {
     Timer(SockId, TimerKind),
     /// A flow's application starts.
     FlowStart(FlowId),
+    /// A web flow's next request starts (after its think time).
+    AppNext(FlowId),
     /// Periodic time-series sample.
     Sample,
     /// End of warm-up: metrics start counting.

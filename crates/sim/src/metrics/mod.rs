@@ -4,4 +4,4 @@ mod series;
 mod summary;
 
 pub use series::Series;
-pub use summary::{jain, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Summary};
+pub use summary::{jain, t95, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};

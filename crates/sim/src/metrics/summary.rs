@@ -42,6 +42,49 @@ pub struct FlowSummary {
     pub retransmits: u64,
     pub timeouts: u64,
     pub recoveries: u64,
+    /// Web flows: the response times of requests started in the measurement window.
+    pub responses: Option<Responses>,
+}
+
+/// Response times of a web flow, with the mean's 95 % confidence interval (Student t).
+#[derive(Debug, Clone, Serialize)]
+pub struct Responses {
+    pub n: usize,
+    pub mean_s: Option<f64>,
+    /// Half-width of the 95 % confidence interval of the mean (None with fewer than 2).
+    pub ci95_s: Option<f64>,
+    pub times_s: Vec<f64>,
+}
+
+/// Two-sided 95 % quantiles of Student's t for 1..=30 degrees of freedom.
+const T95: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+    2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
+
+/// The 97.5 % quantile of Student's t with `df` degrees of freedom (normal beyond 30).
+pub fn t95(df: usize) -> f64 {
+    match df {
+        0 => f64::NAN,
+        d if d <= 30 => T95[d - 1],
+        d if d <= 60 => 2.000 + (2.042 - 2.000) * (60 - d) as f64 / 30.0,
+        _ => 1.960,
+    }
+}
+
+impl Responses {
+    pub fn from_times(times: &[f64]) -> Responses {
+        let n = times.len();
+        let mean = (n > 0).then(|| times.iter().sum::<f64>() / n as f64);
+        let ci = match (mean, n) {
+            (Some(m), n) if n >= 2 => {
+                let var = times.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64;
+                Some(t95(n - 1) * (var / n as f64).sqrt())
+            }
+            _ => None,
+        };
+        Responses { n, mean_s: mean, ci95_s: ci, times_s: times.to_vec() }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -97,6 +140,15 @@ pub fn jain(xs: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::jain;
+
+    #[test]
+    fn confidence_interval_uses_student_t() {
+        let r = super::Responses::from_times(&[1.0, 2.0, 3.0]);
+        assert_eq!(r.mean_s, Some(2.0));
+        // s = 1, n = 3: 4.303 · 1/√3.
+        assert!((r.ci95_s.unwrap() - 4.303 / 3f64.sqrt()).abs() < 1e-9);
+        assert!(super::Responses::from_times(&[1.0]).ci95_s.is_none());
+    }
 
     #[test]
     fn jain_bounds() {

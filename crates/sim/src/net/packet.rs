@@ -100,6 +100,9 @@ pub struct Packet {
     pub wire_bytes: u32,
     pub ecn: Ecn,
     pub sent_at: SimTime,
+    /// Which connection of the flow sent it (the web application opens one per request):
+    /// an endpoint ignores packets of an older connection, as a new port pair would.
+    pub conn: u16,
     pub hdr: Header,
 }
 

@@ -2,7 +2,7 @@
 //! real IPv4, TCP (with MSS, window-scale, SACK-permitted, timestamp and SACK options) and
 //! UDP headers, so Wireshark, tshark and tcptrace read them. Payload bytes are zeros, cut at
 //! the snap length. Addresses: flow i's sender is 10.0.i/256.i%256 port 10000+i, its receiver
-//! 10.1.i/256.i%256 port 5001. Sequence numbers are the simulator's (ISN 0), mod 2^32;
+//! 10.1.i/256.i%256 port 5001 (5001 + k for a web flow's k-th connection). Sequence numbers are the simulator's (ISN 0), mod 2^32;
 //! timestamps are in milliseconds. Each packet is recorded when its serialization ends.
 
 use crate::net::{Ecn, Header, Packet, TcpFlags};
@@ -42,7 +42,9 @@ impl PcapWriter {
     pub fn record(&mut self, at: SimTime, p: &Packet, forward: bool) -> io::Result<()> {
         let f = p.flow.0;
         let (src, dst) = if forward { (addr(0, f), addr(1, f)) } else { (addr(1, f), addr(0, f)) };
-        let (sport, dport) = if forward { (10_000 + f as u16, 5001u16) } else { (5001u16, 10_000 + f as u16) };
+        // Each connection of a flow (web flows open one per request) gets its own port pair.
+        let rport = 5001u16.wrapping_add(p.conn % 50_000);
+        let (sport, dport) = if forward { (10_000 + f as u16, rport) } else { (rport, 10_000 + f as u16) };
         self.buf.clear();
         self.buf.extend_from_slice(&[0; 20]); // IPv4 header, filled below
         let (proto, payload) = match &p.hdr {

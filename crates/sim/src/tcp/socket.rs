@@ -72,6 +72,8 @@ struct TimerSlot {
 pub struct TcpSocket {
     pub id: SockId,
     pub flow: FlowId,
+    /// Connection number within the flow (stamped on packets; older ones are ignored).
+    pub conn: u16,
     route: RouteId,
     cfg: TcpCfg,
     pub state: TcpState,
@@ -141,6 +143,7 @@ impl TcpSocket {
         TcpSocket {
             id,
             flow,
+            conn: 0,
             route,
             cfg: cfg.clone(),
             state: TcpState::Closed,
@@ -229,6 +232,11 @@ impl TcpSocket {
         if self.state == TcpState::Established {
             self.try_send(cx);
         }
+    }
+
+    /// Payload bytes written by the application so far.
+    pub fn app_written(&self) -> u64 {
+        self.app_end.saturating_sub(self.iss + 1)
     }
 
     /// Payload bytes received in order by the application.
@@ -353,6 +361,7 @@ impl TcpSocket {
             wire_bytes: len + TCP_HEADER_BYTES,
             ecn: Ecn::NotEct,
             sent_at: cx.now,
+            conn: self.conn,
             hdr: Header::Tcp(h),
         };
         cx.out.push(cx.pool.alloc(p));
@@ -527,6 +536,9 @@ impl TcpSocket {
 
     /// A packet for this endpoint arrived.
     pub fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
+        if pkt.conn != self.conn {
+            return; // a straggler of an earlier connection of this flow
+        }
         let h = pkt.tcp();
         let syn = h.flags.has(TcpFlags::SYN);
         let ack = h.flags.has(TcpFlags::ACK);

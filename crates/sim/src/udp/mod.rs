@@ -81,6 +81,7 @@ impl UdpEndpoint {
             wire_bytes: len + UDP_HEADER_BYTES,
             ecn: Ecn::NotEct,
             sent_at: cx.now,
+            conn: 0,
             hdr: Header::Udp(UdpHeader { seq: self.next_seq, len }),
         };
         self.next_seq += 1;

@@ -8,7 +8,7 @@ use crate::config::{AppKind, LinkCfg, QueueCfg, Scenario, StartSpec, TopologyKin
 use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::gateway::{self, AckRewriter, QueueView};
 use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
-use crate::metrics::{jain, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Series, Summary};
+use crate::metrics::{jain, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Series, Summary};
 use crate::net::pcap::PcapWriter;
 use crate::net::{Link, LinkStats, PacketPool, Route, TcpFlags};
 use crate::queue::{self, DropReason, QEntry, Verdict};
@@ -16,6 +16,10 @@ use crate::tcp::{Cx, TcpSocket};
 use crate::udp::UdpEndpoint;
 use crate::units::{Dur, SimTime};
 use std::time::Instant;
+
+mod web;
+
+use web::WebRt;
 
 /// A transport endpoint of any kind.
 pub enum Endpoint {
@@ -26,7 +30,7 @@ pub enum Endpoint {
 /// A flow's counters at one instant, whatever its transport (the summary and the time series
 /// take differences of these).
 #[derive(Debug, Clone, Copy, Default)]
-struct Counters {
+pub(crate) struct Counters {
     bytes_sent: u64,
     bytes_retx: u64,
     bytes_delivered: u64,
@@ -60,6 +64,10 @@ struct FlowRt {
     transport: &'static str,
     snap: Counters,
     last: Counters,
+    /// Counters of the flow's closed connections (web flows open one per request).
+    retired: Counters,
+    /// The web application's state, for web flows.
+    web: Option<WebRt>,
 }
 
 pub struct World {
@@ -223,6 +231,8 @@ impl World {
                     w_data_drops: 0,
                     snap: Counters::default(),
                     last: Counters::default(),
+                    retired: Counters::default(),
+                    web: WebRt::for_flow(spec, client, server, fwd, rev),
                 });
             }
         }
@@ -314,6 +324,7 @@ impl World {
                 Endpoint::Udp(u) => u.on_timer(k, cx),
             }),
             Event::FlowStart(f) => self.start_flow(f),
+            Event::AppNext(f) => self.web_request(f),
             Event::Sample => {
                 self.sample();
                 let next = self.now + self.interval;
@@ -326,6 +337,10 @@ impl World {
     }
 
     fn start_flow(&mut self, f: FlowId) {
+        if self.flows[f.idx()].web.is_some() {
+            self.web_request(f);
+            return;
+        }
         let fl = &self.flows[f.idx()];
         let (write, expect) = app::initial_write(fl.app, fl.size);
         let (client, server) = (fl.client, fl.server);
@@ -566,10 +581,18 @@ impl World {
                 Endpoint::Tcp(s) => s.on_packet(&pkt, cx),
                 Endpoint::Udp(u) => u.on_packet(&pkt, cx.now),
             });
+            if self.flows[pkt.flow.idx()].web.is_some() {
+                self.web_progress(pkt.flow);
+            }
         }
     }
 
     fn start_measuring(&mut self) {
+        for f in self.flows.iter_mut() {
+            if let Some(w) = f.web.as_mut() {
+                w.start_measuring(self.now);
+            }
+        }
         self.counting = true;
         let now = self.now;
         for l in self.links.iter_mut() {
@@ -588,6 +611,17 @@ impl World {
 
     /// A flow's counters now: sender-side from the client, delivery from the server.
     fn counters(&self, i: usize) -> Counters {
+        let f = &self.flows[i];
+        let now = self.endpoint_counters(i);
+        if f.web.is_some() {
+            now.plus(&f.retired)
+        } else {
+            now
+        }
+    }
+
+    /// The counters of a flow's current endpoints.
+    fn endpoint_counters(&self, i: usize) -> Counters {
         let f = &self.flows[i];
         match (&self.eps[f.client.idx()], &self.eps[f.server.idx()]) {
             (Endpoint::Tcp(c), Endpoint::Tcp(s)) => Counters {
@@ -741,6 +775,12 @@ impl World {
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
             let (done, rtt_p95, owd_p95) = match (&self.eps[f.client.idx()], &self.eps[f.server.idx()]) {
+                (Endpoint::Tcp(c), Endpoint::Tcp(_)) if f.web.is_some() => {
+                    // A web flow never "ends": its RTTs span all its connections.
+                    let mut h = f.web.as_ref().unwrap().rtt_hist.clone();
+                    let _ = h.add(&c.rtt_hist);
+                    (None, h.value_at_quantile(0.95), 0)
+                }
                 (Endpoint::Tcp(c), Endpoint::Tcp(s)) => (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0),
                 (Endpoint::Udp(_), Endpoint::Udp(s)) => (s.completed_at, 0, s.owd_hist.value_at_quantile(0.95)),
                 _ => unreachable!("both ends of a flow use the same transport"),
@@ -780,6 +820,7 @@ impl World {
                 retransmits: w(now_c.retransmits, f.snap.retransmits),
                 timeouts: w(now_c.timeouts, f.snap.timeouts),
                 recoveries: w(now_c.recoveries, f.snap.recoveries),
+                responses: f.web.as_ref().map(|wr| Responses::from_times(&wr.times)),
             });
         }
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();
