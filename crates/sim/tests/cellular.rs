@@ -101,6 +101,31 @@ fn ues_have_their_own_radio_links() {
     }
 }
 
+/// The trace-driven profiles read Mahimahi's T-Mobile UMTS and LTE traces (from the shared
+/// traces beside the repository) and deliver about their means to a backlogged flow.
+#[test]
+fn trace_profiles_follow_their_traces() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mahimahi");
+    assert!(dir.exists(), "the shared traces must sit beside the repository: {}", dir.display());
+    // 4g-trace: TMobile-LTE-short.down, 16.7 Mbit/s over its 140 s loop.
+    let s = run(&format!(
+        r#"
+        duration = "140s"
+        [topology]
+        kind = "cellular"
+        profile = "4g-trace"
+        traces = {:?}
+        bs_queue = {{ limit = "2000p" }}
+        [[flows]]
+        cc = "cubic"
+        "#,
+        dir.to_str().unwrap()
+    ));
+    let wire = f(&s, "flows.0.bytes_delivered") * 1500.0 / 1448.0 * 8.0 / 140.0 / 1e6;
+    assert!((wire / 16.703 - 1.0).abs() < 0.05, "4g-trace delivered {wire:.2} Mbit/s vs 16.70");
+    assert!((f(&s, "bottleneck.rate_mbps") - 16.703).abs() < 0.01);
+}
+
 #[test]
 fn bad_cellular_input_names_the_key() {
     use bloatlab_sim::{run_toml, RunError, RunOptions};
@@ -114,6 +139,8 @@ fn bad_cellular_input_names_the_key() {
     let cell = "duration = \"1s\"\n[topology]\nkind = \"cellular\"\n";
     assert_eq!(path_of(&format!("{cell}profile = \"5g\"\n[[flows]]\ncc = \"reno\"\n")), "topology.profile");
     assert_eq!(path_of(&format!("{cell}[[flows]]\ncc = \"reno\"\n")), "topology.radio");
+    assert_eq!(path_of(&format!("{cell}profile = \"3g-trace\"\n[[flows]]\ncc = \"reno\"\n")), "topology.traces");
+    assert_eq!(path_of(&format!("{cell}profile = \"3g-trace\"\ntraces = \"/nonexistent\"\n[[flows]]\ncc = \"reno\"\n")), "topology.traces");
     assert_eq!(path_of(&format!("{cell}profile = \"4g\"\nues = 2\n[[flows]]\ncc = \"reno\"\nue = 2\n")), "flows[0].ue");
     assert_eq!(path_of(&format!("{cell}profile = \"4g\"\n[[flows]]\ncc = \"reno\"\nrtt = \"100ms\"\n")), "flows[0].rtt");
     assert_eq!(

@@ -32,7 +32,11 @@ fn response_time_is_two_round_trips_for_an_initial_window() {
 }
 
 fn web_35g(background: &str, seed: u64) -> f64 {
-    let bg = if background.is_empty() { String::new() } else { format!("[[flows]]\ncc = \"{background}\"\n") };
+    web_35g_n(background, 1, seed)
+}
+
+fn web_35g_n(background: &str, n: u32, seed: u64) -> f64 {
+    let bg = if background.is_empty() { String::new() } else { format!("[[flows]]\ncc = \"{background}\"\ncount = {n}\n") };
     let s = run_seeded(
         &format!(
             r#"
@@ -66,6 +70,8 @@ fn background_flows_bloat_web_responses_cubic_most() {
     assert!((0.4..1.0).contains(&alone), "unloaded response {alone:.3} s (paper: about 0.8 s)");
     assert!(cubic > 3.0 * alone, "CUBIC background: {cubic:.2} s vs {alone:.2} s alone");
     assert!(westwood < cubic, "Westwood+ background {westwood:.2} s vs CUBIC {cubic:.2} s");
+    let five_cubic = web_35g_n("cubic", 5, 1);
+    assert!(five_cubic > 3.0 * alone, "five CUBIC flows: {five_cubic:.2} s vs {alone:.2} s alone");
 }
 
 #[test]

@@ -8,9 +8,18 @@ use super::scenario::{drop_list, link};
 use super::{queue, LinkCfg, QueueCfg, QueueKind, QueueLimit, RateSpec, Topology, TopologyKind};
 use crate::units::{Dur, Rate};
 
-const KEYS: &[&str] = &["kind", "core", "radio", "bs_queue", "ue_queue", "core_queue", "ues", "profile", "gateway"];
+const KEYS: &[&str] = &["kind", "core", "radio", "bs_queue", "ue_queue", "core_queue", "ues", "profile", "traces", "gateway"];
 const RADIO_KEYS: &[&str] = &["down", "up", "delay", "loss", "drop_packets"];
-pub const PROFILES: &[&str] = &["3g", "3.5g", "4g"];
+pub const PROFILES: &[&str] = &["3g", "3.5g", "4g", "3g-trace", "4g-trace"];
+
+/// Trace-driven profiles: the Mahimahi files (down, up) they read from `topology.traces`.
+fn trace_files(name: &str) -> Option<(&'static str, &'static str)> {
+    match name {
+        "3g-trace" => Some(("TMobile-UMTS-driving.down", "TMobile-UMTS-driving.up")),
+        "4g-trace" => Some(("TMobile-LTE-short.down", "TMobile-LTE-short.up")),
+        _ => None,
+    }
+}
 
 struct Profile {
     down: RateSpec,
@@ -65,7 +74,33 @@ fn profile(name: &str) -> Profile {
 }
 
 pub(super) fn cellular(mut t: Table) -> Res<Topology> {
-    let prof = t.opt_choice("profile", "link profile", PROFILES)?.map(profile);
+    let name = t.opt_choice("profile", "link profile", PROFILES)?;
+    let traces = t.opt_str("traces")?;
+    let prof = match (name, name.and_then(trace_files)) {
+        (None, _) => None,
+        (Some(n), None) => Some(profile(n)),
+        (Some(n), Some((down, up))) => {
+            // The trace variants keep their base profile's delays and buffer.
+            let mut p = profile(&n.replace("-trace", ""));
+            let Some(dir) = traces else {
+                return err("topology.traces", format!("profile \"{n}\" needs the folder of the Mahimahi traces ({down}, {up})"));
+            };
+            let spec = |file: &str, key: &str| {
+                let path = std::path::Path::new(dir).join(file);
+                let v = serde_json::json!({ "model": "trace", "file": path.to_string_lossy() });
+                super::rate::rate_spec(key, &v).map_err(|mut e| {
+                    e.path = key.to_string();
+                    e
+                })
+            };
+            p.down = spec(down, "topology.traces")?;
+            p.up = spec(up, "topology.traces")?;
+            Some(p)
+        }
+    };
+    if traces.is_some() && name.and_then(trace_files).is_none() {
+        return err("topology.traces", "only the trace profiles (3g-trace, 4g-trace) read trace files");
+    }
     let core_default = LinkCfg {
         rate: RateSpec::Constant(Rate(1_000_000_000)),
         reverse_rate: None,
