@@ -364,22 +364,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(now: SimTime, bytes: u64, rtt: Option<Dur>) -> AckSample {
-        AckSample {
-            now,
-            rtt,
-            srtt: rtt,
-            min_rtt: rtt,
-            acked_bytes: bytes,
-            prior_in_flight: 0,
-            in_flight: 0,
-            lost_bytes: 0,
-            delivered: 0,
-            rate: None,
-            ca_state: CaState::Open,
-            cwnd_limited: true,
-            snd_una: 0,
-            snd_nxt: 0,
-        }
+        AckSample::test(now, bytes, rtt)
     }
 
     fn loss(now: SimTime, kind: CongestionKind) -> CongestionEvent {

@@ -293,22 +293,8 @@ mod tests {
     }
 
     fn ack(now_ms: f64, rtt_ms: f64) -> AckSample {
-        AckSample {
-            now: SimTime((now_ms * 1e6) as u64),
-            rtt: Some(Dur::from_secs_f64(rtt_ms / 1e3)),
-            srtt: None,
-            min_rtt: None,
-            acked_bytes: MSS,
-            prior_in_flight: 0,
-            in_flight: 0,
-            lost_bytes: 0,
-            delivered: 0,
-            rate: None,
-            ca_state: CaState::Open,
-            cwnd_limited: true,
-            snd_una: 0,
-            snd_nxt: 0,
-        }
+        let rtt = Some(Dur::from_secs_f64(rtt_ms / 1e3));
+        AckSample { srtt: None, min_rtt: None, ..AckSample::test(SimTime((now_ms * 1e6) as u64), MSS, rtt) }
     }
 
     /// ACKs every `step` ms in [from, to] (ms) with RTTs from `rtt(t)`.

@@ -87,6 +87,29 @@ pub struct AckSample {
     pub snd_nxt: u64,
 }
 
+#[cfg(test)]
+impl AckSample {
+    /// A cwnd-limited ACK in the Open state without a rate sample, for controllers' unit tests.
+    pub(crate) fn test(now: SimTime, acked_bytes: u64, rtt: Option<Dur>) -> AckSample {
+        AckSample {
+            now,
+            rtt,
+            srtt: rtt,
+            min_rtt: rtt,
+            acked_bytes,
+            prior_in_flight: 0,
+            in_flight: 0,
+            lost_bytes: 0,
+            delivered: 0,
+            rate: None,
+            ca_state: CaState::Open,
+            cwnd_limited: true,
+            snd_una: 0,
+            snd_nxt: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CongestionKind {
     /// Loss inferred from dupACKs/SACKs: entering fast recovery.

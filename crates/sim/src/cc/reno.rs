@@ -74,22 +74,7 @@ mod tests {
     use crate::units::SimTime;
 
     fn ack(bytes: u64) -> AckSample {
-        AckSample {
-            now: SimTime(0),
-            rtt: None,
-            srtt: None,
-            min_rtt: None,
-            acked_bytes: bytes,
-            prior_in_flight: 0,
-            in_flight: 0,
-            lost_bytes: 0,
-            delivered: 0,
-            rate: None,
-            ca_state: CaState::Open,
-            cwnd_limited: true,
-            snd_una: 0,
-            snd_nxt: 0,
-        }
+        AckSample::test(SimTime(0), bytes, None)
     }
 
     #[test]

@@ -226,22 +226,8 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(una: u64, nxt: u64, rtt_ms: u64) -> AckSample {
-        AckSample {
-            now: SimTime(0),
-            rtt: Some(Dur::from_millis(rtt_ms)),
-            srtt: None,
-            min_rtt: None,
-            acked_bytes: MSS,
-            prior_in_flight: 0,
-            in_flight: 0,
-            lost_bytes: 0,
-            delivered: 0,
-            rate: None,
-            ca_state: CaState::Open,
-            cwnd_limited: true,
-            snd_una: una,
-            snd_nxt: nxt,
-        }
+        let rtt = Some(Dur::from_millis(rtt_ms));
+        AckSample { srtt: None, min_rtt: None, snd_una: una, snd_nxt: nxt, ..AckSample::test(SimTime(0), MSS, rtt) }
     }
 
     /// A path of `bdp` packets and 100 ms base RTT with a deep buffer: a window above the

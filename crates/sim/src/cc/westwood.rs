@@ -143,22 +143,8 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(ms: u64, bytes: u64, rtt_ms: u64) -> AckSample {
-        AckSample {
-            now: SimTime(ms * 1_000_000),
-            rtt: Some(Dur::from_millis(rtt_ms)),
-            srtt: None,
-            min_rtt: None,
-            acked_bytes: bytes,
-            prior_in_flight: 0,
-            in_flight: 0,
-            lost_bytes: 0,
-            delivered: 0,
-            rate: None,
-            ca_state: CaState::Open,
-            cwnd_limited: true,
-            snd_una: 0,
-            snd_nxt: 0,
-        }
+        let rtt = Some(Dur::from_millis(rtt_ms));
+        AckSample { srtt: None, min_rtt: None, ..AckSample::test(SimTime(ms * 1_000_000), bytes, rtt) }
     }
 
     #[test]
