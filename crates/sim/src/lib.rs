@@ -4,12 +4,14 @@
 //! (topology, endpoints, flows) → event loop → metrics → [`RunOutput`] (summary JSON and
 //! time-series tables). Layout: `units` (time, rate, size types), `engine` (event queue,
 //! random streams), `net` (packets, links, routes), `queue` (disciplines), `tcp` (the
-//! protocol), `cc` (congestion controls), `app` (traffic sources), `metrics`, `world`.
+//! protocol), `udp` and `dccp` (datagram transports), `cc` (congestion controls), `app`
+//! (traffic sources), `metrics`, `world`.
 
 pub mod api;
 pub mod app;
 pub mod cc;
 pub mod config;
+pub mod dccp;
 pub mod engine;
 pub mod gateway;
 pub mod ids;

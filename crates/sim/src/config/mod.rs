@@ -266,6 +266,52 @@ pub const MTU_BYTES: u64 = 1500;
 pub enum Transport {
     Tcp { cc: crate::cc::CcSpec, tcp: TcpCfg },
     Udp(UdpCfg),
+    Dccp(DccpCfg),
+}
+
+/// The congestion control of a DCCP flow (its CCID).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DccpCcKind {
+    /// CCID 2, TCP-like (RFC 4341).
+    Ccid2,
+    /// BBR v1 with the DCCP-BBR paper's bandwidth sampling.
+    Bbr,
+    /// The paper's loss-adaptive DCCP-BBR.
+    BbrAdaptive,
+}
+
+impl DccpCcKind {
+    pub const KNOWN: &'static [&'static str] = &["ccid2", "bbr", "bbr-adaptive"];
+    pub fn name(self) -> &'static str {
+        match self {
+            DccpCcKind::Ccid2 => "ccid2",
+            DccpCcKind::Bbr => "bbr",
+            DccpCcKind::BbrAdaptive => "bbr-adaptive",
+        }
+    }
+}
+
+/// What drives a DCCP sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DccpApp {
+    /// As many datagrams as the controller allows.
+    Greedy,
+    /// Datagrams at a constant rate (counted in wire bytes), queued while the controller
+    /// holds them back.
+    Cbr(Rate),
+}
+
+/// A DCCP flow's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DccpCfg {
+    pub cc: DccpCcKind,
+    /// ACK after this many data packets (RFC 4341 default 2).
+    pub ack_ratio: u32,
+    /// The receiver's loss-rate window (`bbr-adaptive`; the paper's 10 s).
+    pub loss_window: Dur,
+    /// Application payload bytes per datagram.
+    pub packet_size: u32,
+    pub app: DccpApp,
 }
 
 /// A UDP constant-bit-rate source.
@@ -338,6 +384,7 @@ impl FlowSpec {
         match &self.transport {
             Transport::Tcp { cc, .. } => cc.name(),
             Transport::Udp(_) => "none",
+            Transport::Dccp(d) => d.cc.name(),
         }
     }
 }

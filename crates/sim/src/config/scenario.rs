@@ -15,14 +15,19 @@ const TCP_KEYS: &[&str] = &[
     "timestamps", "rcvbuf", "pacing", "ecn",
 ];
 const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests"];
-const TRANSPORTS: &[&str] = &["tcp", "udp"];
+    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window"];
+const TRANSPORTS: &[&str] = &["tcp", "udp", "dccp"];
 const APPS: &[&str] = &["bulk", "file", "cbr", "web"];
 /// Keys only the web application takes.
 const WEB_ONLY: &[&str] = &["request", "think", "requests"];
 /// Keys that only TCP flows take, and the ones only UDP flows take.
 const TCP_ONLY: &[&str] = &["cc", "cc_params", "tcp", "rwnd", "rwnd_params"];
 const UDP_ONLY: &[&str] = &["rate", "packet_size"];
+/// Keys only DCCP flows take, the keys DCCP flows take, and the ones they do not.
+const DCCP_ONLY: &[&str] = &["ack_ratio", "loss_window"];
+const DCCP_KEYS: &[&str] = &["cc", "ack_ratio", "loss_window", "packet_size", "app", "rate"];
+const NOT_DCCP: &[&str] = &["cc_params", "tcp", "rwnd", "rwnd_params", "size"];
+const DCCP_APPS: &[&str] = &["greedy", "cbr"];
 const RWND_POLICIES: &[&str] = &["static", "drwa", "abrwda"];
 const RECOVERIES: &[&str] = &["sack", "newreno", "reno"];
 
@@ -315,11 +320,41 @@ fn positive(path: &str, d: Option<Dur>) -> Res<Option<Dur>> {
 
 fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Res<FlowSpec> {
     let mut t = Table::new(path, v)?;
-    let is_udp = t.opt_choice("transport", "transport", TRANSPORTS)? == Some("udp");
-    let (own, other, label) = if is_udp { (UDP_ONLY, TCP_ONLY, "udp") } else { (TCP_ONLY, UDP_ONLY, "tcp") };
-    if let Some(k) = other.iter().find(|k| t.has(k)) {
+    let kind = t.opt_choice("transport", "transport", TRANSPORTS)?;
+    let is_udp = kind == Some("udp");
+    let is_dccp = kind == Some("dccp");
+    let (own, other, label) = if is_dccp {
+        (DCCP_KEYS, NOT_DCCP, "dccp")
+    } else if is_udp {
+        (UDP_ONLY, TCP_ONLY, "udp")
+    } else {
+        (TCP_ONLY, UDP_ONLY, "tcp")
+    };
+    if let Some(k) = other.iter().chain(if is_dccp { &[][..] } else { DCCP_ONLY }).find(|k| t.has(k)) {
         return err(&t.key_path(k), format!("not a setting of {label} flows (they take: {})", own.join(", ")));
     }
+    // DCCP's applications: greedy or constant rate, never sized.
+    let dccp_app = if is_dccp {
+        match t.opt_choice("app", "DCCP application", DCCP_APPS)? {
+            Some("cbr") => {
+                let Some(r) = t.opt_rate("rate")? else {
+                    return err(&t.key_path("rate"), "missing required key (the constant sending rate, e.g. \"10Mbps\")");
+                };
+                if r.0 == 0 {
+                    return err(&t.key_path("rate"), "must be greater than 0");
+                }
+                Some(DccpApp::Cbr(r))
+            }
+            _ => {
+                if t.has("rate") {
+                    return err(&t.key_path("rate"), "a setting of the constant-rate application (app = \"cbr\")");
+                }
+                Some(DccpApp::Greedy)
+            }
+        }
+    } else {
+        None
+    };
     let count = t.opt_int("count", 1, 100_000)?.unwrap_or(1) as u32;
     let start = match t.get("start") {
         None => StartSpec::At(Dur::ZERO),
@@ -359,7 +394,11 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
             Some(b)
         }
     };
-    let app = match t.opt_choice("app", "application", APPS)? {
+    let app = match if is_dccp { None } else { t.opt_choice("app", "application", APPS)? } {
+        _ if is_dccp => match dccp_app {
+            Some(DccpApp::Cbr(_)) => AppKind::Cbr,
+            _ => AppKind::Bulk,
+        },
         Some("cbr") if !is_udp => return err(&t.key_path("app"), "cbr is a UDP application: set transport = \"udp\""),
         Some(a) if is_udp && a != "cbr" => {
             return err(&t.key_path("app"), format!("udp flows run app = \"cbr\", not \"{a}\""))
@@ -422,7 +461,25 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         }
         u => u.map(|u| u as u32),
     };
-    let transport = if is_udp {
+    let transport = if let Some(app) = dccp_app {
+        let cc = match reader::choice(&t.key_path("cc"), t.require("cc")?, "DCCP congestion control", DccpCcKind::KNOWN)? {
+            "ccid2" => DccpCcKind::Ccid2,
+            "bbr" => DccpCcKind::Bbr,
+            _ => DccpCcKind::BbrAdaptive,
+        };
+        let ack_ratio = t.opt_int("ack_ratio", 1, u16::MAX as i64)?.unwrap_or(2) as u32;
+        let loss_window = match t.opt_duration("loss_window")? {
+            None => Dur::from_secs(10),
+            Some(Dur(0)) => return err(&t.key_path("loss_window"), "must be greater than 0 (got \"0s\")"),
+            Some(d) => d,
+        };
+        let packet_size = match t.opt_size("packet_size")? {
+            None => 1460,
+            Some(p) if (1..=65_000).contains(&p) => p as u32,
+            Some(p) => return err(&t.key_path("packet_size"), format!("must be between 1B and 65000B (got {p}B)")),
+        };
+        Transport::Dccp(DccpCfg { cc, ack_ratio, loss_window, packet_size, app })
+    } else if is_udp {
         let rate = match t.opt_rate("rate")? {
             Some(r) => r,
             None => return err(&t.key_path("rate"), "missing required key (the CBR sending rate, e.g. \"13.35Mbps\")"),
@@ -446,6 +503,7 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     let default_group = match &transport {
         Transport::Tcp { cc, .. } => cc.name(),
         Transport::Udp(_) => "udp",
+        Transport::Dccp(d) => d.cc.name(),
     };
     let group = t.opt_str("group")?.unwrap_or(default_group).to_string();
     t.finish(FLOW_KEYS)?;

@@ -88,6 +88,7 @@ pub struct UdpHeader {
 pub enum Header {
     Tcp(TcpHeader),
     Udp(UdpHeader),
+    Dccp(crate::dccp::DccpHeader),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +129,7 @@ impl Packet {
         match &self.hdr {
             Header::Tcp(h) => h.len,
             Header::Udp(h) => h.len,
+            Header::Dccp(h) => h.len,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! pcap capture of a link: classic libpcap files (microsecond timestamps, LINKTYPE_RAW) with
 //! real IPv4, TCP (with MSS, window-scale, SACK-permitted, timestamp and SACK options) and
-//! UDP headers, so Wireshark, tshark and tcptrace read them. Payload bytes are zeros, cut at
+//! UDP headers, and DCCP headers (IP protocol 33; checksum left 0), so Wireshark, tshark and tcptrace read them. Payload bytes are zeros, cut at
 //! the snap length. Addresses: flow i's sender is 10.0.i/256.i%256 port 10000+i, its receiver
 //! 10.1.i/256.i%256 port 5001 (5001 + k for a web flow's k-th connection). Sequence numbers are the simulator's (ISN 0), mod 2^32;
 //! timestamps are in milliseconds. Each packet is recorded when its serialization ends.
@@ -12,7 +12,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 const LINKTYPE_RAW: u32 = 101;
-const MAX_HDR: usize = 20 + 60;
+const MAX_HDR: usize = 20 + 100;
 
 pub struct PcapWriter {
     out: BufWriter<File>,
@@ -95,6 +95,45 @@ impl PcapWriter {
                 b.extend_from_slice(&((8 + h.len) as u16).to_be_bytes());
                 b.extend_from_slice(&[0, 0]);
                 (17u8, h.len)
+            }
+            Header::Dccp(h) => {
+                // RFC 4340 §5.1 generic header with X = 1 (48-bit sequence numbers), the
+                // acknowledgement subheader, the Service Code (Request/Response) and options.
+                let b = &mut self.buf;
+                let start = b.len();
+                b.extend_from_slice(&sport.to_be_bytes());
+                b.extend_from_slice(&dport.to_be_bytes());
+                b.extend_from_slice(&[(h.header_bytes() / 4) as u8, 0, 0, 0]); // offset, CCVal/CsCov, checksum
+                b.push((h.ptype.code() << 1) | 1); // Res | Type | X
+                b.push(0);
+                b.extend_from_slice(&(h.seq & 0xFFFF_FFFF_FFFF).to_be_bytes()[2..]);
+                if h.ptype.has_ack() {
+                    b.extend_from_slice(&[0, 0]);
+                    b.extend_from_slice(&(h.ack & 0xFFFF_FFFF_FFFF).to_be_bytes()[2..]);
+                }
+                if matches!(h.ptype, crate::dccp::DccpType::Request | crate::dccp::DccpType::Response) {
+                    b.extend_from_slice(&[0, 0, 0, 0]); // Service Code 0
+                }
+                if h.ptype == crate::dccp::DccpType::Request {
+                    b.extend_from_slice(&[32, 4, 1, h.ccid]); // Change L(CCID)
+                }
+                if let Some(r) = h.ack_ratio {
+                    b.extend_from_slice(&[32, 5, 5]); // Change L(Ack Ratio)
+                    b.extend_from_slice(&r.to_be_bytes());
+                }
+                if h.ackvec.len > 0 {
+                    b.extend_from_slice(&[38, 2 + h.ackvec.len]); // Ack Vector [Nonce 0]
+                    b.extend_from_slice(&h.ackvec.bytes[..h.ackvec.len as usize]);
+                }
+                if let Some(lr) = h.loss_rate_ppm {
+                    b.extend_from_slice(&[192, 6]);
+                    b.extend_from_slice(&lr.to_be_bytes());
+                }
+                while !(b.len() - start).is_multiple_of(4) {
+                    b.push(0); // Padding
+                }
+                debug_assert_eq!((b.len() - start) as u32, h.header_bytes());
+                (33u8, h.len)
             }
         };
         let hdr_len = self.buf.len();

@@ -14,6 +14,7 @@ use crate::net::{Link, LinkStats, PacketPool, Route, TcpFlags};
 use crate::queue::{self, DropReason, QEntry, Verdict};
 use crate::tcp::{Cx, TcpSocket};
 use crate::udp::UdpEndpoint;
+use crate::dccp::DccpEndpoint;
 use crate::units::{Dur, SimTime};
 use std::time::Instant;
 
@@ -25,6 +26,7 @@ use web::WebRt;
 pub enum Endpoint {
     Tcp(TcpSocket),
     Udp(UdpEndpoint),
+    Dccp(DccpEndpoint),
 }
 
 /// A flow's counters at one instant, whatever its transport (the summary and the time series
@@ -204,6 +206,17 @@ impl World {
                         eps.push(Endpoint::Udp(s));
                         u.payload as u64
                     }
+                    Transport::Dccp(d) => {
+                        let rng = |sock: SockId| SimRng::new(seed, Stream::Endpoint, sock.0 as u64);
+                        let mut c = DccpEndpoint::new(client, FlowId(f), fwd, *d, rng(client));
+                        let mut s = DccpEndpoint::new(server, FlowId(f), rev, *d, rng(server));
+                        c.metrics_from = from;
+                        s.metrics_from = from;
+                        s.listen();
+                        eps.push(Endpoint::Dccp(c));
+                        eps.push(Endpoint::Dccp(s));
+                        d.packet_size as u64
+                    }
                 };
                 let start = match spec.start {
                     StartSpec::At(d) => SimTime(d.0),
@@ -216,7 +229,11 @@ impl World {
                 flows.push(FlowRt {
                     group: spec.group.clone(),
                     cc: spec.cc_name(),
-                    transport: if matches!(spec.transport, Transport::Udp(_)) { "udp" } else { "tcp" },
+                    transport: match spec.transport {
+                        Transport::Udp(_) => "udp",
+                        Transport::Dccp(_) => "dccp",
+                        Transport::Tcp { .. } => "tcp",
+                    },
                     client,
                     server,
                     start,
@@ -322,6 +339,7 @@ impl World {
             Event::Timer(s, k) => self.ep_call(s, |ep, cx| match ep {
                 Endpoint::Tcp(t) => t.on_timer(k, cx),
                 Endpoint::Udp(u) => u.on_timer(k, cx),
+                Endpoint::Dccp(d) => d.on_timer(k, cx),
             }),
             Event::FlowStart(f) => self.start_flow(f),
             Event::AppNext(f) => self.web_request(f),
@@ -347,6 +365,7 @@ impl World {
         match &mut self.eps[server.idx()] {
             Endpoint::Tcp(s) => s.expect = expect,
             Endpoint::Udp(s) => s.expect = expect,
+            Endpoint::Dccp(_) => {}
         }
         self.ep_call(client, |ep, cx| match ep {
             Endpoint::Tcp(s) => {
@@ -354,6 +373,7 @@ impl World {
                 s.app_write(write, cx);
             }
             Endpoint::Udp(u) => u.start(write, cx),
+            Endpoint::Dccp(d) => d.connect(cx),
         });
     }
 
@@ -580,6 +600,7 @@ impl World {
             self.ep_call(dst, |ep, cx| match ep {
                 Endpoint::Tcp(s) => s.on_packet(&pkt, cx),
                 Endpoint::Udp(u) => u.on_packet(&pkt, cx.now),
+                Endpoint::Dccp(d) => d.on_packet(&pkt, cx),
             });
             if self.flows[pkt.flow.idx()].web.is_some() {
                 self.web_progress(pkt.flow);
@@ -645,6 +666,18 @@ impl World {
                 owd_n: s.stats.owd_n,
                 ..Counters::default()
             },
+            (Endpoint::Dccp(c), Endpoint::Dccp(s)) => Counters {
+                bytes_sent: c.stats.bytes_sent,
+                bytes_delivered: s.stats.bytes_received,
+                data_pkts_sent: c.stats.pkts_sent,
+                rtt_sum_ns: c.stats.rtt_sum_ns,
+                rtt_n: c.stats.rtt_n,
+                owd_sum_ns: s.stats.owd_sum_ns,
+                owd_n: s.stats.owd_n,
+                timeouts: c.stats.timeouts,
+                recoveries: c.stats.reductions,
+                ..Counters::default()
+            },
             _ => unreachable!("both ends of a flow use the same transport"),
         }
     }
@@ -682,6 +715,22 @@ impl World {
                     series.f_pacing.push(0.0);
                     series.f_ca_state.push(String::new());
                     series.f_cc_state.push("cbr".to_string());
+                }
+                Endpoint::Dccp(c) => {
+                    // Windows in packets, reported in bytes of full data packets.
+                    let w = c.data_wire_bytes();
+                    series.f_cwnd.push((c.cc.cwnd() * w) as i64);
+                    series.f_ssthresh.push(match &c.cc {
+                        crate::dccp::Controller::Ccid2(k) if k.ssthresh < u32::MAX as u64 => (k.ssthresh * w) as i64,
+                        _ => -1,
+                    });
+                    series.f_inflight.push((c.pipe * w) as i64);
+                    series.f_rwnd.push(0);
+                    series.f_srtt_ms.push(c.srtt().map_or(f64::NAN, |d| d.millis_f64()));
+                    series.f_rtt_ms.push(c.latest_rtt.map_or(f64::NAN, |d| d.millis_f64()));
+                    series.f_pacing.push(c.cc.pacing_rate().map_or(0.0, |r| r * 8.0 / 1e6));
+                    series.f_ca_state.push(String::new());
+                    series.f_cc_state.push(c.cc.label().to_string());
                 }
             }
         }
@@ -783,6 +832,7 @@ impl World {
                 }
                 (Endpoint::Tcp(c), Endpoint::Tcp(s)) => (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0),
                 (Endpoint::Udp(_), Endpoint::Udp(s)) => (s.completed_at, 0, s.owd_hist.value_at_quantile(0.95)),
+                (Endpoint::Dccp(c), Endpoint::Dccp(s)) => (None, c.rtt_hist.value_at_quantile(0.95), s.owd_hist.value_at_quantile(0.95)),
                 _ => unreachable!("both ends of a flow use the same transport"),
             };
             let now_c = self.counters(i);
