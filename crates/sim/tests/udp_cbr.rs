@@ -27,6 +27,8 @@ fn cbr_alone_delivers_its_rate_with_fixed_delay() {
     let ser = 1500.0 * 8.0 * (2.0 / 100e6 + 1.0 / 45e6) * 1e3;
     assert!((owd - (42.0 + ser)).abs() < 0.01, "one-way delay {owd} ms");
     assert!(s["flows"][0]["rtt_mean_ms"].is_null());
+    // Every datagram carries 1472 payload bytes.
+    assert_eq!(f(&s, "flows.0.datagrams_delivered") * 1472.0, f(&s, "flows.0.bytes_delivered"));
     assert_eq!(s["flows"][0]["transport"], "udp");
 }
 

@@ -44,6 +44,8 @@ pub struct FlowSummary {
     pub recoveries: u64,
     /// Web flows: the response times of requests started in the measurement window.
     pub responses: Option<Responses>,
+    /// Datagram transports (UDP, DCCP): datagrams delivered to the receiving application.
+    pub datagrams_delivered: Option<u64>,
 }
 
 /// Response times of a web flow, with the mean's 95 % confidence interval (Student t).

@@ -44,6 +44,8 @@ pub(crate) struct Counters {
     retransmits: u64,
     timeouts: u64,
     recoveries: u64,
+    /// Datagrams delivered to the receiving application (UDP, DCCP).
+    datagrams: u64,
 }
 
 /// Per-flow bookkeeping kept by the world (the endpoints keep their own protocol state).
@@ -657,6 +659,7 @@ impl World {
                 retransmits: c.stats.retransmits,
                 timeouts: c.stats.timeouts,
                 recoveries: c.stats.recoveries,
+                datagrams: 0,
             },
             (Endpoint::Udp(c), Endpoint::Udp(s)) => Counters {
                 bytes_sent: c.stats.bytes_sent,
@@ -664,6 +667,7 @@ impl World {
                 data_pkts_sent: c.stats.pkts_sent,
                 owd_sum_ns: s.stats.owd_sum_ns,
                 owd_n: s.stats.owd_n,
+                datagrams: s.stats.pkts_received,
                 ..Counters::default()
             },
             (Endpoint::Dccp(c), Endpoint::Dccp(s)) => Counters {
@@ -676,6 +680,7 @@ impl World {
                 owd_n: s.stats.owd_n,
                 timeouts: c.stats.timeouts,
                 recoveries: c.stats.reductions,
+                datagrams: s.stats.pkts_received,
                 ..Counters::default()
             },
             _ => unreachable!("both ends of a flow use the same transport"),
@@ -871,6 +876,7 @@ impl World {
                 timeouts: w(now_c.timeouts, f.snap.timeouts),
                 recoveries: w(now_c.recoveries, f.snap.recoveries),
                 responses: f.web.as_ref().map(|wr| Responses::from_times(&wr.times)),
+                datagrams_delivered: (f.transport != "tcp").then(|| w(now_c.datagrams, f.snap.datagrams)),
             });
         }
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();

@@ -84,6 +84,7 @@ impl Counters {
             retransmits: self.retransmits + o.retransmits,
             timeouts: self.timeouts + o.timeouts,
             recoveries: self.recoveries + o.recoveries,
+            datagrams: self.datagrams + o.datagrams,
         }
     }
 }
