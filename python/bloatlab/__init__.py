@@ -4,13 +4,22 @@
     >>> r = bloatlab.run("scenarios/demo.toml", set=["duration=10s"])
     >>> r.flows[["id", "cc", "goodput_mbps", "rtt_p95_ms"]]
     >>> r.to_dir("out/demo")
+
+    >>> df = bloatlab.sweep("scenarios/demo.toml", {"flows[0].cc": ["newreno", "reno"]}, seeds=5,
+    ...                     set={"duration": "10s"}, out="out/cc")
+    >>> bloatlab.Store("out/cc").bottleneck      # and .runs, .flows, .timeseries, .queues
 """
 
 from . import _core
-from .api import run
+from .api import run, sweep
 from .errors import ScenarioError, SimulationError
 from .result import Result
+from .store import Store
+from .sweeps import Sweep, load_sweep, make_sweep
 
 __version__: str = _core.version()
 
-__all__ = ["run", "Result", "ScenarioError", "SimulationError", "__version__"]
+__all__ = [
+    "run", "sweep", "load_sweep", "make_sweep", "Sweep", "Store", "Result",
+    "ScenarioError", "SimulationError", "__version__",
+]

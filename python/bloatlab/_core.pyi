@@ -1,5 +1,7 @@
 """Type stubs for the Rust extension ``bloatlab._core`` (crates/py)."""
 
+import os
+
 class ScenarioError(ValueError):
     """Invalid scenario; ``args == (path, message)``."""
 
@@ -7,8 +9,14 @@ class SimulationError(RuntimeError):
     """A run failed an internal check."""
 
 def run_json(
-    scenario_json: str, seed: int | None = None, series: bool = True
+    scenario_json: str,
+    seed: int | None = None,
+    series: bool = True,
+    capture_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[str, dict[str, dict[str, list[float] | list[int] | list[str]]]]:
-    """Runs a scenario given as JSON text; returns (summary_json, tables). Releases the GIL."""
+    """Runs a scenario given as JSON text; returns (summary_json, tables). Releases the GIL.
+
+    With ``capture_dir``, the links named in the scenario's ``capture`` are written there as
+    ``{link}.pcap``."""
 
 def version() -> str: ...

@@ -1,26 +1,81 @@
-"""``bloatlab.run``: the Python entry point."""
+"""``bloatlab.run``, ``bloatlab.sweep``: the Python entry points."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+import inspect
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from .errors import ScenarioError
 from .result import Result
 from .scenario import ScenarioLike, resolve, to_json
 
+if TYPE_CHECKING:
+    import os
 
-def run_resolved(doc: Mapping[str, Any], *, series: bool = True) -> Result:
-    """Runs an already resolved scenario dict (see :func:`bloatlab.scenario.resolve`)."""
-    text = to_json(doc)
+    import pandas as pd
+
+    from .sweeps import Sweep
+
+
+@lru_cache(maxsize=1)
+def core_supports_capture() -> bool:
+    """True when the simulator accepts ``capture_dir`` (packet capture to pcap files)."""
+    sig = getattr(_core.run_json, "__text_signature__", None) or ""
+    if "capture_dir" in sig:
+        return True
     try:
-        summary_json, tables = _core.run_json(text, None, bool(series))
+        return "capture_dir" in inspect.signature(_core.run_json).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def wants_capture(doc: Mapping[str, Any]) -> bool:
+    """True when the scenario asks for packet capture (a ``capture`` table)."""
+    return "capture" in doc
+
+
+def call_core(text: str, *, series: bool, capture_dir: str | None = None) -> tuple[str, dict[str, Any]]:
+    """``_core.run_json`` with a ``capture_dir`` when there is one; core ScenarioErrors become
+    :class:`bloatlab.ScenarioError`."""
+    try:
+        if capture_dir is not None:
+            if not core_supports_capture():
+                raise ScenarioError("capture", "this build of the simulator cannot capture packets "
+                                    "(_core.run_json has no capture_dir); rebuild bloatlab")
+            return _core.run_json(text, None, bool(series), capture_dir)
+        return _core.run_json(text, None, bool(series))
     except ScenarioError:
         raise
     except _core.ScenarioError as e:
         raise ScenarioError.from_core(e) from None
-    return Result(summary_json, tables, doc)
+
+
+def run_resolved(doc: Mapping[str, Any], *, series: bool = True) -> Result:
+    """Runs an already resolved scenario dict (see :func:`bloatlab.scenario.resolve`).
+
+    A scenario with a ``capture`` table has its pcap files written into a temporary
+    directory that the :class:`Result` owns until :meth:`Result.to_dir` copies them.
+    """
+    text = to_json(doc)
+    capture_dir = None
+    if wants_capture(doc) and core_supports_capture():
+        capture_dir = tempfile.mkdtemp(prefix="bloatlab-pcap-")
+    try:
+        summary_json, tables = call_core(text, series=series, capture_dir=capture_dir)
+    except BaseException:
+        if capture_dir is not None:
+            shutil.rmtree(capture_dir, ignore_errors=True)
+        raise
+    result = Result(summary_json, tables, doc)
+    if capture_dir is not None:
+        result._adopt_capture_dir(Path(capture_dir))
+    return result
 
 
 def run(
@@ -49,3 +104,136 @@ def run(
     """
     doc = resolve(scenario, seed=seed, set=set)
     return run_resolved(doc, series=series)
+
+
+# --------------------------------------------------------------------------- validation
+
+# A scenario that is cheap to run for any duration: it checks `duration` and `warmup`.
+_PROBE = {
+    "name": "validate",
+    "metrics": {"interval": "0s"},
+    "topology": {"bottleneck": {"rate": "1Gbps", "delay": "1ms"}},
+    "flows": [{"transport": "udp", "rate": "1Mbps", "size": "1B"}],
+}
+_TIMING_KEYS = ("duration", "warmup")
+
+
+def validate_scenario(doc: Mapping[str, Any]) -> None:
+    """Checks a resolved scenario against the simulator without running it for long.
+
+    Uses ``_core.validate_json`` when the core has it; otherwise two short probes:
+    ``duration`` and ``warmup`` in a minimal scenario, then the whole scenario with
+    ``duration`` cut to 1 ns (so the world is built and every key checked, but
+    nothing is simulated). Raises :class:`ScenarioError` naming the key path.
+    """
+    text = to_json(doc)
+    validate_json = getattr(_core, "validate_json", None)
+    if validate_json is not None:  # pragma: no cover - when the core grows one
+        try:
+            validate_json(text)
+        except _core.ScenarioError as e:
+            raise ScenarioError.from_core(e) from None
+        return
+    probe = dict(_PROBE)
+    for key in _TIMING_KEYS:
+        if key in doc:
+            probe[key] = doc[key]
+    call_core(to_json(probe), series=False)
+    short = {k: v for k, v in doc.items() if k not in _TIMING_KEYS}
+    short["duration"] = "1ns"
+    if wants_capture(doc):
+        _validate_capture(short)
+    else:
+        call_core(to_json(short), series=False)
+
+
+def _validate_capture(short: dict[str, Any]) -> None:
+    if not core_supports_capture():
+        call_core(to_json(short), series=False)  # the core names `capture` as an unknown key
+        raise ScenarioError("capture", "this build of the simulator cannot capture packets; rebuild bloatlab")
+    tmp = tempfile.mkdtemp(prefix="bloatlab-validate-")
+    try:
+        call_core(to_json(short), series=False, capture_dir=tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- sweeps
+
+
+def sweep(
+    base: ScenarioLike | Sweep,
+    axes: Mapping[str, Sequence[Any]] | None = None,
+    seeds: int | Iterable[int] | None = None,
+    *,
+    zip: Iterable[Mapping[str, Sequence[Any]]] | None = None,  # noqa: A002 - mirrors [[zip]]
+    set: Iterable[str] | Mapping[str, Any] | None = None,  # noqa: A002 - mirrors --set
+    backend: str = "local",
+    jobs: int | None = None,
+    address: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+    name: str | None = None,
+) -> pd.DataFrame:
+    """Runs a scenario over parameter axes and seeds; returns one row per flow per run.
+
+    Args:
+        base: the base scenario (a file path or a dict), or a :class:`~bloatlab.sweeps.Sweep`
+            (e.g. from :func:`bloatlab.load_sweep`; then give no axes, seeds, zip or set).
+        axes: grid axes ``{"flows[0].cc": ["cubic", "reno"], "topology.bottleneck_queue.limit":
+            ["50KB", "500KB"]}``: every combination runs.
+        seeds: ``N`` (seeds 1..N) or a list of seeds; default: the base scenario's seed.
+        zip: groups of zipped axes, ``[{"a": [1, 2], "b": ["x", "y"]}]``.
+        set: overrides applied to the base for every run.
+        backend: ``"local"`` (a process pool, one worker per core), ``"ray"`` (Ray tasks;
+            ``address`` of an existing cluster, or none to start a local Ray instance) or
+            ``"serial"`` (in this process, one run after another).
+        jobs: worker processes (local; default: the number of cores) or tasks in flight (ray).
+        out: the results store directory. Runs already in it are not run again; an
+            interrupted sweep resumes. ``None``: a temporary store, deleted afterwards.
+        progress: show a progress bar on stderr (default: when stderr is a terminal or notebook).
+
+    Returns:
+        A DataFrame with the parameter columns (named by key path), ``seed``, ``run_id`` and the
+        per-flow summary fields. Failed runs are not in it (a warning says how many failed;
+        ``bloatlab.Store(out).runs`` has their errors). ``df.attrs["store"]`` is the store path.
+
+    Raises:
+        ScenarioError: invalid sweep or scenario (checked for every run before anything runs),
+            an unknown back end, Ray missing or unreachable.
+    """
+    import warnings
+
+    from .store import Store
+    from .sweeps import Sweep, make_sweep
+    from .sweeprun import execute_sweep
+
+    if isinstance(base, Sweep):
+        if axes is not None or seeds is not None or zip is not None or set is not None:
+            raise TypeError("sweep(Sweep, ...): give no axes, seeds, zip or set with a Sweep")
+        spec = base
+        if name is not None:
+            spec.name = name
+    else:
+        spec = make_sweep(base, axes, seeds, zip=zip, set=set, name=name)
+    tmp = None
+    if out is None:
+        tmp = tempfile.mkdtemp(prefix="bloatlab-sweep-")
+        out_dir = Path(tmp) / "store"
+    else:
+        out_dir = Path(out)
+    try:
+        outcome = execute_sweep(spec, backend=backend, jobs=jobs, address=address, out=out_dir, progress=progress)
+        df = Store(out_dir).flows
+        if outcome.failed:
+            warnings.warn(
+                f"{outcome.failed} of {outcome.total} runs failed; their errors are in "
+                f"bloatlab.Store({str(out_dir)!r}).runs" if tmp is None else
+                f"{outcome.failed} of {outcome.total} runs failed (give out=DIR to keep their errors)",
+                RuntimeWarning, stacklevel=2,
+            )
+        df.attrs["store"] = None if tmp is not None else str(out_dir)
+        return df
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -226,7 +226,135 @@ def render(report: dict[str, Any], console: Any) -> None:
     )
 
 
+# --------------------------------------------------------------------------- sweeps
+
+
+def sweep_case(duration_s: float) -> dict[str, Any]:
+    """The scenario of the sweep benchmark: 10 flows on 100 Mbit/s, time series sampled every 100 ms."""
+    doc = _ten_flows(duration_s)
+    doc["name"] = "sweep-bench"
+    doc["metrics"] = {"interval": "100ms"}
+    return doc
+
+
+def run_sweep_bench(
+    *, runs: int = 60, duration_s: float = 20.0, jobs: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Times one sweep of ``runs`` seeds four ways and derives the speed-up and per-run overhead.
+
+    - ``direct``: ``_core.run_json`` in a loop in this process (the simulation alone);
+    - ``serial``: ``bloatlab.sweep(backend="serial")`` (validation, store, Parquet, fsync);
+    - ``local-1``: the local back end with one worker (adds the worker process round trip);
+    - ``local-N``: the local back end with one worker per core (default).
+
+    Each sweep writes a fresh temporary store. Overhead per run = (sweep wall time - direct
+    wall time) / runs, for the one-worker back ends.
+    """
+    import shutil
+    import tempfile
+    import time
+
+    from . import __version__, _core
+    from .scenario import to_json
+    from .sweeprun import execute_sweep
+    from .sweeps import make_sweep
+
+    if runs < 1:
+        raise BenchError("--runs must be at least 1")
+    jobs = jobs or os.cpu_count() or 1
+    base = sweep_case(duration_s)
+    spec = make_sweep(base, None, runs)
+    out: dict[str, Any] = {
+        "bloatlab": __version__, "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus", "runs": runs,
+        "scenario": f"10 flows, 100 Mbit/s, 30 ms RTT, {duration_s:g} s simulated, series every 100 ms",
+        "timings": [],
+    }
+
+    def say(msg: str) -> None:
+        if progress:
+            progress(msg)
+
+    say(f"sweep bench: {runs} runs, direct (simulator only) ...")
+    t0 = time.perf_counter()
+    sim = 0.0
+    for seed in spec.seeds:
+        doc = dict(base, seed=seed)
+        summary_json, _ = _core.run_json(to_json(doc), None, True)
+        sim += json.loads(summary_json)["engine"]["wall_s"]
+    direct = time.perf_counter() - t0
+    out["timings"].append({"mode": "direct", "workers": 1, "wall_s": direct, "engine_s": sim})
+    for mode, backend, workers in (("serial", "serial", 1), ("local-1", "local", 1), (f"local-{jobs}", "local", jobs)):
+        say(f"sweep bench: {runs} runs, {mode} ...")
+        tmp = tempfile.mkdtemp(prefix="bloatlab-bench-")
+        try:
+            t0 = time.perf_counter()
+            outcome = execute_sweep(spec, backend=backend, jobs=workers, out=os.path.join(tmp, "store"), progress=False)
+            wall = time.perf_counter() - t0
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if outcome.failed:
+            raise BenchError(f"sweep bench: {outcome.failed} runs failed: {outcome.errors[0]}")
+        worker_s = sum(outcome.elapsed)
+        sim_s = sum(outcome.sim)
+        out["timings"].append({"mode": mode, "workers": workers, "wall_s": wall,
+                               "worker_s": worker_s, "worker_sim_s": sim_s})
+    t = {r["mode"]: r for r in out["timings"]}
+    par = t[f"local-{jobs}"]["wall_s"]
+    out["speedup_vs_direct"] = direct / par
+    out["speedup_vs_local_1"] = t["local-1"]["wall_s"] / par
+    out["efficiency_pct"] = 100.0 * out["speedup_vs_local_1"] / jobs
+    out["overhead_ms_per_run"] = {
+        "serial": 1e3 * (t["serial"]["wall_s"] - direct) / runs,
+        "local-1": 1e3 * (t["local-1"]["wall_s"] - direct) / runs,
+        "in_worker": 1e3 * (t["local-1"]["worker_s"] - t["local-1"]["worker_sim_s"]) / runs,
+    }
+    out["sim_ms_per_run"] = 1e3 * direct / runs
+    return out
+
+
+def render_sweep(report: dict[str, Any], console: Any) -> None:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False,
+                  title=f"bloatlab {report['bloatlab']} sweep bench ({report['machine']}): {report['runs']} runs")
+    for col in ["mode", "workers", "wall s", "s/run"]:
+        table.add_column(col, justify="left" if col == "mode" else "right")
+    for r in report["timings"]:
+        table.add_row(r["mode"], str(r["workers"]), f"{r['wall_s']:.2f}", f"{r['wall_s'] / report['runs']:.4f}")
+    console.print(table)
+    o = report["overhead_ms_per_run"]
+    console.print(f"  scenario: {report['scenario']} ({report['sim_ms_per_run']:.0f} ms of simulation per run)")
+    console.print("  direct: _core.run_json in a loop; serial: bloatlab.sweep in this process; "
+                  "local-N: N worker processes")
+    console.print(f"  speed-up of local-{report['timings'][-1]['workers']}: {report['speedup_vs_direct']:.2f}x vs direct, "
+                  f"{report['speedup_vs_local_1']:.2f}x vs local-1 ({report['efficiency_pct']:.0f} % parallel efficiency)")
+    console.print(f"  overhead per run on top of the simulation: serial {o['serial']:.1f} ms, local-1 {o['local-1']:.1f} ms "
+                  f"(of which {o['in_worker']:.1f} ms encoding Parquet in the worker)")
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--child"]:
         sys.exit(_child())
-    sys.exit("usage: python -m bloatlab.bench --child < scenario.json  (use `bloatlab bench`)")
+    if sys.argv[1:2] == ["sweep"]:
+        import argparse
+
+        ap = argparse.ArgumentParser(prog="python -m bloatlab.bench sweep")
+        ap.add_argument("--runs", type=int, default=60)
+        ap.add_argument("--duration", type=float, default=20.0, help="simulated seconds per run")
+        ap.add_argument("--jobs", type=int, default=None)
+        ap.add_argument("--json", action="store_true")
+        a = ap.parse_args(sys.argv[2:])
+        rep = run_sweep_bench(runs=a.runs, duration_s=a.duration, jobs=a.jobs,
+                              progress=None if a.json else (lambda m: print(m, file=sys.stderr)))
+        if a.json:
+            print(json.dumps(rep, indent=2))
+        else:
+            from rich.console import Console
+
+            render_sweep(rep, Console())
+        sys.exit(0)
+    sys.exit("usage: python -m bloatlab.bench --child < scenario.json  (use `bloatlab bench`)\n"
+             "       python -m bloatlab.bench sweep [--runs N] [--duration S] [--jobs N] [--json]")

@@ -104,10 +104,20 @@ def main() -> None:
     "--out",
     type=click.Path(path_type=Path),
     metavar="DIR",
-    help="Write summary.json, scenario.json, timeseries.parquet and queues.parquet into DIR.",
+    help="Write summary.json, scenario.json, timeseries.parquet and queues.parquet (and the --pcap "
+    "captures) into DIR.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout instead of a table.")
-def run(scenario: str | None, seed: int | None, overrides: tuple[str, ...], out: Path | None, as_json: bool) -> None:
+@click.option(
+    "--pcap",
+    "pcap",
+    multiple=True,
+    metavar="LINK",
+    help="Capture the packets crossing LINK into DIR/LINK.pcap (needs --out). Links: bottleneck, "
+    "bottleneck_rev, fN_src_up, fN_dst_down, fN_dst_up, fN_src_down (N = flow id). Repeatable.",
+)
+def run(scenario: str | None, seed: int | None, overrides: tuple[str, ...], out: Path | None, as_json: bool,
+        pcap: tuple[str, ...]) -> None:
     """Run one scenario and print its summary.
 
     With no SCENARIO.toml, runs the built-in demo scenario.
@@ -117,6 +127,8 @@ def run(scenario: str | None, seed: int | None, overrides: tuple[str, ...], out:
 
     if out is not None and out.exists() and not out.is_dir():
         _fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
+    if pcap and out is None:
+        _fail(EXIT_INVALID, "--pcap: needs --out DIR (the capture files are written there)")
     try:
         if scenario is None:
             click.echo(
@@ -128,6 +140,8 @@ def run(scenario: str | None, seed: int | None, overrides: tuple[str, ...], out:
         else:
             source = scenario
         doc = resolve(source, seed=seed, set=list(overrides))
+        if pcap:
+            _add_capture(doc, pcap)
 
         def simulate():
             # Always sample the time series, also without --out: sampling adds engine events,
@@ -165,14 +179,35 @@ def run(scenario: str | None, seed: int | None, overrides: tuple[str, ...], out:
 
         render_summary(result.summary, Console())
     if out is not None:
-        click.echo(f"wrote {out}/ (summary.json, scenario.json, timeseries.parquet, queues.parquet)", err=True)
+        click.echo(f"wrote {out}/ ({', '.join(result.output_files())})", err=True)
+
+
+def _add_capture(doc: dict[str, Any], links: tuple[str, ...]) -> None:
+    """Adds ``--pcap`` links to the scenario's ``capture.links`` (keeping ones already there)."""
+    capture = doc.get("capture")
+    if capture is None:
+        capture = doc["capture"] = {}
+    if not isinstance(capture, dict):
+        raise ScenarioError("capture", "expected a table, e.g. { links = [\"bottleneck\"], snaplen = 128 }")
+    existing = capture.get("links", [])
+    if not isinstance(existing, list):
+        raise ScenarioError("capture.links", "expected an array of link names")
+    for link in links:
+        if link not in existing:
+            existing.append(link)
+    capture["links"] = existing
 
 
 @main.command()
 @click.option("--quick", is_flag=True, help="Shorter simulated durations (about 10x faster).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--scale", type=float, default=1.0, hidden=True, help="Multiply every simulated duration (tests).")
-def bench(quick: bool, as_json: bool, scale: float) -> None:
+@click.option("--sweep", "sweep_mode", is_flag=True,
+              help="Instead: time a sweep of --runs short runs (direct, serial, 1 worker, all cores) and report "
+              "the speed-up and the overhead per run.")
+@click.option("--runs", type=int, default=60, show_default=True, metavar="N", help="--sweep: number of runs.")
+@click.option("--jobs", type=int, default=None, metavar="N", help="--sweep: workers of the parallel sweep (default: cores).")
+def bench(quick: bool, as_json: bool, scale: float, sweep_mode: bool, runs: int, jobs: int | None) -> None:
     """Measure simulator speed and memory on fixed scenarios.
 
     Each scenario runs in a fresh subprocess with time series off; reported are
@@ -187,6 +222,25 @@ def bench(quick: bool, as_json: bool, scale: float) -> None:
     if not scale > 0:
         _fail(EXIT_INVALID, f"--scale: must be greater than 0 (got {scale})")
     progress = None if as_json else (lambda msg: click.echo(msg, err=True))
+    if sweep_mode:
+        if runs < 1:
+            _fail(EXIT_INVALID, f"--runs: must be at least 1 (got {runs})")
+        if jobs is not None and jobs < 1:
+            _fail(EXIT_INVALID, f"--jobs: must be at least 1 (got {jobs})")
+        try:
+            rep = benchmod.run_sweep_bench(runs=runs, duration_s=(5.0 if quick else 20.0) * scale, jobs=jobs,
+                                           progress=progress)
+        except benchmod.BenchError as e:
+            _fail(EXIT_FAILURE, str(e))
+        except Exception as e:  # noqa: BLE001
+            _unexpected(e)
+        if as_json:
+            click.echo(json.dumps(rep, indent=2))
+        else:
+            from rich.console import Console
+
+            benchmod.render_sweep(rep, Console())
+        return
     try:
         report = benchmod.run_suite(quick=quick, scale=scale, progress=progress)
     except benchmod.BenchError as e:
@@ -199,6 +253,244 @@ def bench(quick: bool, as_json: bool, scale: float) -> None:
         from rich.console import Console
 
         benchmod.render(report, Console())
+
+
+def _safe_name(name: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.") or "sweep"
+
+
+@main.command()
+@click.argument("sweep_file", metavar="SWEEP.toml")
+@click.option("--jobs", "-j", type=int, metavar="N",
+              help="Worker processes (local; default: one per core) or Ray tasks in flight (ray).")
+@click.option("--backend", default="local", metavar="local|ray|serial", show_default=True,
+              help="local: a process pool on this machine; ray: Ray tasks (on the cluster at --address, "
+              "or on a local Ray instance); serial: one run after another in this process.")
+@click.option("--address", metavar="ADDR", help="Address of an existing Ray cluster (HOST:PORT, ray://HOST:PORT or auto).")
+@click.option("--out", type=click.Path(path_type=Path), metavar="DIR",
+              help="The results store (default: out/NAME). Runs already in it are skipped: run the same "
+              "command again to resume an interrupted sweep.")
+@click.option("--dry-run", is_flag=True, help="Check every run's scenario and list the runs; run nothing.")
+def sweep(sweep_file: str, jobs: int | None, backend: str, address: str | None, out: Path | None,
+          dry_run: bool) -> None:
+    """Run a scenario over parameter grids and seeds (a sweep file) into a results store.
+
+    Every run's scenario is checked before anything runs. Each finished run is stored at
+    once (atomically), so Ctrl-C or a crash loses only the runs in progress. Failed runs are
+    recorded with their error (exit status 1) and retried by the next start.
+    """
+    from .sweeprun import SweepInterrupted, execute_sweep
+    from .sweeps import load_sweep, validate
+
+    err = lambda msg: click.echo(msg, err=True)  # noqa: E731
+    try:
+        spec = load_sweep(sweep_file)
+        store = out if out is not None else Path("out") / _safe_name(spec.name)
+        if dry_run:
+            runs = validate(spec)
+            _print_plan(spec, runs)
+            return
+        outcome = execute_sweep(spec, backend=backend, jobs=jobs, address=address, out=store, progress=True, log=err)
+    except _core.ScenarioError as e:
+        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
+    except SweepInterrupted as e:
+        o = e.outcome
+        err(f"interrupted: {o.done} of {o.total} runs are stored in {o.store}; "
+            "run the same command again to finish the others")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        err("interrupted (nothing was run)")
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001
+        _unexpected(e)
+
+    try:
+        _print_sweep_results(store)
+    except Exception as e:  # noqa: BLE001 - the runs are stored; a display problem is not fatal
+        err(f"note: cannot show the results table: {type(e).__name__}: {e}")
+    per_run = ""
+    if outcome.ran:
+        per_run = f" in {outcome.wall_s:.1f} s on {outcome.backend}"
+    err(f"stored {outcome.done} of {outcome.total} runs in {store}/ ({outcome.ok} new{per_run}, "
+        f"{outcome.skipped} already done, {outcome.failed} failed). "
+        f"Next: bloatlab report {store}")
+    if outcome.failed:
+        for e in outcome.errors[:10]:
+            where = f"{e['path']}: " if e.get("path") else ""
+            err(f"failed: {e['label']}: {e['type']}: {where}{e['message']}")
+        if len(outcome.errors) > 10:
+            err(f"... and {len(outcome.errors) - 10} more (bloatlab.Store({str(store)!r}).runs)")
+        sys.exit(EXIT_FAILURE)
+
+
+def _print_plan(spec: Any, runs: list[Any]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False,
+                  title=f"{spec.name}: {len(runs)} runs, all valid (dry run: nothing was run)")
+    for col in ["point", *spec.param_names, "seeds"]:
+        table.add_column(col)
+    seen: dict[int, list[int]] = {}
+    params: dict[int, dict[str, Any]] = {}
+    for r in runs:
+        seen.setdefault(r.point, []).append(r.seed)
+        params[r.point] = r.params
+    for point, seeds in seen.items():
+        seed_text = ", ".join(map(str, seeds)) if len(seeds) <= 4 else f"{seeds[0]}..{seeds[-1]} ({len(seeds)})"
+        table.add_row(str(point), *(str(params[point][p]) for p in spec.param_names), seed_text)
+    Console().print(table)
+
+
+def _short_param(path: str, all_paths: list[str]) -> str:
+    """``topology.bottleneck_queue.limit`` -> ``limit`` when no other column ends the same way."""
+    last = path.rsplit(".", 1)[-1]
+    same = [p for p in all_paths if p.rsplit(".", 1)[-1] == last]
+    return last if len(same) == 1 else path
+
+
+def _print_sweep_results(store: Path) -> None:
+    """Mean ± CI half-width per parameter combination (and flow group) on stdout."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from .aggregate import summarize
+    from .display import num
+    from .store import Store
+
+    st = Store(store)
+    flows = st.flows
+    if flows.empty:
+        return
+    params = st.params
+    by = [*params, "group"]
+    metrics = [m for m in ("goodput_mbps", "rtt_mean_ms", "rtt_p95_ms", "loss_pct") if m in flows.columns]
+    agg = summarize(flows, by, metrics)
+    bq = st.bottleneck
+    qagg = summarize(bq, params, ["mean_sojourn_ms"]) if params and "mean_sojourn_ms" in bq.columns else None
+    table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True,
+                  title=f"{st.name}: mean ± 95 % CI over seeds")
+    for col in by:
+        table.add_column(_short_param(col, by), overflow="fold")
+    table.add_column("n", justify="right")
+    heads = {"goodput_mbps": "goodput\nMbit/s", "rtt_mean_ms": "RTT mean\nms", "rtt_p95_ms": "RTT p95\nms",
+             "loss_pct": "loss\n%"}
+    for m in metrics:
+        table.add_column(heads[m], justify="right", no_wrap=True)
+    if qagg is not None:
+        table.add_column("queue delay\nms", justify="right")
+    for key, part in agg.groupby(by, sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        cells = [str(k) for k in key]
+        cells.append(str(int(part["n"].max())))
+        for m in metrics:
+            r = part[part["metric"] == m].iloc[0]
+            half = "" if r["ci_half"] != r["ci_half"] else f"±{num(r['ci_half'], '.2g')}"
+            cells.append(f"{num(r['mean'], '.3g')}{half}" if r["mean"] == r["mean"] else "—")
+        if qagg is not None:
+            mask = True
+            for p, k in zip(params, key):
+                mask = mask & (qagg[p] == k)
+            q = qagg[mask]
+            cells.append(num(float(q["mean"].iloc[0]), ".4g") if len(q) else "—")
+        table.add_row(*cells)
+    console = Console()
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(width=160)  # a log file or a pipe: no need to fold the table
+    console.print(table)
+
+
+@main.command()
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.argument("kind", required=False, metavar="[timeseries|bars|cdf]")
+@click.option("--metric", "metrics", multiple=True, metavar="NAME",
+              help="bars/cdf: a summary field (goodput_mbps, rtt_p95_ms, mean_sojourn_ms, jain, ...); "
+              "cdf of a run: a time-series column (srtt_ms, sojourn_ms, ...). Repeatable.")
+@click.option("--x", "x", metavar="COL", help="bars: the x axis (a parameter key path; default: every parameter).")
+@click.option("--hue", metavar="COL", help="bars: one bar per value of COL (default: the flow group); cdf: one line per value.")
+@click.option("--link", default="bottleneck", show_default=True, metavar="LINK", help="timeseries: the queue to show.")
+@click.option("--format", "formats", multiple=True, metavar="png|svg", help="Image format(s); default png.")
+@click.option("--out", type=click.Path(path_type=Path), metavar="DIR", help="Where to write (default: DIR/plots).")
+def plot(directory: Path, kind: str | None, metrics: tuple[str, ...], x: str | None, hue: str | None, link: str,
+         formats: tuple[str, ...], out: Path | None) -> None:
+    """Plot a run directory (time series, CDF) or a sweep store (bars with CI, CDF).
+
+    DIR is what `bloatlab run --out` or `bloatlab sweep --out` wrote (or a sweep's
+    DIR/runs/RUN_ID). Prints the paths of the files written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import plot as P
+    from .store import is_store
+
+    try:
+        if not directory.is_dir():
+            raise ScenarioError(str(directory), "no such directory")
+        sweep_dir = is_store(directory)
+        run_dir = (directory / "summary.json").is_file()
+        if not sweep_dir and not run_dir:
+            raise ScenarioError(str(directory), "not a run directory (summary.json) or a sweep store (sweep.json)")
+        kind = kind or ("bars" if sweep_dir else "timeseries")
+        if kind not in P.KINDS:
+            raise ScenarioError("KIND", f'unknown plot "{kind}" (known: {", ".join(P.KINDS)})')
+        if kind == "timeseries" and not run_dir:
+            raise ScenarioError("KIND", "timeseries needs a run directory: DIR/runs/RUN_ID of a sweep, "
+                                "or what `bloatlab run --out` wrote")
+        if kind == "bars" and not sweep_dir:
+            raise ScenarioError("KIND", "bars need a sweep store (what `bloatlab sweep` wrote)")
+        fmts = list(dict.fromkeys(f.lower().lstrip(".") for f in formats)) or ["png"]
+        for f in fmts:
+            if f not in P.FORMATS:
+                raise ScenarioError("--format", f'unknown format "{f}" (known: {", ".join(P.FORMATS)})')
+        figures: list[tuple[str, Any]] = []
+        if kind == "timeseries":
+            figures.append(("timeseries", P.timeseries_figure(directory, link=link)))
+        elif kind == "bars":
+            for m in metrics or ("goodput_mbps",):
+                figures.append((f"bars-{m}", P.sweep_bars(directory, m, x=x, hue=hue)))
+        elif sweep_dir:
+            for m in metrics or ("rtt_p95_ms",):
+                figures.append((f"cdf-{m}", P.sweep_cdf(directory, m, by=hue)))
+        else:
+            for m in metrics or ("srtt_ms",):
+                figures.append((f"cdf-{m}", P.run_cdf_figure(directory, m)))
+        target = out if out is not None else directory / "plots"
+        for name, fig in figures:
+            for f in fmts:
+                click.echo(str(P.save(fig, target / f"{name}.{f}")))
+    except _core.ScenarioError as e:
+        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
+    except Exception as e:  # noqa: BLE001
+        _unexpected(e)
+
+
+@main.command()
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), metavar="FILE", help="The HTML file (default: DIR/report.html).")
+def report(directory: Path, out: Path | None) -> None:
+    """Write a self-contained HTML report of a sweep store (or of a run directory).
+
+    Tables of mean ± confidence interval per parameter combination, bar charts, CDFs,
+    time series and failed runs, in one file with the figures inlined (no JavaScript,
+    nothing loaded from elsewhere). Prints the path of the file.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from .report import write_report
+
+    try:
+        path = write_report(directory, out)
+    except _core.ScenarioError as e:
+        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
+    except Exception as e:  # noqa: BLE001
+        _unexpected(e)
+    click.echo(str(path))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import shutil
+import weakref
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -43,6 +44,23 @@ class Result:
             name: dict(cols) for name, cols in (tables or {}).items()
         }
         self.scenario = dict(scenario)
+        self._capture_dir: Path | None = None
+
+    def _adopt_capture_dir(self, path: Path) -> None:
+        """Takes ownership of a directory of ``{link}.pcap`` files (deleted with this Result)."""
+        self._capture_dir = path
+        weakref.finalize(self, shutil.rmtree, str(path), True)
+
+    @property
+    def pcaps(self) -> dict[str, Path]:
+        """Packet captures of this run, ``{link: path}`` (a ``capture`` table in the scenario).
+
+        The files live in a temporary directory owned by this Result until
+        :meth:`to_dir` copies them next to the other outputs.
+        """
+        if self._capture_dir is None or not self._capture_dir.is_dir():
+            return {}
+        return {p.stem: p for p in sorted(self._capture_dir.glob("*.pcap"))}
 
     def __repr__(self) -> str:
         s = self.summary
@@ -77,8 +95,19 @@ class Result:
         cols = self.tables.get(table, {})
         return pa.table({name: pa.array(values) for name, values in cols.items()})
 
+    def output_files(self) -> list[str]:
+        """The file names :meth:`to_dir` writes: :data:`OUTPUT_FILES` and ``{link}.pcap`` captures."""
+        return [*OUTPUT_FILES, *(p.name for p in self.pcaps.values())]
+
+    def write_parquet(self, table: str, where: Any) -> None:
+        """Writes a time-series table as zstd Parquet to a path or a pyarrow output stream."""
+        import pyarrow.parquet as pq
+
+        pq.write_table(self.arrow(table), where, compression="zstd")
+
     def to_dir(self, path: str | os.PathLike[str]) -> Path:
-        """Writes summary.json, scenario.json, timeseries.parquet and queues.parquet into ``path``.
+        """Writes summary.json, scenario.json, timeseries.parquet and queues.parquet into ``path``,
+        and the packet captures (``{link}.pcap``) when the scenario asked for them.
 
         Files are first written into a temporary directory next to ``path`` and
         then moved into place, so a failure leaves nothing half-written. If
@@ -86,8 +115,6 @@ class Result:
         existing directory, these four files in it are replaced, each atomically,
         and other files are left alone.
         """
-        import pyarrow.parquet as pq
-
         target = Path(path)
         if target.exists() and not target.is_dir():
             raise NotADirectoryError(f"{target}: exists and is not a directory")
@@ -102,14 +129,22 @@ class Result:
                 json.dumps(self.scenario, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
             )
             for filename, table in _PARQUET.items():
-                pq.write_table(self.arrow(table), tmp / filename, compression="zstd")
+                self.write_parquet(table, tmp / filename)
+            for pcap in self.pcaps.values():
+                try:
+                    os.link(pcap, tmp / pcap.name)  # same file system: no copy
+                except OSError:
+                    shutil.copyfile(pcap, tmp / pcap.name)
+            names = os.listdir(tmp)
             try:
                 os.rename(tmp, target)
             except OSError:
                 if not target.is_dir():
                     raise
-                for name in OUTPUT_FILES:
+                for name in names:
                     os.replace(tmp / name, target / name)
+                    # rename() between two hard links of one file does nothing: drop the staged link
+                    (tmp / name).unlink(missing_ok=True)
                 tmp.rmdir()
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
