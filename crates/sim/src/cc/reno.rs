@@ -34,6 +34,22 @@ pub fn additive_increase(w: &mut Window, credit: &mut u64, per: u64, acked: u64)
     }
 }
 
+/// Reno's growth for one ACK: none during fast recovery or when the sender was not limited
+/// by cwnd; slow start, then one MSS per cwnd of acknowledged bytes.
+pub fn reno_grow(w: &mut Window, credit: &mut u64, a: &AckSample) {
+    if a.ca_state == CaState::Recovery || !a.cwnd_limited {
+        return;
+    }
+    let mut acked = a.acked_bytes;
+    if w.in_slow_start() {
+        acked = slow_start(w, acked);
+    }
+    if acked > 0 {
+        let per = w.cwnd;
+        additive_increase(w, credit, per, acked);
+    }
+}
+
 /// Multiplicative decrease: ssthresh = max(cwnd / 2, 2·SMSS). Linux (tcp_reno_ssthresh)
 /// halves cwnd; RFC 5681 eq. 4 halves FlightSize, which after a timeout still counts the
 /// presumed-lost data and would set ssthresh far above what the path carried.
@@ -47,17 +63,7 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        if a.ca_state == CaState::Recovery || !a.cwnd_limited {
-            return;
-        }
-        let mut acked = a.acked_bytes;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-        }
-        if acked > 0 {
-            let per = w.cwnd;
-            additive_increase(w, &mut self.credit, per, acked);
-        }
+        reno_grow(w, &mut self.credit, a);
     }
 
     fn on_congestion_event(&mut self, w: &mut Window, e: &CongestionEvent) {

@@ -6,7 +6,7 @@
 //! RTT ever seen (re-learned after idle). Outside the Open state (loss recovery, SACK
 //! disorder) Vegas steps aside and Reno rules apply; a loss halves cwnd (Reno).
 
-use super::reno::{additive_increase, halve, slow_start};
+use super::reno::{halve, reno_grow, slow_start};
 use super::{read_f64, AckSample, CaState, CongestionControl, CongestionEvent, Window};
 use crate::config::{err, Res, Table};
 use crate::units::{Dur, SimTime};
@@ -101,17 +101,8 @@ impl Vegas {
 
     fn reno(&mut self, w: &mut Window, a: &AckSample) {
         self.last = Action::Reno;
-        if !a.cwnd_limited {
-            return;
-        }
-        let mut acked = a.acked_bytes;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-        }
-        if acked > 0 {
-            let per = w.cwnd;
-            additive_increase(w, &mut self.credit, per, acked);
-        }
+        // Never called in Recovery (on_ack returns first), so this is exactly Reno's rule.
+        reno_grow(w, &mut self.credit, a);
     }
 }
 

@@ -12,8 +12,8 @@
 //! (its estimate of SACKed data). Here each ACK credits the bytes it newly acknowledged
 //! cumulatively or selectively, which the core knows exactly.
 
-use super::reno::{additive_increase, halve, slow_start};
-use super::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
+use super::reno::{halve, reno_grow};
+use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::units::{Dur, SimTime};
 
 /// Shortest sampling interval.
@@ -104,18 +104,7 @@ impl CongestionControl for Westwood {
         } else {
             self.rtt_min = self.rtt_min.min(self.rtt);
         }
-        // Reno growth.
-        if a.ca_state == CaState::Recovery || !a.cwnd_limited {
-            return;
-        }
-        let mut acked = a.acked_bytes;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-        }
-        if acked > 0 {
-            let per = w.cwnd;
-            additive_increase(w, &mut self.credit, per, acked);
-        }
+        reno_grow(w, &mut self.credit, a);
     }
 
     fn on_congestion_event(&mut self, w: &mut Window, e: &CongestionEvent) {
