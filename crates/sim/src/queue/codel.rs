@@ -13,7 +13,7 @@
 //! mark ends the drop loop for this dequeue); the world sets the mark via
 //! [`QueueDisc::last_dequeue_marked`].
 
-use super::{capacity_bytes, Backlog, DropReason, QEntry, QueueDisc, Verdict};
+use super::{capacity_bytes, overflows, Backlog, DropReason, QEntry, QueueDisc, Verdict};
 use crate::config::{CodelParams, QueueLimit, MTU_BYTES};
 use crate::units::{Dur, SimTime};
 use std::collections::VecDeque;
@@ -101,10 +101,7 @@ impl QueueDisc for Codel {
     }
 
     fn enqueue(&mut self, e: QEntry, _now: SimTime) -> Verdict {
-        let full = match self.limit {
-            QueueLimit::Bytes(b) => self.bytes + e.bytes as u64 > b,
-            QueueLimit::Packets(p) => self.q.len() as u64 >= p,
-        };
+        let full = overflows(self.limit, self.bytes, self.q.len(), &e);
         if full {
             return Verdict::Dropped(DropReason::Overflow);
         }

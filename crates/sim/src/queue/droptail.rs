@@ -1,6 +1,6 @@
 //! Drop-tail FIFO with a byte or packet limit.
 
-use super::{capacity_bytes, Backlog, DropReason, QEntry, QueueDisc, Verdict};
+use super::{capacity_bytes, overflows, Backlog, DropReason, QEntry, QueueDisc, Verdict};
 use crate::config::QueueLimit;
 use crate::units::SimTime;
 use std::collections::VecDeque;
@@ -24,10 +24,7 @@ impl QueueDisc for DropTail {
 
     #[inline]
     fn enqueue(&mut self, e: QEntry, _now: SimTime) -> Verdict {
-        let full = match self.limit {
-            QueueLimit::Bytes(b) => self.bytes + e.bytes as u64 > b,
-            QueueLimit::Packets(p) => self.q.len() as u64 >= p,
-        };
+        let full = overflows(self.limit, self.bytes, self.q.len(), &e);
         if full {
             return Verdict::Dropped(DropReason::Overflow);
         }

@@ -86,6 +86,16 @@ pub fn build(cfg: &QueueCfg, rng: SimRng) -> Box<dyn QueueDisc> {
     }
 }
 
+/// Would `e` overflow a buffer holding `bytes` in `pkts` packets under `limit`? (Byte limits
+/// admit a packet only if it fits whole; packet limits count packets whatever their size.)
+#[inline]
+pub(crate) fn overflows(limit: QueueLimit, bytes: u64, pkts: usize, e: &QEntry) -> bool {
+    match limit {
+        QueueLimit::Bytes(b) => bytes + e.bytes as u64 > b,
+        QueueLimit::Packets(p) => pkts as u64 >= p,
+    }
+}
+
 pub(crate) fn capacity_bytes(limit: QueueLimit) -> u64 {
     match limit {
         QueueLimit::Bytes(b) => b,

@@ -18,7 +18,7 @@
 //! runs lazily at the next enqueue or dequeue for every T_UPDATE tick that has passed; the
 //! inputs of an update only change at those events, so this equals a real timer.
 
-use super::{capacity_bytes, Backlog, DropReason, QEntry, QueueDisc, Verdict};
+use super::{capacity_bytes, overflows, Backlog, DropReason, QEntry, QueueDisc, Verdict};
 use crate::config::{PieParams, QueueLimit, MTU_BYTES};
 use crate::engine::SimRng;
 use crate::units::SimTime;
@@ -164,10 +164,7 @@ impl QueueDisc for Pie {
 
     fn enqueue(&mut self, e: QEntry, now: SimTime) -> Verdict {
         self.catch_up(now);
-        let full = match self.limit {
-            QueueLimit::Bytes(b) => self.bytes + e.bytes as u64 > b,
-            QueueLimit::Packets(p) => self.q.len() as u64 >= p,
-        };
+        let full = overflows(self.limit, self.bytes, self.q.len(), &e);
         if full {
             self.accu_prob = 0.0;
             return Verdict::Dropped(DropReason::Overflow);

@@ -19,7 +19,7 @@
 //! dequeues and uses AVPKT bytes (tc's recommended avpkt) as the typical packet; until the
 //! first measurement it assumes tc's default bandwidth of 10 Mbit/s.
 
-use super::{capacity_bytes, Backlog, DropReason, QEntry, QueueDisc, Verdict};
+use super::{capacity_bytes, overflows, Backlog, DropReason, QEntry, QueueDisc, Verdict};
 use crate::config::{QueueLimit, RedParams};
 use crate::engine::SimRng;
 use crate::units::SimTime;
@@ -156,10 +156,7 @@ impl Red {
     }
 
     fn full(&self, e: &QEntry) -> bool {
-        match self.limit {
-            QueueLimit::Bytes(b) => self.bytes + e.bytes as u64 > b,
-            QueueLimit::Packets(p) => self.q.len() as u64 >= p,
-        }
+        overflows(self.limit, self.bytes, self.q.len(), e)
     }
 }
 
