@@ -28,6 +28,7 @@ use crate::units::{Dur, SimTime};
 use ackvec::{AckVector, STATE_NOT_RECEIVED, STATE_RECEIVED};
 use bbr::{AckSample, DccpBbr};
 use ccid2::Ccid2;
+use crate::metrics::{delay_histogram, record_delay};
 use hdrhistogram::Histogram;
 use lossrate::LossWindow;
 use std::collections::VecDeque;
@@ -293,9 +294,6 @@ pub struct DccpEndpoint {
     pub metrics_from: SimTime,
 }
 
-fn hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1_000, 3_600_000_000_000, 3).expect("valid histogram bounds")
-}
 
 impl DccpEndpoint {
     pub fn new(id: SockId, flow: FlowId, route: RouteId, cfg: DccpCfg, mut rng: SimRng) -> DccpEndpoint {
@@ -356,8 +354,8 @@ impl DccpEndpoint {
             delack_ev: None,
             loss: LossWindow::new(cfg.loss_window),
             stats: DccpStats::default(),
-            owd_hist: hist(),
-            rtt_hist: hist(),
+            owd_hist: delay_histogram(),
+            rtt_hist: delay_histogram(),
             metrics_from: SimTime::ZERO,
         }
     }
@@ -598,9 +596,7 @@ impl DccpEndpoint {
         let s = self.srtt.expect("set above");
         self.rto = Dur(s.0 + (4 * self.rttvar.0).max(MIN_RTO_VAR.0)).min(MAX_RTO);
         if now >= self.metrics_from {
-            self.stats.rtt_sum_ns += rtt.0 as f64;
-            self.stats.rtt_n += 1;
-            let _ = self.rtt_hist.record(rtt.0.clamp(1_000, 3_600_000_000_000));
+            record_delay(&mut self.stats.rtt_sum_ns, &mut self.stats.rtt_n, &mut self.rtt_hist, rtt.0);
         }
     }
 
@@ -822,9 +818,7 @@ impl DccpEndpoint {
         self.stats.bytes_received += h.len as u64;
         if now >= self.metrics_from {
             let owd = now.since(pkt.sent_at).0;
-            self.stats.owd_sum_ns += owd as f64;
-            self.stats.owd_n += 1;
-            let _ = self.owd_hist.record(owd.clamp(1_000, 3_600_000_000_000));
+            record_delay(&mut self.stats.owd_sum_ns, &mut self.stats.owd_n, &mut self.owd_hist, owd);
         }
         if let Some(r) = h.ack_ratio {
             self.rx_ack_ratio = (r as u64).max(1);

@@ -15,6 +15,7 @@ use crate::engine::{Event, EventQueue, TimerKind};
 use crate::ids::{FlowId, PacketId, RouteId, SockId};
 use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
 use crate::units::{Dur, Rate, SimTime};
+use crate::metrics::record_delay;
 use hdrhistogram::Histogram;
 
 const DUPTHRESH: u64 = 3;
@@ -188,7 +189,7 @@ impl TcpSocket {
             completed_at: None,
             timers: [TimerSlot::default(); 3],
             stats: SockStats::default(),
-            rtt_hist: Histogram::new_with_bounds(1_000, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+            rtt_hist: crate::metrics::delay_histogram(),
             metrics_from: SimTime::ZERO,
         }
     }
@@ -769,9 +770,7 @@ impl TcpSocket {
         if let Some(r) = rtt {
             self.rtt.sample(r);
             if now >= self.metrics_from {
-                self.stats.rtt_sum_ns += r.0 as f64;
-                self.stats.rtt_n += 1;
-                let _ = self.rtt_hist.record(r.0.clamp(1_000, 3_600_000_000_000));
+                record_delay(&mut self.stats.rtt_sum_ns, &mut self.stats.rtt_n, &mut self.rtt_hist, r.0);
             }
         }
         let rs = self.rate.finish(now, self.rtt.min_rtt());

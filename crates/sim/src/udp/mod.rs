@@ -7,6 +7,7 @@ use crate::ids::{FlowId, RouteId, SockId};
 use crate::net::{Ecn, Header, Packet, UdpHeader};
 use crate::tcp::Cx;
 use crate::units::{Dur, SimTime};
+use crate::metrics::record_delay;
 use hdrhistogram::Histogram;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -48,7 +49,7 @@ impl UdpEndpoint {
             next_seq: 0,
             gap: cfg.rate.tx_time(wire),
             stats: UdpStats::default(),
-            owd_hist: Histogram::new_with_bounds(1_000, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+            owd_hist: crate::metrics::delay_histogram(),
             metrics_from: SimTime::ZERO,
             expect: None,
             completed_at: None,
@@ -100,9 +101,7 @@ impl UdpEndpoint {
         self.stats.bytes_received += h.len as u64;
         if now >= self.metrics_from {
             let owd = now.since(pkt.sent_at).0;
-            self.stats.owd_sum_ns += owd as f64;
-            self.stats.owd_n += 1;
-            let _ = self.owd_hist.record(owd.clamp(1_000, 3_600_000_000_000));
+            record_delay(&mut self.stats.owd_sum_ns, &mut self.stats.owd_n, &mut self.owd_hist, owd);
         }
         if let Some(want) = self.expect {
             if self.completed_at.is_none() && self.stats.bytes_received >= want {

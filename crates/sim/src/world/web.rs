@@ -60,7 +60,7 @@ impl WebRt {
             done: 0,
             times: Vec::new(),
             measure_from: SimTime::ZERO,
-            rtt_hist: Histogram::new_with_bounds(1_000, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+            rtt_hist: crate::metrics::delay_histogram(),
         })
     }
 
