@@ -495,3 +495,60 @@ def report(directory: Path, out: Path | None) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main(prog_name="bloatlab")
+
+
+@main.command()
+@click.argument("experiment", metavar="EXPERIMENT")
+@click.option("--quick", is_flag=True, help="Fewer seeds and shorter runs: a fast look (all five in ~15 min).")
+@click.option("--seeds", type=int, metavar="N", help="Seeds per configuration (default: the paper's, "
+              "30 where it used 30 or gave confidence intervals; 2 with --quick).")
+@click.option("--jobs", "-j", type=int, metavar="N", help="Worker processes (default: one per core).")
+@click.option("--out", type=click.Path(path_type=Path), metavar="DIR",
+              help="Output directory (default: out/reproduce/EXPERIMENT). Finished runs are cached in "
+              "DIR/cache: run the same command again to resume.")
+@click.option("--backend", default="local", metavar="local|ray|serial", show_default=True,
+              help="Where the simulations run (as for `bloatlab sweep`).")
+def reproduce(experiment: str, quick: bool, seeds: int | None, jobs: int | None, out: Path | None,
+              backend: str) -> None:
+    """Reproduce a paper's experiments: cubic-plus, cellular-bufferbloat, ewt, abrwda, dccp-bbr or all.
+
+    Writes tables (Markdown and CSV, the paper's value beside ours), figures (PNG and SVG),
+    claims.json (every headline claim of the paper, evaluated from the runs) and
+    report.md / report.html into DIR.
+    """
+    import time
+
+    from . import experiments
+
+    err = lambda msg: click.echo(msg, err=True)  # noqa: E731
+    try:
+        if experiment not in experiments.NAMES:
+            raise ScenarioError("EXPERIMENT", f"unknown experiment {experiment!r} "
+                                f"(known: {', '.join(experiments.NAMES)})")
+        if seeds is not None and seeds < 1:
+            raise ScenarioError("--seeds", f"must be at least 1 (got {seeds})")
+        if jobs is not None and jobs < 1:
+            raise ScenarioError("--jobs", f"must be at least 1 (got {jobs})")
+        from .backends import BACKENDS
+
+        if backend not in BACKENDS:
+            raise ScenarioError("--backend", f"unknown back end {backend!r} (known: {', '.join(BACKENDS)})")
+        target = out if out is not None else Path("out") / "reproduce" / experiment
+        if target.exists() and not target.is_dir():
+            raise ScenarioError("--out", f"{target} exists and is not a directory")
+        t0 = time.monotonic()
+        claims = experiments.reproduce(experiment, target, quick=quick, seeds=seeds, jobs=jobs,
+                                       backend=backend, progress=True)
+    except _core.ScenarioError as e:
+        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
+    except KeyboardInterrupt:
+        err("interrupted: finished runs are cached; run the same command again to resume")
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001
+        _unexpected(e)
+    held = sum(c.holds for c in claims)
+    for c in claims:
+        mark = "[holds]" if c.holds else "[FAILS]"
+        click.echo(f"{mark:8} {c.experiment}/{c.id}: {c.ours}")
+    err(f"{held} of {len(claims)} claims hold; wrote {target}/report.md, report.html, claims.json, "
+        f"tables/ and figures/ in {time.monotonic() - t0:.0f} s")

@@ -1,0 +1,91 @@
+"""The five papers' experiments (``bloatlab reproduce``), one module each.
+
+>>> from bloatlab.experiments import reproduce
+>>> claims = reproduce("dccp-bbr", out="out/dccp-bbr", quick=True)
+
+Each module defines ``EXPERIMENT`` (an :class:`~bloatlab.experiments.framework.Experiment`):
+its scenarios, seeds, the paper's numbers, and how tables, figures and claims are made.
+:mod:`bloatlab.experiments.calibration` has the RFC 7928 congestion-level calibration and
+the flows-served search as functions for any scenario.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import ScenarioError
+from .framework import Claim, Context, Experiment, Options
+
+#: experiment name -> module (imported on demand)
+MODULES = {
+    "cubic-plus": "cubic_plus",
+    "cellular-bufferbloat": "cellular_bufferbloat",
+    "ewt": "ewt",
+    "abrwda": "abrwda",
+    "dccp-bbr": "dccp_bbr",
+}
+NAMES = (*MODULES, "all")
+
+
+def get(name: str) -> Experiment:
+    if name not in MODULES:
+        raise ScenarioError("EXPERIMENT", f"unknown experiment {name!r} (known: {', '.join(NAMES)})")
+    return importlib.import_module(f".{MODULES[name]}", __name__).EXPERIMENT
+
+
+def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, seeds: int | None = None,
+              jobs: int | None = None, backend: str = "local", progress: bool | None = None,
+              smoke: bool = False, cache: str | os.PathLike[str] | None = None) -> list[Claim]:
+    """Runs one experiment (or ``"all"``) and writes its outputs into ``out``; returns the claims.
+
+    Runs are cached by content in ``cache`` (default ``OUT/cache``, shared by every
+    experiment of ``all``), so an interrupted reproduction resumes where it stopped.
+    """
+    from ..backends import make_backend
+    from .render import index_markdown, markdown_to_html, write_claims
+    from .render import write_outputs
+
+    names = list(MODULES) if name == "all" else [name]
+    experiments = [get(n) for n in names]
+    if seeds is not None and seeds < 1:
+        raise ScenarioError("--seeds", f"must be at least 1 (got {seeds})")
+    out = Path(out)
+    cache_dir = Path(cache) if cache is not None else out / "cache"
+    options = Options(quick=quick, seeds=seeds, jobs=jobs, backend=backend, progress=progress, smoke=smoke)
+    be = make_backend(backend, jobs=jobs)
+    be.start()
+    entries = []
+    all_claims: list[Claim] = []
+    try:
+        for exp in experiments:
+            exp_out = out / exp.name if name == "all" else out
+            exp_out.mkdir(parents=True, exist_ok=True)
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            ctx = Context(exp, exp_out, options, be, cache_dir)
+            t0 = time.monotonic()
+            exp.reproduce(ctx)
+            meta = _meta(ctx, time.monotonic() - t0)
+            write_outputs(ctx, meta)
+            entries.append((exp.name, exp.title, ctx.claims))
+            all_claims += ctx.claims
+    finally:
+        be.close()
+    if name == "all":
+        write_claims(out / "claims.json", all_claims)
+        md = index_markdown(entries)
+        (out / "report.md").write_text(md, encoding="utf-8")
+        (out / "report.html").write_text(markdown_to_html(md, "bloatlab: the five papers reproduced"),
+                                         encoding="utf-8")
+    return all_claims
+
+
+def _meta(ctx: Context, wall_s: float) -> dict[str, Any]:
+    from .. import __version__
+
+    mode = "smallest (test)" if ctx.smoke else "quick" if ctx.quick else "full"
+    return {"bloatlab": __version__, "mode": mode, "seeds": ctx.n_seeds, "simulations": ctx.simulations,
+            "cached": ctx.cached, "simulated_s": ctx.sim_seconds, "wall_s": wall_s}

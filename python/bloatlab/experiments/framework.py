@@ -1,0 +1,423 @@
+"""The machinery every paper experiment shares: running batches of scenarios (in
+parallel, cached by content so an interrupted reproduction resumes), and collecting
+the tables, figures and claims that the report is written from.
+
+An experiment module defines an :class:`Experiment`; its ``reproduce(ctx)`` function
+builds scenarios, calls :meth:`Context.run` (a batch at a time, so adaptive searches
+such as the RFC 7928 calibration can look at one batch before building the next),
+computes its numbers from the results, and records them with :meth:`Context.table`,
+:meth:`Context.figure`, :meth:`Context.claim` and :meth:`Context.text`. Nothing in
+the report is written by hand: every number comes from the runs of this reproduction.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import math
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..aggregate import mean_ci
+from ..errors import ScenarioError, SimulationError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from ..backends import Backend
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+@dataclass(frozen=True)
+class Stat:
+    """A mean over seeds with its 95 % confidence half-width (NaN for one sample)."""
+
+    mean: float
+    ci_half: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Iterable[float | None]) -> Stat:
+        s = mean_ci([v for v in values if v is not None])
+        return cls(s["mean"], s["ci_half"], s["n"])
+
+    @classmethod
+    def one(cls, value: float) -> Stat:
+        return cls(float(value), float("nan"), 1)
+
+    def fmt(self, digits: int = 3) -> str:
+        if math.isnan(self.mean):
+            return "n/a"
+        text = _num(self.mean, digits)
+        if self.n > 1 and not math.isnan(self.ci_half):
+            text += f" ± {_num(self.ci_half, 2)}"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mean": _finite(self.mean), "ci95_half": _finite(self.ci_half), "n": self.n}
+
+
+def _finite(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(float(x), 6)
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    """A number with `digits` significant digits, no scientific notation for everyday sizes."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    x = float(x)
+    if x == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(x)))
+    decimals = max(0, digits - 1 - mag)
+    if abs(x) >= 1e7 or abs(x) < 1e-4:
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{decimals}f}"
+
+
+def ratio(ours: float | None, paper: float | None) -> float | None:
+    """ours / paper, None when either is missing or the paper's value is zero."""
+    if ours is None or paper is None or not math.isfinite(ours) or paper == 0:
+        return None
+    return ours / paper
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@dataclass
+class Spec:
+    """One simulation of an experiment: a resolved scenario and labels that say what it is."""
+
+    scenario: dict[str, Any]
+    labels: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def seed(self) -> int:
+        return int(self.scenario.get("seed", 1))
+
+
+class RunResult:
+    """A finished run: its summary dict, and its time series loaded on demand."""
+
+    def __init__(self, spec: Spec, run_id: str, directory: Path) -> None:
+        self.spec = spec
+        self.run_id = run_id
+        self.dir = directory
+        with open(directory / "summary.json", encoding="utf-8") as f:
+            self.summary: dict[str, Any] = json.load(f)
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        return self.spec.labels
+
+    @property
+    def seed(self) -> int:
+        return self.spec.seed
+
+    @property
+    def flows(self) -> list[dict[str, Any]]:
+        return self.summary["flows"]
+
+    @property
+    def bottleneck(self) -> dict[str, Any]:
+        return self.summary["bottleneck"]
+
+    def group(self, name: str) -> list[dict[str, Any]]:
+        """The flows of one group (a flow entry's ``group`` key, or its cc by default)."""
+        return [f for f in self.flows if f["group"] == name]
+
+    @cached_property
+    def timeseries(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.read_parquet(self.dir / "timeseries.parquet")
+
+    @cached_property
+    def queues(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.read_parquet(self.dir / "queues.parquet")
+
+
+# --------------------------------------------------------------------------- report items
+
+
+@dataclass
+class TableRow:
+    """One compared value: what it is (``keys``), the paper's number and ours."""
+
+    keys: dict[str, Any]
+    metric: str
+    ours: Stat
+    paper: float | None = None
+    unit: str = ""
+
+
+@dataclass
+class Table:
+    name: str  # file stem: tables/<name>.md, .csv
+    title: str
+    rows: list[TableRow]
+    note: str = ""
+
+    def columns(self) -> list[str]:
+        keys: list[str] = []
+        for r in self.rows:
+            for k in r.keys:
+                if k not in keys:
+                    keys.append(k)
+        return keys
+
+
+@dataclass
+class FigureItem:
+    name: str  # file stem: figures/<name>.png, .svg
+    caption: str
+
+
+@dataclass
+class Claim:
+    experiment: str
+    id: str
+    text: str
+    paper: str
+    ours: str
+    holds: bool
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"experiment": self.experiment, "id": self.id, "text": self.text, "paper": self.paper,
+                "ours": self.ours, "holds": bool(self.holds), "why": self.why}
+
+
+@dataclass
+class Text:
+    markdown: str
+    heading: str | None = None
+
+
+# --------------------------------------------------------------------------- the experiment
+
+
+@dataclass
+class Experiment:
+    """A paper's experiment: what ``bloatlab reproduce NAME`` runs."""
+
+    name: str
+    title: str
+    paper: str  # the citation
+    reproduce: Callable[[Context], None]
+    #: seeds per configuration: the paper's (30 where it used 30 or gave confidence intervals)
+    seeds_full: int = 30
+    seeds_quick: int = 2
+    #: a sentence on the setup, shown at the top of the report
+    summary: str = ""
+
+
+@dataclass
+class Options:
+    quick: bool = False
+    seeds: int | None = None  # overrides the experiment's seed count
+    jobs: int | None = None
+    backend: str = "local"
+    progress: bool | None = None  # None: a bar on a terminal
+    #: the smallest configuration of every experiment (the tests' end-to-end check)
+    smoke: bool = False
+
+
+class Context:
+    """What an experiment's ``reproduce`` works with. See the module docstring."""
+
+    def __init__(self, experiment: Experiment, out: Path, options: Options, backend: Backend,
+                 cache: Path) -> None:
+        self.experiment = experiment
+        self.out = out
+        self.options = options
+        self.backend = backend
+        self.cache = cache
+        self.items: list[Table | FigureItem | Text] = []
+        self.claims: list[Claim] = []
+        self.simulations = 0
+        self.cached = 0
+        self.sim_seconds = 0.0  # simulated time of the runs (for the report)
+
+    # -- configuration
+
+    @property
+    def quick(self) -> bool:
+        return self.options.quick or self.options.smoke
+
+    @property
+    def smoke(self) -> bool:
+        return self.options.smoke
+
+    @property
+    def n_seeds(self) -> int:
+        if self.options.seeds is not None:
+            return self.options.seeds
+        if self.options.smoke:
+            return 1
+        return self.experiment.seeds_quick if self.options.quick else self.experiment.seeds_full
+
+    def seeds(self) -> list[int]:
+        return list(range(1, self.n_seeds + 1))
+
+    def pick(self, full: Any, quick: Any, smoke: Any = None) -> Any:
+        """A setting by mode: the paper's value, the ``--quick`` one, the tests' smallest one."""
+        if self.options.smoke and smoke is not None:
+            return smoke
+        return quick if self.quick else full
+
+    # -- running
+
+    def run(self, specs: Sequence[Spec], what: str = "") -> list[RunResult]:
+        """Runs every spec (in parallel; runs already in the cache are not run again) and
+        returns their results in the order of ``specs``. A run that fails raises
+        :class:`SimulationError` (a scenario error: :class:`ScenarioError`)."""
+        from .. import __version__
+        from ..api import validate_scenario
+        from ..scenario import to_json
+        from ..sweeprun import SweepProgress
+        from ..sweeps import run_id
+
+        ids = []
+        for spec in specs:
+            spec.scenario = json.loads(to_json(spec.scenario))  # plain JSON types, a private copy
+            ids.append(run_id(spec.scenario, __version__))
+        todo: dict[str, Spec] = {}
+        for rid, spec in zip(ids, specs):
+            if not (self.cache / rid / "summary.json").exists() and rid not in todo:
+                todo[rid] = spec
+        for spec in todo.values():
+            validate_scenario(spec.scenario)
+        self.cached += len(set(ids)) - len(todo)
+        if todo:
+            tasks = [{"run_id": rid, "scenario_json": to_json(s.scenario), "capture": False}
+                     for rid, s in todo.items()]
+            label = f"{self.experiment.name}: {what}" if what else self.experiment.name
+            with SweepProgress(len(tasks), label, enabled=self.options.progress) as bar:
+                for outcome in self.backend.run(tasks):
+                    ok = outcome["status"] == "ok"
+                    bar.advance(ok=ok)
+                    if not ok:
+                        err = outcome["error"]
+                        spec = todo[outcome["run_id"]]
+                        where = ", ".join(f"{k}={v}" for k, v in spec.labels.items())
+                        if err.get("type") == "ScenarioError":
+                            raise ScenarioError(err.get("path", ""), f"{err['message']} (in {where})")
+                        raise SimulationError(f"{self.experiment.name}: run {outcome['run_id']} ({where}) "
+                                              f"failed: {err['type']}: {err['message']}")
+                    self._store(outcome)
+            self.simulations += len(tasks)
+        results = [RunResult(spec, rid, self.cache / rid) for rid, spec in zip(ids, specs)]
+        for r in results:
+            self.sim_seconds += float(r.summary.get("duration_s") or 0.0)
+        return results
+
+    def _store(self, outcome: Mapping[str, Any]) -> None:
+        """Writes a run's files under a temporary name, then renames: all or nothing."""
+        final = self.cache / outcome["run_id"]
+        tmp = self.cache / f".tmp-{outcome['run_id']}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        for name, data in outcome["files"].items():
+            (tmp / name).write_bytes(data)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+
+    # -- scenarios
+
+    @staticmethod
+    def scenario(base: Mapping[str, Any], **overrides: Any) -> dict[str, Any]:
+        """A deep copy of ``base`` with top-level keys replaced."""
+        doc = copy.deepcopy(dict(base))
+        doc.update(copy.deepcopy(overrides))
+        return doc
+
+    # -- report items
+
+    def text(self, markdown: str, heading: str | None = None) -> None:
+        self.items.append(Text(markdown.strip(), heading))
+
+    def table(self, name: str, title: str, rows: list[TableRow], note: str = "") -> Table:
+        t = Table(name, title, rows, note)
+        self.items.append(t)
+        return t
+
+    def figure(self, name: str, fig: Figure, caption: str) -> None:
+        """Saves a matplotlib figure as figures/NAME.png and .svg (deterministic SVG ids)."""
+        import matplotlib.pyplot as plt
+
+        d = self.out / "figures"
+        d.mkdir(parents=True, exist_ok=True)
+        fig.savefig(d / f"{name}.png", dpi=120, bbox_inches="tight", metadata={"Software": None})
+        with plt.rc_context({"svg.hashsalt": name}):
+            fig.savefig(d / f"{name}.svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+        plt.close(fig)
+        self.items.append(FigureItem(name, caption))
+
+    def claim(self, id: str, text: str, *, paper: str, ours: str, holds: bool, why: str) -> Claim:  # noqa: A002
+        c = Claim(self.experiment.name, id, text, paper, ours, bool(holds), why)
+        self.claims.append(c)
+        return c
+
+
+# --------------------------------------------------------------------------- helpers for experiments
+
+
+def flow_stat(results: Iterable[RunResult], metric: str, group: str | None = None,
+              reduce: Callable[[list[float]], float] | None = None) -> Stat:
+    """Mean ± CI over runs of a per-run value: the flows' ``metric`` (of ``group``, or all
+    flows), reduced per run by ``reduce`` (default: mean)."""
+    per_run = []
+    for r in results:
+        vals = [f[metric] for f in (r.group(group) if group else r.flows) if f.get(metric) is not None]
+        if vals:
+            per_run.append(reduce(vals) if reduce else sum(vals) / len(vals))
+    return Stat.of(per_run)
+
+
+def bottleneck_stat(results: Iterable[RunResult], metric: str) -> Stat:
+    return Stat.of(r.bottleneck[metric] for r in results)
+
+
+def by_label(results: Iterable[RunResult], **labels: Any) -> list[RunResult]:
+    """The results whose labels include every ``key=value`` given."""
+    return [r for r in results if all(r.labels.get(k) == v for k, v in labels.items())]
+
+
+def fmt(x: float | None, digits: int = 3) -> str:
+    return _num(x, digits)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def to_csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    import csv
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for row in rows:
+        w.writerow(["" if v is None else v for v in row])
+    return buf.getvalue()
+
+
+def elapsed(t0: float) -> float:
+    return time.monotonic() - t0

@@ -1,0 +1,157 @@
+"""Writing what an experiment recorded: tables (Markdown and CSV), claims.json and the
+report (Markdown, and HTML rendered from the same Markdown)."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .framework import Claim, Context, FigureItem, Table, Text, _num, ratio, to_csv_text, write_bytes_atomic
+
+CSS = """
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1d2330;
+       background: #fafbfc; }
+main { max-width: 1100px; margin: 0 auto; padding: 24px 32px 64px; }
+h1 { font-size: 26px; } h2 { font-size: 20px; margin-top: 34px; border-bottom: 1px solid #dde; padding-bottom: 4px; }
+h3 { font-size: 16px; margin-top: 24px; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; background: #fff; }
+th, td { border: 1px solid #d8dbe3; padding: 4px 8px; text-align: right; }
+th { background: #eef1f6; } td:first-child, th:first-child { text-align: left; }
+img { max-width: 100%; border: 1px solid #e3e6ec; background: #fff; }
+code { background: #f0f2f6; padding: 1px 4px; border-radius: 3px; }
+blockquote { color: #4a5263; border-left: 3px solid #c8cdd8; margin-left: 0; padding-left: 12px; }
+"""
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v).replace("|", "\\|")
+
+
+def table_markdown(t: Table) -> str:
+    keys = t.columns()
+    head = [*keys, "metric", "paper", "ours (mean ± 95 % CI)", "n", "ours / paper"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in t.rows:
+        unit = f" {r.unit}" if r.unit else ""
+        q = ratio(r.ours.mean, r.paper)
+        cells = [_cell(r.keys.get(k)) for k in keys]
+        cells += [r.metric + (f" ({r.unit})" if r.unit else ""),
+                  "—" if r.paper is None else _num(r.paper) + unit,
+                  r.ours.fmt() + (unit if not math.isnan(r.ours.mean) else ""),
+                  str(r.ours.n), "—" if q is None else f"{q:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def table_csv(t: Table) -> str:
+    keys = t.columns()
+    header = [*keys, "metric", "unit", "paper", "ours_mean", "ours_ci95_half", "n", "ratio"]
+    rows = []
+    for r in t.rows:
+        q = ratio(r.ours.mean, r.paper)
+        rows.append([*(r.keys.get(k) for k in keys), r.metric, r.unit, r.paper,
+                     _csv_float(r.ours.mean), _csv_float(r.ours.ci_half), r.ours.n,
+                     None if q is None else round(q, 6)])
+    return to_csv_text(header, rows)
+
+
+def _csv_float(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(float(x), 6)
+
+
+def claims_markdown(claims: Sequence[Claim]) -> str:
+    out = []
+    for c in claims:
+        mark = "✅ holds" if c.holds else "❌ does not hold"
+        out.append(f"- **{c.id}** — {c.text}  \n  *Paper:* {c.paper}  \n  *Ours:* {c.ours}  \n"
+                   f"  **{mark}.** {c.why}")
+    return "\n".join(out)
+
+
+def report_markdown(ctx: Context, meta: dict[str, Any]) -> str:
+    e = ctx.experiment
+    held = sum(c.holds for c in ctx.claims)
+    parts = [f"# {e.title}", "", f"*{e.paper}*", ""]
+    if e.summary:
+        parts += [e.summary, ""]
+    parts += [
+        f"Reproduced with bloatlab {meta['bloatlab']} — mode: **{meta['mode']}**, "
+        f"{meta['seeds']} seed(s) per configuration, {meta['simulations']} simulations "
+        f"({meta['cached']} reused from the cache), {meta['simulated_s']:.0f} s of simulated time. "
+        f"Claims: **{held} of {len(ctx.claims)} hold**.",
+        "",
+        "Numbers are means over seeds with the 95 % confidence interval (Student's t) where "
+        "seeds vary; *ours / paper* is the ratio of our mean to the paper's value. The papers' "
+        "numbers come from other simulators and testbeds: agreement is expected in direction "
+        "and rough size, not in every digit.",
+        "",
+        "## Claims",
+        "",
+        claims_markdown(ctx.claims) if ctx.claims else "(none)",
+        "",
+    ]
+    for item in ctx.items:
+        if isinstance(item, Text):
+            if item.heading:
+                parts += [f"## {item.heading}", ""]
+            parts += [item.markdown, ""]
+        elif isinstance(item, Table):
+            parts += [f"### {item.title}", "", table_markdown(item), ""]
+            if item.note:
+                parts += [item.note, ""]
+            parts += [f"Files: [`tables/{item.name}.md`](tables/{item.name}.md), "
+                      f"[`tables/{item.name}.csv`](tables/{item.name}.csv)", ""]
+        elif isinstance(item, FigureItem):
+            parts += [f"![{item.caption}](figures/{item.name}.png)", "",
+                      f"*{item.caption}* ([SVG](figures/{item.name}.svg))", ""]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def markdown_to_html(markdown: str, title: str) -> str:
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head>\n"
+            f"<body><main>\n{body}</main></body></html>\n")
+
+
+def write_outputs(ctx: Context, meta: dict[str, Any]) -> None:
+    """tables/*.md|csv, claims.json, report.md, report.html (figures were saved as drawn)."""
+    tdir = ctx.out / "tables"
+    for item in ctx.items:
+        if isinstance(item, Table):
+            tdir.mkdir(parents=True, exist_ok=True)
+            md = f"# {item.title}\n\n{table_markdown(item)}\n" + (f"\n{item.note}\n" if item.note else "")
+            write_bytes_atomic(tdir / f"{item.name}.md", md.encode())
+            write_bytes_atomic(tdir / f"{item.name}.csv", table_csv(item).encode())
+    write_claims(ctx.out / "claims.json", ctx.claims)
+    md = report_markdown(ctx, meta)
+    write_bytes_atomic(ctx.out / "report.md", md.encode())
+    write_bytes_atomic(ctx.out / "report.html", markdown_to_html(md, ctx.experiment.title).encode())
+
+
+def write_claims(path: Path, claims: Sequence[Claim]) -> None:
+    text = json.dumps([c.to_json() for c in claims], indent=2, ensure_ascii=False) + "\n"
+    write_bytes_atomic(path, text.encode())
+
+
+def index_markdown(entries: Sequence[tuple[str, str, Sequence[Claim]]]) -> str:
+    """The top page of ``reproduce all``: one line per experiment, then every claim."""
+    lines = ["# bloatlab: the five papers reproduced", "",
+             "| experiment | claims holding | report |", "|---|---|---|"]
+    for name, title, claims in entries:
+        lines.append(f"| {title} | {sum(c.holds for c in claims)} / {len(claims)} | "
+                     f"[{name}/report.md]({name}/report.md) |")
+    lines.append("")
+    for name, title, claims in entries:
+        lines += [f"## {title}", "", claims_markdown(claims), ""]
+    return "\n".join(lines)
