@@ -79,7 +79,39 @@ def _stderr_console():
     return Console(stderr=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Click's usage errors (a malformed option value, a missing argument) as one
+    ``error: <option>: <message>`` line with exit status 2, like every other bad input."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.UsageError as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # `bloatlab` alone: the help, as click prints it
+                click.echo(e.format_message(), err=True)
+                sys.exit(EXIT_INVALID)
+            param = getattr(e, "param", None)
+            where = ""
+            if isinstance(param, click.Argument):
+                where = param.human_readable_name
+            elif param is not None:
+                where = (param.opts[0] if getattr(param, "opts", None) else param.name or "").strip()
+            where = f"{where}: " if where else ""
+            message = e.format_message()
+            if e.ctx is not None and "No such command" in message:
+                message += f" (commands: {', '.join(sorted(self.commands))})"
+            _fail(EXIT_INVALID, f"{where}{message}")
+        except click.exceptions.Abort:
+            sys.stderr.write("interrupted\n")
+            sys.exit(130)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            _fail(EXIT_INVALID, e.format_message())
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="bloatlab")
 def main() -> None:
     """bloatlab: a deterministic packet-level network simulator for bufferbloat research.

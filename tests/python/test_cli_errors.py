@@ -114,3 +114,14 @@ def test_missing_required_key(tmp_path: Path):
     f.write_text('duration = "5s"\n[topology]\nbottleneck = { delay = "5ms" }\n[[flows]]\ncc = "reno"\n')
     line = assert_invalid(cli("run", str(f)), "missing")
     assert line.startswith("error: topology.bottleneck.rate: ")
+
+
+@pytest.mark.parametrize(("args", "needles"), [
+    (["run", "--bogus"], ["--bogus"]),
+    (["run", "--seed"], ["--seed", "requires an argument"]),
+    (["run", "--seed", "x"], ["--seed", "not a valid integer"]),
+    (["frobnicate"], ["frobnicate", "commands:", "reproduce"]),
+])
+def test_usage_errors_are_one_line(args: list[str], needles: list[str]):
+    """Click's own usage errors follow the same rule as every bad input: one line, exit 2."""
+    assert_invalid(cli(*args), *needles)
