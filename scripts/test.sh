@@ -35,8 +35,8 @@ fi
 echo "== install: $PYTHON -m pip install '.[test,ray]'"
 "$PYTHON" -m pip install '.[test,ray]'
 
-echo "== rust: cargo test --release -p bloatlab-sim"
-cargo test --release -p bloatlab-sim
+echo "== rust: cargo test --release -p bloatlab-sim -p bloatlab-emu"
+cargo test --release -p bloatlab-sim -p bloatlab-emu
 
 echo "== python: pytest tests/python"
 # The sources live in python/, not on sys.path: the tests import the installed package.

@@ -20,3 +20,12 @@ def run_json(
     ``{link}.pcap``."""
 
 def version() -> str: ...
+
+def emu_plan(scenario_json: str) -> str:
+    """Validates a scenario for emulation; returns the plan (expanded flows, timing) as JSON
+    text. Raises ScenarioError."""
+
+def emu_run(config_json: str) -> str:
+    """Runs the emulation bottleneck (crates/emu) until the scenario's duration has passed;
+    returns its measurements as JSON text. Releases the GIL. Linux only; raises ScenarioError
+    or OSError."""

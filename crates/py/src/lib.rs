@@ -44,6 +44,28 @@ fn run_json<'py>(
     }
 }
 
+/// Validates a scenario for emulation (JSON text); returns the emulation plan as JSON text
+/// (expanded flows with start times, timing, queue). Raises ScenarioError like run_json.
+#[pyfunction]
+fn emu_plan(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    let json = scenario_json.to_owned();
+    py.detach(move || bloatlab_emu::plan_json(&json)).map_err(|e| ScenarioError::new_err((e.path, e.message)))
+}
+
+/// Runs the emulation bottleneck (config as JSON text, see bloatlab.emulate.bottleneck) until
+/// the scenario's duration has passed or the stop file appears; returns its measurements as
+/// JSON text. Releases the GIL. Linux only.
+#[cfg(target_os = "linux")]
+#[pyfunction]
+fn emu_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let json = config_json.to_owned();
+    match py.detach(move || bloatlab_emu::run_json(&json)) {
+        Ok(s) => Ok(s),
+        Err(bloatlab_emu::EmuError::Invalid(e)) => Err(ScenarioError::new_err((e.path, e.message))),
+        Err(bloatlab_emu::EmuError::Io(m)) => Err(pyo3::exceptions::PyOSError::new_err(m)),
+    }
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -53,6 +75,9 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_plan, m)?)?;
+    #[cfg(target_os = "linux")]
+    m.add_function(wrap_pyfunction!(emu_run, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     Ok(())
