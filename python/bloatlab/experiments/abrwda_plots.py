@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .framework import Context, Stat
+from .plotting import grouped_bars, pyplot
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -18,15 +19,6 @@ if TYPE_CHECKING:
 COLORS = {"newreno": "tab:red", "abrwda": "tab:green", "drwa": "tab:orange", "vegas": "tab:blue"}
 #: smoothing of the throughput and bandwidth curves (the raw 10 ms samples are one or two packets)
 SMOOTH_S = 0.5
-
-
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _smooth(t: pd.Series, y: pd.Series, window_s: float = SMOOTH_S) -> tuple[list[float], list[float]]:
@@ -40,7 +32,7 @@ def plot_timeseries(ctx: Context, series: Mapping[str, tuple[pd.DataFrame, pd.Da
                     label: Mapping[str, str]) -> None:
     """Fig. 4 (NewReno: RTT, queue) and Fig. 5 (ABRWDA, DRWA, Vegas: throughput with the link's
     bandwidth, queue, RTT). ``series[scheme]`` = (bottleneck queue samples, flow samples)."""
-    plt = _plt()
+    plt = pyplot()
     q, f = series["newreno"]
     fig, (ax_rtt, ax_q) = plt.subplots(2, 1, figsize=(7, 5.2), sharex=True)
     ax_rtt.plot(f.t_s, f.rtt_ms / 1e3, color=COLORS["newreno"], lw=0.8)
@@ -89,7 +81,7 @@ def _cdf(ax: Axes, values: Sequence[float], **kw: Any) -> None:
 def plot_sensitivity(ctx: Context, runs: Sequence[Any], sweep: str, values: Sequence[float], name: str,
                      util_of: Callable[[Any], list[float]], rtt_of: Callable[[Any], Any]) -> None:
     """Fig. 6 / 7: CDFs of link utilisation and RTT, one curve per setting, all seeds pooled."""
-    plt = _plt()
+    plt = pyplot()
     fig, (ax_u, ax_r) = plt.subplots(2, 1, figsize=(7, 6.4))
     symbol = "α" if sweep == "alpha" else "λ"
     cmap = plt.get_cmap("viridis")
@@ -114,29 +106,17 @@ def plot_sensitivity(ctx: Context, runs: Sequence[Any], sweep: str, values: Sequ
                f"ABRWDA with different {symbol} ({fixed}), all seeds pooled.")
 
 
-def _bars(ax: Axes, stats: Mapping[str, Sequence[Stat]], groups: Sequence[str], colors: Mapping[str, str],
-          label: Mapping[str, str]) -> None:
-    width = 0.8 / max(1, len(stats))
-    for j, (s, vals) in enumerate(stats.items()):
-        xs = [i + (j - (len(stats) - 1) / 2) * width for i in range(len(groups))]
-        err = [0 if v.ci_half != v.ci_half else v.ci_half for v in vals]  # NaN for one seed
-        ax.bar(xs, [v.mean for v in vals], width, yerr=err, capsize=2, color=colors[s], label=label[s])
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups)
-    ax.grid(alpha=0.3, axis="y")
-
-
 def plot_afct(ctx: Context, afct: Mapping[tuple[str, int, float], Stat], delays: Sequence[float],
               rtt: Mapping[float, int], label: Mapping[str, str]) -> None:
     """Fig. 8: AFCT per scheme against the base RTT, one panel per flow size."""
-    plt = _plt()
+    plt = pyplot()
     sizes = sorted({k[1] for k in afct})
     schemes = [s for s in label if any(k[0] == s for k in afct)]
     fig, grid = plt.subplots(len(sizes), 1, figsize=(7.5, 3 * len(sizes)), squeeze=False)
     axes = grid[:, 0]
     for ax, size, tag in zip(axes, sizes, "abc"):
-        _bars(ax, {s: [afct[(s, size, d)] for d in delays] for s in schemes},
-              [f"{rtt[d]} ms" for d in delays], COLORS, label)
+        grouped_bars(ax, [f"{rtt[d]} ms" for d in delays], {s: [afct[(s, size, d)] for d in delays] for s in schemes},
+                     COLORS, label, capsize=2)
         ax.set_ylabel("AFCT (s)")
         ax.set_ylim(bottom=0)  # a wide CI over few seeds must not suggest negative times
         ax.set_title(f"({tag}) the AFCT of a {size} packet{'s' if size > 1 else ''}-size flow")
@@ -150,14 +130,14 @@ def plot_afct(ctx: Context, afct: Mapping[tuple[str, int, float], Stat], delays:
 def plot_improvement(ctx: Context, red: Mapping[tuple[str, int, float], Stat], delays: Sequence[float],
                      rtt: Mapping[float, int], label: Mapping[str, str]) -> None:
     """Fig. 9: AFCT reduction against NewReno (top 1, middle 30, bottom 200 packets)."""
-    plt = _plt()
+    plt = pyplot()
     sizes = sorted({k[1] for k in red})
     schemes = [s for s in label if s != "newreno" and any(k[0] == s for k in red)]
     fig, grid = plt.subplots(len(sizes), 1, figsize=(7.5, 3 * len(sizes)), squeeze=False)
     axes = grid[:, 0]
     for ax, size in zip(axes, sizes):
-        _bars(ax, {s: [red[(s, size, d)] for d in delays] for s in schemes},
-              [f"{rtt[d]} ms" for d in delays], COLORS, label)
+        grouped_bars(ax, [f"{rtt[d]} ms" for d in delays], {s: [red[(s, size, d)] for d in delays] for s in schemes},
+                     COLORS, label, capsize=2)
         ax.axhline(0, color="black", lw=0.8)
         ax.set_ylabel("AFCT reduction (%)")
         ax.set_title(f"{size} packet{'s' if size > 1 else ''}-size flows")

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, fmt
+from .plotting import ci_or_zero
 
 TECHS = ("3g", "3.5g", "4g")
 TECH_LABEL = {"3g": "3G", "3.5g": "3.5G", "4g": "4G"}
@@ -493,11 +494,6 @@ def _all_overlap(stats: Sequence[Stat]) -> bool:
     lo = max(st.mean - ci_or_zero(st) for st in stats)
     hi = min(st.mean + ci_or_zero(st) for st in stats)
     return lo <= hi
-
-
-def ci_or_zero(st: Stat) -> float:
-    """The CI half-width, 0 for a single sample (error bars, overlap tests)."""
-    return 0.0 if math.isnan(st.ci_half) else st.ci_half
 
 
 def _claim_long_flows(ctx: Context, longs: list[RunResult]) -> None:

@@ -14,12 +14,12 @@ from .cellular_bufferbloat import (
     N_BACKGROUND,
     TECH_LABEL,
     WebResults,
-    ci_or_zero,
     mean_inflight_bytes,
     response_time,
     web_configs,
 )
 from .framework import Context, RunResult, Stat, by_label
+from .plotting import ci_or_zero, pyplot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -28,15 +28,6 @@ if TYPE_CHECKING:
 BG_COLOR = {None: "0.6", "cubic": "tab:red", "newreno": "tab:blue", "westwood+": "tab:green"}
 ABBR = {"cubic": "C", "newreno": "N", "westwood+": "W"}
 _FIG_NO = {"3.5g": 2, "3g": 8, "4g": 10}
-
-
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _grouped_bars(ax: Axes, configs: Sequence[tuple[str, str, str | None]],
@@ -75,7 +66,7 @@ def _patch(color: str, label: str) -> Any:
 
 def response_overview(ctx: Context, web: dict[str, WebResults], short_ccs: Sequence[str]) -> None:
     """Fig. 2 (3.5G), Fig. 8 (3G), Fig. 10 (4G): mean web response time, every configuration."""
-    plt = _plt()
+    plt = pyplot()
     for tech in ("3.5g", "3g", "4g"):
         w = web[tech]
         fig, ax = plt.subplots(figsize=(8, 3.8))
@@ -89,7 +80,7 @@ def response_overview(ctx: Context, web: dict[str, WebResults], short_ccs: Seque
 
 def short_rtt(ctx: Context, w: WebResults, short_ccs: Sequence[str]) -> None:
     """Fig. 6: mean RTT of the short flows, 3.5G."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 3.8))
     _grouped_bars(ax, web_configs(short_ccs),
                   lambda run, sh, bg: w.short_metric("rtt_mean_ms", run, sh, bg), "short-flow RTT (ms)")
@@ -99,7 +90,7 @@ def short_rtt(ctx: Context, w: WebResults, short_ccs: Sequence[str]) -> None:
 
 def short_loss(ctx: Context, w: WebResults, short_ccs: Sequence[str]) -> None:
     """Fig. 9: packet loss of the short flows beside five background flows, 3G."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
     configs = [("D", sh, bg) for bg in CCS for sh in short_ccs]
     _grouped_bars(ax, configs, lambda run, sh, bg: w.short_metric("loss_pct", run, sh, bg),
@@ -112,7 +103,7 @@ def short_loss(ctx: Context, w: WebResults, short_ccs: Sequence[str]) -> None:
 def long_flows(ctx: Context, longs: list[RunResult]) -> None:
     """Fig. 3 (throughput and RTT of single long flows), Fig. 4 (RTT) and 5 (outstanding data)
     traces of one run of each CC, all on 3.5G."""
-    plt = _plt()
+    plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.2))
     for ax, value, label in ((a1, lambda r: r.flows[0]["goodput_mbps"], "throughput (Mbit/s)"),
                              (a2, lambda r: r.flows[0]["rtt_mean_ms"], "RTT (ms)")):
@@ -134,7 +125,7 @@ def long_flows(ctx: Context, longs: list[RunResult]) -> None:
 
 def _long_trace(ctx: Context, longs: list[RunResult], column: str, scale: float, ylabel: str,
                 name: str, caption: str) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(3, 1, figsize=(7, 6.4), sharex=True, sharey=True)
     for ax, cc in zip(axes, CCS):
         r = min(by_label(longs, tech="3.5g", cc=cc), key=lambda x: x.seed)
@@ -153,7 +144,7 @@ def _long_trace(ctx: Context, longs: list[RunResult], column: str, scale: float,
 def short_rtt_trace(ctx: Context, w: WebResults) -> None:
     """Fig. 7: the RTT of one CUBIC short flow alone and beside one Westwood+, NewReno and CUBIC
     background flow, over 3.5G (seed 1), from its SYN to its last byte."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.6))
     for run, bg in (("B", None), ("C", "westwood+"), ("C", "newreno"), ("C", "cubic")):
         rs = [r for r in w.select(run, "cubic", bg) if r.seed == 1]

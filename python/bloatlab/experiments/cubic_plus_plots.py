@@ -3,50 +3,22 @@ grouped bars of mean throughput, completion time or loss, with 95 % CI error bar
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .framework import Context, Stat
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
+from .plotting import grouped_bars, pyplot
 
 LABEL = {"cubic": "Cubic", "cubic+": "Cubic+", "vegas": "Vegas", "reno": "Reno", "sack": "SACK"}
 COLORS = {"cubic": "tab:red", "cubic+": "tab:blue", "vegas": "tab:green", "reno": "tab:gray"}
 
 
-def _plt():  # type: ignore[no-untyped-def]
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def bars(ax: Axes, groups: Sequence[str], series: dict[str, Sequence[Stat]],
-         colors: dict[str, str] | None = None) -> None:
-    """Grouped bars: one group per ``groups`` entry, one bar per series, CI as error bars."""
-    n = len(series)
-    width = 0.8 / max(n, 1)
-    for j, (name, stats) in enumerate(series.items()):
-        xs = [i - 0.4 + width * (j + 0.5) for i in range(len(groups))]
-        ys = [0.0 if math.isnan(s.mean) else s.mean for s in stats]
-        err = [0.0 if math.isnan(s.ci_half) else s.ci_half for s in stats]
-        ax.bar(xs, ys, width, yerr=err, capsize=3, label=name,
-               color=(colors or {}).get(name), edgecolor="black", linewidth=0.5)
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups)
-    ax.grid(axis="y", alpha=0.3)
-
-
 def fig6(ctx: Context, data: dict[tuple[str, str, str], tuple[Stat, Stat]], partners: Sequence[str]) -> None:
-    plt = _plt()
+    plt = pyplot()
     keys = sorted({k[:2] for k in data}, key=lambda k: (k[0], -_kb(k[1])))
     fig, axes = plt.subplots(1, len(keys), figsize=(3.4 * len(keys), 3.6))
     for ax, (sc, b) in zip(axes, keys):
-        bars(ax, [f"{LABEL[p]}\n+ Reno" for p in partners],
+        grouped_bars(ax, [f"{LABEL[p]}\n+ Reno" for p in partners],
              {"the other flow": [data[(sc, b, p)][0] for p in partners],
               "Reno": [data[(sc, b, p)][1] for p in partners]},
              {"the other flow": "tab:blue", "Reno": "tab:gray"})
@@ -60,11 +32,11 @@ def fig6(ctx: Context, data: dict[tuple[str, str, str], tuple[Stat, Stat]], part
 
 def fig7(ctx: Context, times: dict[tuple[str, str, str, str], Stat], bgs: Sequence[str],
          fgs: Sequence[str]) -> None:
-    plt = _plt()
+    plt = pyplot()
     keys = sorted({k[:2] for k in times}, key=lambda k: (k[0], _kb(k[1])))
     fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 3.6))
     for ax, (sc, b) in zip(axes, keys):
-        bars(ax, [LABEL[fg] for fg in fgs],
+        grouped_bars(ax, [LABEL[fg] for fg in fgs],
              {f"beside {LABEL[bg]}": [times[(sc, b, bg, fg)] for fg in fgs] for bg in bgs},
              {f"beside {LABEL[bg]}": COLORS[bg] for bg in bgs})
         ax.set_title(f"scenario {sc}, {b}")
@@ -76,11 +48,11 @@ def fig7(ctx: Context, times: dict[tuple[str, str, str, str], Stat], bgs: Sequen
 
 
 def fig8(ctx: Context, losses: dict[tuple[str, str, str], Stat], bgs: Sequence[str], fgs: Sequence[str]) -> None:
-    plt = _plt()
+    plt = pyplot()
     buffers = sorted({k[0] for k in losses}, key=_kb)
     fig, axes = plt.subplots(1, len(buffers), figsize=(3.4 * len(buffers), 3.6))
     for ax, b in zip(axes, buffers):
-        bars(ax, [LABEL[fg] for fg in fgs],
+        grouped_bars(ax, [LABEL[fg] for fg in fgs],
              {f"beside {LABEL[bg]}": [losses[(b, bg, fg)] for fg in fgs] for bg in bgs},
              {f"beside {LABEL[bg]}": COLORS[bg] for bg in bgs})
         ax.set_title(f"scenario I, {b}")
@@ -93,10 +65,10 @@ def fig8(ctx: Context, losses: dict[tuple[str, str, str], Stat], bgs: Sequence[s
 
 def fig9(ctx: Context, per_flow: dict[tuple[str, str], list[Stat]], variants: Sequence[str],
          buffers: Sequence[str]) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(buffers), figsize=(4.2 * len(buffers), 3.6))
     for ax, b in zip(axes, buffers):
-        bars(ax, ["1", "2", "3 (Reno)", "4 (Reno)"],
+        grouped_bars(ax, ["1", "2", "3 (Reno)", "4 (Reno)"],
              {f"with {LABEL[v]}": per_flow[(b, v)] for v in variants},
              {f"with {LABEL[v]}": COLORS[v] for v in variants})
         ax.set_title(f"scenario II, {b}")
@@ -115,7 +87,7 @@ def _kb(buffer: str) -> float:
 def queue_over_time(ctx: Context, queues: dict[str, Any]) -> None:
     """The bottleneck backlog of one run per protocol (``queues``: protocol -> queues DataFrame):
     the mechanism behind Table 2's averages."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.6))
     for proto, q in queues.items():
         b = q[q.link == "bottleneck"]

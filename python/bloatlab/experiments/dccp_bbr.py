@@ -19,6 +19,7 @@ import math
 from typing import Any
 
 from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, fmt
+from .plotting import ci_or_zero, pyplot
 
 CCS = ("ccid2", "bbr", "bbr-adaptive")
 LABEL = {"ccid2": "CCID2", "bbr": "BBR", "bbr-adaptive": "DCCP-BBR"}
@@ -190,11 +191,7 @@ def _pct(x: float | None) -> str:
 
 
 def _plot_fig6(ctx: Context, runs: list[RunResult]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.6))
     for cc, color in (("ccid2", "tab:red"), ("bbr-adaptive", "tab:blue")):
         r = by_label(runs, cc=cc)[0]
@@ -211,15 +208,11 @@ def _plot_fig6(ctx: Context, runs: list[RunResult]) -> None:
 
 
 def _plot_fig7(ctx: Context, losses: list[float], good: dict[str, list[Stat]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for cc, marker in zip(CCS, ("s", "o", "^")):
         ys = [s.mean for s in good[cc]]
-        err = [0 if math.isnan(s.ci_half) else s.ci_half for s in good[cc]]
+        err = [ci_or_zero(s) for s in good[cc]]
         ax.errorbar(losses, ys, yerr=err, marker=marker, capsize=3, label=LABEL[cc])
     ax.set_xlabel("link loss rate")
     ax.set_ylabel("throughput (Mbit/s)")

@@ -5,39 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .framework import Context, RunResult, Stat
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
+from .plotting import grouped_bars, pyplot
 
 COLORS = {"droptail": "tab:gray", "red": "tab:red", "ared": "tab:orange", "ewa": "tab:purple",
           "awm": "tab:green", "ewt": "tab:blue"}
-
-
-def _plt():  # type: ignore[no-untyped-def]
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _bars(ax: Axes, groups: Sequence[str], series: Mapping[str, Sequence[Stat]], colors: Mapping[str, str],
-          labels: Mapping[str, str]) -> None:
-    """Grouped bars: one group per congestion level, one bar per scheme, CI as error bars."""
-    width = 0.8 / max(len(series), 1)
-    for j, (name, stats) in enumerate(series.items()):
-        xs = [i - 0.4 + width * (j + 0.5) for i in range(len(groups))]
-        ys = [0.0 if math.isnan(s.mean) else s.mean for s in stats]
-        err = [0.0 if math.isnan(s.ci_half) else s.ci_half for s in stats]
-        ax.bar(xs, ys, width, yerr=err, capsize=2, label=labels[name], color=colors.get(name),
-               edgecolor="black", linewidth=0.5)
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups)
-    ax.grid(axis="y", alpha=0.3)
 
 
 def metric_figures(ctx: Context, sc: int, stats: Mapping[tuple[int, str, str], Mapping[str, Stat]],
@@ -45,13 +19,14 @@ def metric_figures(ctx: Context, sc: int, stats: Mapping[tuple[int, str, str], M
                    metrics: Mapping[str, tuple[str, str, Callable[[RunResult], Any]]], schemes: Sequence[str],
                    labels: Mapping[str, str]) -> None:
     """Fig. 5-9 (scenario 1) or 11-15 (scenario 2): one figure per metric."""
-    plt = _plt()
+    plt = pyplot()
     present = [lv for lv, n in levels.items() if n is not None]
     groups = [f"{lv}\n({levels[lv]} flows)" for lv in present]
     for metric, no in figure_no.items():
         name, unit, _ = metrics[metric]
         fig, ax = plt.subplots(figsize=(7, 3.6))
-        _bars(ax, groups, {s: [stats[(sc, lv, s)][metric] for lv in present] for s in schemes}, COLORS, labels)
+        grouped_bars(ax, groups, {s: [stats[(sc, lv, s)][metric] for lv in present] for s in schemes}, COLORS,
+                     labels, capsize=2)
         ax.set_ylabel(f"{name} ({unit})" if unit else name)
         ax.set_title(f"Scenario {sc}: {name}")
         if metric in ("tcp_eff", "udp_eff", "fairness"):
@@ -69,7 +44,7 @@ def served_figures(ctx: Context, served: Mapping[tuple[int, str], Mapping[str, i
                    schemes: Sequence[str], labels: Mapping[str, str]) -> None:
     """Fig. 16, 17: the flows each scheme carries at each level; a capped search shows as a
     hatched bar at max_flows + 1."""
-    plt = _plt()
+    plt = pyplot()
     for sc, no in ((1, 16), (2, 17)):
         levels = list(served[(sc, schemes[0])])
         fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -98,7 +73,7 @@ def served_figures(ctx: Context, served: Mapping[tuple[int, str], Mapping[str, i
 
 def fig10(ctx: Context, runs: Sequence[RunResult], n: int, labels: Mapping[str, str]) -> None:
     """Fig. 10: min(cwnd, rwnd) of flow 0 over time, RED vs EWT."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.6))
     for r in runs:
         scheme = r.labels["scheme"]
