@@ -584,3 +584,9 @@ def reproduce(experiment: str, quick: bool, seeds: int | None, jobs: int | None,
         click.echo(f"{mark:8} {c.experiment}/{c.id}: {c.ours}")
     err(f"{held} of {len(claims)} claims hold; wrote {target}/report.md, report.html, claims.json, "
         f"tables/ and figures/ in {time.monotonic() - t0:.0f} s")
+
+
+# `bloatlab emulate` and `bloatlab compare` (real Linux TCP through bloatlab's bottleneck).
+from .emulate.cli import register as _register_emulation  # noqa: E402
+
+_register_emulation(main)

@@ -1,0 +1,196 @@
+//! From a scenario to an emulation: the simulator's own parser validates it (same key paths,
+//! same messages), then the features a real-kernel emulation cannot reproduce are refused by
+//! key path, and the plan (expanded flows with their start times) and the bottleneck's parts
+//! are built from the validated values.
+
+use crate::core::{Core, CoreCfg};
+use crate::shaper::{Direction, DirectionCfg};
+use crate::slab::Slab;
+use bloatlab_sim::config::{AppKind, RateSpec, RwndPolicy, Scenario, StartSpec, TopologyKind, Transport};
+use bloatlab_sim::engine::{SimRng, Stream};
+use bloatlab_sim::units::{Dur, Rate};
+use bloatlab_sim::ScenarioError;
+use serde_json::{json, Value};
+
+/// Congestion controls the emulation can ask the kernel for.
+pub const KERNEL_CCS: &[&str] = &["reno", "cubic", "bbr"];
+/// Flow i's sender port is `PORT_BASE + i` (as in the simulator's pcap files).
+pub const PORT_BASE: u16 = 10_000;
+pub const MAX_FLOWS: u32 = 1000;
+
+fn refuse<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
+    Err(ScenarioError { path: path.into(), message: message.into() })
+}
+
+/// Parses and validates a scenario for emulation.
+pub fn scenario(v: &Value) -> Result<Scenario, ScenarioError> {
+    let s = Scenario::from_value(v)?;
+    check(&s, v)?;
+    Ok(s)
+}
+
+fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
+    let t = &s.topology;
+    if t.kind != TopologyKind::Dumbbell {
+        return refuse("topology.kind", "emulation runs the dumbbell only (allowed: dumbbell)");
+    }
+    if let Some(a) = v.pointer("/topology/access").and_then(Value::as_object) {
+        if a.contains_key("rate") {
+            let (RateSpec::Constant(ar), Some(bn)) = (&t.access.rate, mean_rate(&t.bottleneck.rate)) else {
+                return refuse("topology.access.rate", "emulation does not shape access links (allowed: a constant rate at least the bottleneck's)");
+            };
+            if ar.0 < bn.0 {
+                return refuse("topology.access.rate", format!("emulation does not shape access links: {} Mbit/s is below the bottleneck's {} Mbit/s (allowed: at least the bottleneck rate)", ar.mbps_f64(), bn.mbps_f64()));
+            }
+        }
+        if t.access.loss > 0.0 || !t.access.drop_packets.is_empty() {
+            let key = if t.access.loss > 0.0 { "loss" } else { "drop_packets" };
+            return refuse(format!("topology.access.{key}"), "emulation applies loss on the bottleneck only (allowed: topology.bottleneck.loss, topology.bottleneck.drop_packets)");
+        }
+    }
+    if v.get("capture").is_some() {
+        return refuse("capture", "emulation captures with `bloatlab emulate --pcap sender|receiver` (allowed: no capture table)");
+    }
+    if let Some(tcp) = v.get("tcp").and_then(Value::as_object) {
+        if let Some(k) = tcp.keys().next() {
+            return refuse(format!("tcp.{k}"), "emulation uses the kernel's TCP settings (allowed: no [tcp] keys)");
+        }
+    }
+    let n: u32 = s.flows.iter().map(|f| f.count).sum();
+    if n > MAX_FLOWS {
+        return refuse("flows", format!("emulation runs at most {MAX_FLOWS} flows (got {n})"));
+    }
+    for (i, f) in s.flows.iter().enumerate() {
+        let p = |k: &str| format!("flows[{i}].{k}");
+        let raw = &v["flows"][i];
+        let Transport::Tcp { cc, .. } = &f.transport else {
+            let name = if matches!(f.transport, Transport::Udp(_)) { "udp" } else { "dccp" };
+            return refuse(p("transport"), format!("emulation runs kernel TCP flows only, not {name} (allowed: tcp)"));
+        };
+        if !KERNEL_CCS.contains(&cc.name()) {
+            return refuse(p("cc"), format!("\"{}\" is not a Linux congestion control this emulation can use (allowed: {})", cc.name(), KERNEL_CCS.join(", ")));
+        }
+        if let Some(k) = raw.get("cc_params").and_then(Value::as_object).and_then(|o| o.keys().next()) {
+            return refuse(format!("flows[{i}].cc_params.{k}"), "the kernel's congestion control takes no per-flow parameters (allowed: none)");
+        }
+        if let Some(k) = raw.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().next()) {
+            return refuse(format!("flows[{i}].tcp.{k}"), "emulation uses the kernel's TCP settings (allowed: no tcp keys)");
+        }
+        if !matches!(f.app, AppKind::Bulk | AppKind::File) {
+            return refuse(p("app"), "emulation runs bulk and sized transfers only (allowed: bulk, file)");
+        }
+        if let Some(r) = f.rtt {
+            let default = Dur(2 * (2 * t.access.delay.0 + t.bottleneck.delay.0));
+            if r != default {
+                return refuse(p("rtt"), format!("emulation gives every flow the topology's base RTT (allowed: {default} or no rtt key)"));
+            }
+        }
+        if matches!(f.rwnd, RwndPolicy::Abrwda { .. }) {
+            return refuse(p("rwnd"), "abrwda needs a cellular link (allowed: static, drwa)");
+        }
+    }
+    Ok(())
+}
+
+fn mean_rate(r: &RateSpec) -> Option<Rate> {
+    match r {
+        RateSpec::Constant(r) => Some(*r),
+        other => Some(other.build(SimRng::new(0, Stream::LinkRate, 0)).mean_rate()),
+    }
+}
+
+/// What the controller needs to run the endpoints: the flows expanded (as the simulator expands
+/// them, with the same random start times) and the timing.
+pub fn plan(s: &Scenario) -> Value {
+    let t = &s.topology;
+    let mut flows = Vec::new();
+    let mut id = 0u64;
+    for (entry, spec) in s.flows.iter().enumerate() {
+        for _ in 0..spec.count {
+            let start = match spec.start {
+                StartSpec::At(d) => d.0,
+                StartSpec::Uniform(a, b) => SimRng::new(s.seed, Stream::FlowStart, id).range_u64(a.0, b.0),
+            };
+            let rwnd = match spec.rwnd {
+                RwndPolicy::Static => json!({"kind": "static"}),
+                RwndPolicy::Drwa { lambda } => json!({"kind": "drwa", "lambda": lambda}),
+                RwndPolicy::Abrwda { alpha, lambda } => json!({"kind": "abrwda", "alpha": alpha, "lambda": lambda}),
+            };
+            flows.push(json!({
+                "id": id, "entry": entry, "group": spec.group, "cc": spec.cc_name(), "start_ns": start,
+                "size": spec.size, "app": if spec.size.is_some() { "file" } else { "bulk" },
+                "port": PORT_BASE as u64 + id, "rwnd": rwnd,
+                "base_rtt_ns": s.base_rtt(spec).0,
+            }));
+            id += 1;
+        }
+    }
+    json!({
+        "name": s.name, "seed": s.seed, "duration_ns": s.duration.0, "warmup_ns": s.warmup.0,
+        "interval_ns": s.metrics.interval.0,
+        "bottleneck_rate_bps": mean_rate(&t.bottleneck.rate).map(|r| r.0),
+        "bottleneck_delay_ns": t.bottleneck.delay.0, "access_delay_ns": t.access.delay.0,
+        "queue_capacity_bytes": bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(0, Stream::Queue, 0)).capacity_bytes(),
+        "aqm": bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(0, Stream::Queue, 0)).name(),
+        "gateway": t.gateway.as_ref().map(|g| bloatlab_sim::gateway::build(g).name()),
+        "flows": flows,
+    })
+}
+
+/// Builds the bottleneck for a validated scenario. Random streams use the simulator's keys
+/// (the forward bottleneck is link 0, the reverse one link 1).
+pub fn core(s: &Scenario) -> Core {
+    let t = &s.topology;
+    let n: usize = s.flows.iter().map(|f| f.count as usize).sum();
+    let fwd_q = bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(s.seed, Stream::Queue, 0));
+    let rev_q = bloatlab_sim::queue::build(&t.reverse_queue, SimRng::new(s.seed, Stream::Queue, 1));
+    let fwd_rate = t.bottleneck.rate.build(SimRng::new(s.seed, Stream::LinkRate, 0));
+    let rev_rate = t.bottleneck.reverse_rate.as_ref().unwrap_or(&t.bottleneck.rate).build(SimRng::new(s.seed, Stream::LinkRate, 1));
+    // Room for every packet that can be inside at once: both buffers full of the smallest
+    // packets (40 B) plus a window's worth of MTU packets on the wire, within sane bounds.
+    let owd = 2 * t.access.delay.0 + t.bottleneck.delay.0;
+    let wire = fwd_rate.mean_rate().bytes_in(Dur(owd)) / 1500 + rev_rate.mean_rate().bytes_in(Dur(owd)) / 40;
+    let slots = (4096 + fwd_q.capacity_bytes() / 40 + rev_q.capacity_bytes() / 40 + 2 * wire).min(1 << 17) as usize;
+    let fwd = Direction::new(
+        DirectionCfg {
+            name: "bottleneck",
+            near_delay: t.access.delay,
+            mid_delay: t.bottleneck.delay,
+            far_delay: t.access.delay,
+            loss: t.bottleneck.loss,
+            drop_list: t.bottleneck.drop_packets.clone(),
+        },
+        fwd_q,
+        fwd_rate,
+        SimRng::new(s.seed, Stream::LinkLoss, 0),
+        slots,
+    );
+    let rev = Direction::new(
+        DirectionCfg {
+            name: "bottleneck_rev",
+            near_delay: t.access.delay,
+            mid_delay: t.bottleneck.delay,
+            far_delay: t.access.delay,
+            loss: 0.0,
+            drop_list: Vec::new(),
+        },
+        rev_q,
+        rev_rate,
+        SimRng::new(s.seed, Stream::LinkLoss, 1),
+        slots,
+    );
+    let samples = s.duration.0.checked_div(s.metrics.interval.0).map_or(0, |n| n as usize + 2);
+    Core::new(
+        fwd,
+        rev,
+        Slab::new(slots),
+        CoreCfg {
+            gateway: t.gateway.as_ref().map(bloatlab_sim::gateway::build),
+            port_base: PORT_BASE,
+            flows: n,
+            warmup: s.warmup,
+            interval: s.metrics.interval,
+            samples,
+        },
+    )
+}

@@ -1,0 +1,357 @@
+"""The kernel TCP endpoints of an emulation: ``python -m bloatlab.emulate.endpoint
+{sender,receiver} SPEC.json``, run inside the senders' / receivers' namespace.
+
+Both write their ready file, wait for the controller's go file (the shared time origin t0,
+CLOCK_MONOTONIC ns — the same clock the bottleneck uses), run until t0 + duration and write
+their measurements to the spec's ``out_file``. The sender opens one connection per flow from
+port 10000 + id with the flow's kernel congestion control and samples TCP_INFO; the receiver
+counts delivered bytes per flow and applies DRWA with TCP_WINDOW_CLAMP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from . import tcpinfo
+
+SAMPLE_NS = 10_000_000  # TCP_INFO sampling for RTT statistics
+CHUNK = 1 << 20
+
+
+def now_ns() -> int:
+    return time.monotonic_ns()
+
+
+def sleep_until(t_ns: int) -> None:
+    while True:
+        d = t_ns - now_ns()
+        if d <= 0:
+            return
+        time.sleep(min(d / 1e9, 0.05))
+
+
+def wait_go(spec: dict[str, Any]) -> int:
+    Path(spec["ready_file"]).write_text("ready\n")
+    go = Path(spec["go_file"])
+    deadline = time.monotonic() + 120
+    while not go.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("timed out waiting for the go file")
+        time.sleep(0.001)
+    return int(go.read_text().strip())
+
+
+def write_out(spec: dict[str, Any], data: dict[str, Any]) -> None:
+    out = Path(spec["out_file"])
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, out)
+
+
+def device_drops(name: str) -> dict[str, int] | None:
+    """Packets the kernel dropped at this namespace's TUN device (its transmit queue towards
+    the bottleneck, and received packets it could not take): /proc/net/dev is per namespace."""
+    try:
+        for line in Path("/proc/net/dev").read_text().splitlines():
+            dev, _, rest = line.partition(":")
+            if dev.strip() == name:
+                v = [int(x) for x in rest.split()]
+                return {"rx_dropped": v[3], "tx_dropped": v[11], "tx_packets": v[9], "rx_packets": v[1]}
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class DropWatch:
+    """The device's drop counters, read now and then during the run (the device disappears
+    with the bottleneck at the end, so the last reading before that is kept)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.name = spec.get("tun", "")
+        self.last: dict[str, int] | None = None
+        self.at = 0
+
+    def poll(self, t: int) -> None:
+        if t - self.at >= 100_000_000:
+            self.at = t
+            self.last = device_drops(self.name) or self.last
+
+
+# ---------------------------------------------------------------- sender
+
+
+class SenderFlow:
+    def __init__(self, f: dict[str, Any]) -> None:
+        self.f = f
+        self.sock: socket.socket | None = None
+        self.lock = threading.Lock()
+        self.connected_ns: int | None = None
+        self.done_ns: int | None = None
+        self.error: str | None = None
+        self.base: tcpinfo.TcpInfo | None = None  # counters at the end of the warm-up
+        self.final: tcpinfo.TcpInfo | None = None
+        self.rtt_us: list[int] = []
+        self.prev: tcpinfo.TcpInfo | None = None  # at the previous series row
+
+
+def _send(fl: SenderFlow, spec: dict[str, Any], t0: int, end: int) -> None:
+    f = fl.f
+    if t0 + f["start_ns"] >= end:
+        return  # starts after the run: never active, as in the simulator
+    sleep_until(t0 + f["start_ns"])
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, f["cc"].encode())
+        s.bind((spec["snd_addr"], f["port"]))
+        s.settimeout(max(1.0, (end - now_ns()) / 1e9))
+        s.connect((spec["rcv_addr"], spec["rcv_port"]))
+    except OSError as e:
+        fl.error = f"connect: {e}"
+        s.close()
+        return
+    fl.connected_ns = now_ns()
+    with fl.lock:
+        fl.sock = s
+    s.settimeout(0.05)
+    buf = memoryview(bytearray(CHUNK))
+    size = f["size"]
+    sent = 0
+    try:
+        while now_ns() < end and (size is None or sent < size):
+            n = CHUNK if size is None else min(CHUNK, size - sent)
+            try:
+                sent += s.send(buf[:n])
+            except (TimeoutError, BlockingIOError):
+                continue
+        if size is not None and sent >= size:
+            s.shutdown(socket.SHUT_WR)
+            # The receiver closes once it has read everything: then all is acknowledged.
+            while now_ns() < end:
+                try:
+                    if s.recv(4096) == b"":
+                        break
+                except (TimeoutError, BlockingIOError):
+                    continue
+            with fl.lock:
+                fl.final = tcpinfo.read(s)
+                fl.done_ns = now_ns()
+    except OSError as e:
+        fl.error = f"send: {e}"
+
+
+def _sample(flows: list[SenderFlow], spec: dict[str, Any], t0: int, end: int, rows: list[dict[str, Any]],
+            drops: DropWatch) -> None:
+    warm = t0 + spec["warmup_ns"]
+    interval = spec["interval_ns"]
+    step = min(SAMPLE_NS, interval) if interval > 0 else SAMPLE_NS
+    next_row = t0 + interval if interval > 0 else None
+    # Without a warm-up the counters count from zero (no baseline snapshot).
+    warmed = spec["warmup_ns"] == 0
+    k = 1
+    while True:
+        t = t0 + k * step
+        k += 1
+        t = min(t, end)
+        sleep_until(t)
+        drops.poll(t)
+        at_warm = not warmed and t >= warm
+        row_due = next_row is not None and t >= next_row
+        for fl in flows:
+            with fl.lock:
+                s = fl.sock
+                if s is None or fl.final is not None:
+                    continue
+                try:
+                    info = tcpinfo.read(s)
+                except OSError:
+                    continue
+            if at_warm:
+                fl.base = info
+            if t >= warm and info.rtt_us > 0:
+                fl.rtt_us.append(info.rtt_us)
+            if row_due:
+                rows.append(_row(fl, info, (t - t0) / 1e9, interval))
+        if at_warm:
+            warmed = True
+        if row_due:
+            next_row += interval
+        if t >= end:
+            for fl in flows:
+                with fl.lock:
+                    if fl.sock is not None and fl.final is None:
+                        try:
+                            fl.final = tcpinfo.read(fl.sock)
+                        except OSError:
+                            pass
+            return
+
+
+def _row(fl: SenderFlow, i: tcpinfo.TcpInfo, t_s: float, interval: int) -> dict[str, Any]:
+    p = fl.prev
+    secs = interval / 1e9
+    thr = (i.bytes_sent - (p.bytes_sent if p else 0)) * 8 / secs / 1e6
+    good = (i.bytes_acked - (p.bytes_acked if p else 0)) * 8 / secs / 1e6
+    fl.prev = i
+    mss = i.snd_mss or 1448
+    return {
+        "t_s": round(t_s, 9), "flow": fl.f["id"], "cwnd_bytes": i.snd_cwnd * mss,
+        "ssthresh_bytes": min(i.snd_ssthresh, 2**31 // mss) * mss, "inflight_bytes": i.unacked * mss,
+        "rwnd_bytes": i.snd_wnd, "srtt_ms": i.rtt_us / 1e3, "rtt_ms": i.rtt_us / 1e3,
+        "throughput_mbps": thr, "goodput_mbps": good, "pacing_mbps": i.pacing_rate * 8 / 1e6,
+        "ca_state": tcpinfo.CA_STATES[i.ca_state] if i.ca_state < len(tcpinfo.CA_STATES) else str(i.ca_state),
+        "cc_state": "", "delivery_rate_mbps": i.delivery_rate * 8 / 1e6,
+    }
+
+
+def sender(spec: dict[str, Any]) -> None:
+    t0 = wait_go(spec)
+    end = t0 + spec["duration_ns"]
+    flows = [SenderFlow(f) for f in spec["flows"]]
+    rows: list[dict[str, Any]] = []
+    drops = DropWatch(spec)
+    threads = [threading.Thread(target=_send, args=(fl, spec, t0, end), daemon=True) for fl in flows]
+    sampler = threading.Thread(target=_sample, args=(flows, spec, t0, end, rows, drops), daemon=True)
+    for th in [*threads, sampler]:
+        th.start()
+    sampler.join()
+    for th in threads:
+        th.join(timeout=1.0)
+    out = []
+    for fl in flows:
+        out.append({
+            "id": fl.f["id"], "error": fl.error,
+            "connected_s": None if fl.connected_ns is None else (fl.connected_ns - t0) / 1e9,
+            "done_s": None if fl.done_ns is None else (fl.done_ns - t0) / 1e9,
+            "base": fl.base._asdict() if fl.base else None,
+            "final": fl.final._asdict() if fl.final else None,
+            "rtt_us": fl.rtt_us,
+        })
+    write_out(spec, {"flows": out, "rows": rows, "device": drops.last})
+
+
+# ---------------------------------------------------------------- receiver
+
+
+class Drwa:
+    """DRWA (Jiang et al. 2012) at a real receiver, as crates/sim/src/tcp/rwnd.rs: once per
+    RTT, rwnd = λ · (RTT_min / RTT_est) · cwnd_est, with cwnd_est an EWMA (7/8) of the bytes
+    received in the last RTT; RTT_est is the kernel's receiver RTT estimate (tcpi_rcv_rtt).
+    Applied with TCP_WINDOW_CLAMP (never below 4 segments, so the connection cannot stall)."""
+
+    def __init__(self, lam: float) -> None:
+        self.lam = lam
+        self.period_start = 0
+        self.bytes = 0
+        self.rtt_min = float("inf")
+        self.cwnd_est: float | None = None
+        self.clamps = 0
+
+    def on_data(self, s: socket.socket, t: int, n: int) -> None:
+        self.bytes += n
+        if self.period_start == 0:
+            self.period_start = t
+            return
+        try:
+            info = tcpinfo.read(s)
+        except OSError:
+            return
+        if info.rcv_rtt_us <= 0:
+            return
+        est = info.rcv_rtt_us * 1000
+        self.rtt_min = min(self.rtt_min, est)
+        if t - self.period_start < est:
+            return
+        got = float(self.bytes)
+        self.cwnd_est = got if self.cwnd_est is None else 0.875 * self.cwnd_est + 0.125 * got
+        rwnd = int(self.lam * self.rtt_min / est * self.cwnd_est)
+        mss = info.rcv_mss or 1448
+        try:
+            s.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP, max(rwnd, 4 * mss))
+            self.clamps += 1
+        except OSError:
+            pass
+        self.period_start = t
+        self.bytes = 0
+
+
+def _receive(conn: socket.socket, rec: dict[str, Any], f: dict[str, Any] | None, t0: int, end: int, warm: int) -> None:
+    buf = bytearray(1 << 18)
+    drwa = Drwa(f["rwnd"]["lambda"]) if f and f["rwnd"]["kind"] == "drwa" else None
+    conn.settimeout(0.05)
+    size = f["size"] if f else None
+    try:
+        while True:
+            try:
+                n = conn.recv_into(buf)
+            except (TimeoutError, BlockingIOError):
+                if now_ns() >= end:
+                    break
+                continue
+            t = now_ns()
+            if n == 0:
+                break
+            if t > end:
+                break
+            rec["bytes_total"] += n
+            if t >= warm:
+                rec["bytes_window"] += n
+            if size is not None and rec["bytes_total"] >= size and rec["complete_s"] is None:
+                rec["complete_s"] = (t - t0) / 1e9
+            if drwa is not None:
+                drwa.on_data(conn, t, n)
+    except OSError as e:
+        rec["error"] = str(e)
+    finally:
+        if drwa is not None:
+            rec["drwa_clamps"] = drwa.clamps
+        conn.close()
+
+
+def receiver(spec: dict[str, Any]) -> None:
+    by_port = {f["port"]: f for f in spec["flows"]}
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((spec["rcv_addr"], spec["rcv_port"]))
+    ls.listen(1024)
+    t0 = wait_go(spec)
+    end = t0 + spec["duration_ns"]
+    warm = t0 + spec["warmup_ns"]
+    recs: dict[int, dict[str, Any]] = {}
+    threads = []
+    drops = DropWatch(spec)
+    ls.settimeout(0.05)
+    while (t := now_ns()) < end:
+        drops.poll(t)
+        try:
+            conn, (_, port) = ls.accept()
+        except (TimeoutError, BlockingIOError):
+            continue
+        f = by_port.get(port)
+        rec = {"id": f["id"] if f else None, "port": port, "bytes_total": 0, "bytes_window": 0,
+               "complete_s": None, "error": None, "accepted_s": (now_ns() - t0) / 1e9}
+        if f is not None:
+            recs[f["id"]] = rec
+        th = threading.Thread(target=_receive, args=(conn, rec, f, t0, end, warm), daemon=True)
+        th.start()
+        threads.append(th)
+    for th in threads:
+        th.join(timeout=1.0)
+    write_out(spec, {"flows": [recs.get(f["id"]) for f in spec["flows"]], "device": drops.last})
+
+
+def main(argv: list[str]) -> None:
+    role, spec_path = argv[1], argv[2]
+    spec = json.loads(Path(spec_path).read_text())
+    {"sender": sender, "receiver": receiver}[role](spec)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,93 @@
+"""Emulation parts that need no root: input validation (exit 2, nothing created), the root
+check, TCP_INFO parsing."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "emulate-dumbbell.toml"
+
+
+def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bloatlab.emulate", *args], check=False, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    ("sets", "path"),
+    [
+        (["flows[0].cc=vegas"], "flows[0].cc"),
+        (["flows[0].cc=cubik"], "flows[0].cc"),
+        (['flows[0]={ transport = "udp", rate = "1Mbps" }'], "flows[0].transport"),
+        (['flows[0]={ transport = "dccp", cc = "ccid2" }'], "flows[0].transport"),
+        (["flows[0].cc_params.c=0.5"], "flows[0].cc_params.c"),
+        (["flows[0].app=web", "flows[0].size=10KB"], "flows[0].app"),
+        (["flows[0].rtt=100ms"], "flows[0].rtt"),
+        (["tcp.mss=1000B"], "tcp.mss"),
+        (["topology.access.rate=1Mbps"], "topology.access.rate"),
+        (["topology.bottleneck.rate=10Mbit"], "topology.bottleneck.rate"),
+        (["topology.bottleneck_queue.kind=fifo"], "topology.bottleneck_queue.kind"),
+        (["capture.links=[\"bottleneck\"]"], "capture"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_creates_nothing(tmp_path, sets, path):
+    out = tmp_path / "out"
+    r = bloatlab("emulate", str(SCENARIO), "--out", str(out), *[a for s in sets for a in ("--set", s)])
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {path}: "), r.stderr
+    assert "(allowed" in lines[0] or "(known" in lines[0] or "expected" in lines[0]
+    assert "Traceback" not in r.stderr
+    assert not out.exists()
+    from bloatlab.emulate import netns
+
+    assert not [n for n in netns.list_netns() if n.startswith("blemu-") and _dead(n)]
+
+
+def _dead(name: str) -> bool:
+    pid = int(name.split("-")[1])
+    return not Path(f"/proc/{pid}").exists()
+
+
+def test_refuses_to_run_without_root():
+    # As an unprivileged user would see it (geteuid patched: the test itself runs as root).
+    code = ("import os, sys; os.geteuid = lambda: 1000; sys.argv = ['bloatlab', 'emulate', sys.argv[1]]; "
+            "from bloatlab.emulate.__main__ import main; main()")
+    r = subprocess.run([sys.executable, "-c", code, str(SCENARIO)], check=False, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        "error: bloatlab emulate needs root (it creates network namespaces and TUN devices); run it as root, e.g. with sudo"
+    ]
+
+
+
+
+def test_tcp_info_fields_are_where_the_kernel_puts_them():
+    from bloatlab.emulate import tcpinfo
+
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(1)
+    c = socket.socket()
+    c.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, b"reno")
+    c.connect(ls.getsockname())
+    s, _ = ls.accept()
+    c.sendall(b"x" * 100_000)
+    got = 0
+    while got < 100_000:
+        got += len(s.recv(65536))
+    i = tcpinfo.read(c)
+    assert i.state == 1  # ESTABLISHED
+    assert i.snd_mss > 1000 and i.rcv_mss > 0
+    assert i.snd_cwnd >= 10  # segments: Linux's initial window and up
+    assert 0 < i.rtt_us < 1_000_000
+    assert i.bytes_acked >= 100_000 and i.bytes_sent >= 100_000
+    assert i.bytes_retrans == 0 and i.total_retrans == 0
+    assert tcpinfo.read(s).bytes_received >= 100_000
+    for x in (c, s, ls):
+        x.close()
