@@ -105,8 +105,7 @@ fn ues_have_their_own_radio_links() {
 /// traces beside the repository) and deliver about their means to a backlogged flow.
 #[test]
 fn trace_profiles_follow_their_traces() {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mahimahi");
-    assert!(dir.exists(), "the shared traces must sit beside the repository: {}", dir.display());
+    let dir = common::mahimahi_dir();
     // 4g-trace: TMobile-LTE-short.down, 16.7 Mbit/s over its 140 s loop.
     let s = run(&format!(
         r#"

@@ -3,7 +3,6 @@
 
 mod common;
 use common::{f, run};
-use std::path::PathBuf;
 
 fn backlogged_over(rate: &str, duration: &str) -> serde_json::Value {
     run(&format!(
@@ -53,8 +52,7 @@ fn synthetic_trace_delivers_its_mean_rate() {
 /// traces' README): over two loops a backlogged flow carries the mean within 2 %.
 #[test]
 fn mahimahi_trace_delivers_its_mean_rate() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mahimahi/TMobile-LTE-short.down");
-    assert!(path.exists(), "the shared traces must sit beside the repository: {}", path.display());
+    let path = common::mahimahi_dir().join("TMobile-LTE-short.down");
     let s = backlogged_over(&format!("{{ model = \"trace\", file = {:?} }}", path.to_str().unwrap()), "280s");
     let got = wire_mbps(&s, 280.0);
     assert!((got / 16.703 - 1.0).abs() < 0.02, "delivered {got:.3} Mbit/s vs trace mean 16.703");

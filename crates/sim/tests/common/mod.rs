@@ -24,3 +24,25 @@ pub fn f(v: &Value, path: &str) -> f64 {
     }
     cur.as_f64().unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
 }
+
+/// The shared Mahimahi traces (GPL data, not in this repository): `$BLOATLAB_TRACES`, else
+/// `shared/traces/mahimahi` beside the repository, else this workplace's `/work/shared/...`
+/// (a clone elsewhere on the machine still finds them). Panics, naming the places tried,
+/// when none exists: the trace tests must not pass silently without their data.
+#[allow(dead_code)] // not every test file reads traces
+pub fn mahimahi_dir() -> std::path::PathBuf {
+    let mut tried = Vec::new();
+    let mut candidates = Vec::new();
+    if let Some(dir) = std::env::var_os("BLOATLAB_TRACES") {
+        candidates.push(std::path::PathBuf::from(dir));
+    }
+    candidates.push(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mahimahi"));
+    candidates.push(std::path::PathBuf::from("/work/shared/traces/mahimahi"));
+    for dir in candidates {
+        if dir.join("TMobile-LTE-short.down").exists() {
+            return dir;
+        }
+        tried.push(dir.display().to_string());
+    }
+    panic!("the shared Mahimahi traces were not found (tried: {}); set BLOATLAB_TRACES", tried.join(", "));
+}
