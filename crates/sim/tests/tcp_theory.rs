@@ -139,6 +139,29 @@ fn sack_recovers_a_burst_in_one_rtt_newreno_needs_one_rtt_per_hole() {
     assert!((gap / rtt - 3.0).abs() < 0.1, "NewReno {gap:.3}s slower than SACK, expected 3 RTTs");
 }
 
+/// RFC 6582 restarts the retransmission timer on the first partial ACK only (the "Impatient"
+/// variant): after a slow-start overshoot into a deep buffer (hundreds of holes in one window)
+/// NewReno recovery ends in a timeout and slow start, instead of repairing one hole per RTT for
+/// the rest of the run, which restarting the timer on every partial ACK would do (it gave
+/// 0.36 Mbit/s here, with no timeout).
+#[test]
+fn newreno_recovery_times_out_instead_of_one_hole_per_rtt_for_minutes() {
+    let s = run(r#"
+        duration = "60s"
+        [topology]
+        bottleneck = { rate = "6Mbps", delay = "75ms" }
+        bottleneck_queue = { kind = "droptail", limit = "500p" }
+        access = { rate = "1Gbps", delay = "500us" }
+        [tcp]
+        recovery = "newreno"
+        [[flows]]
+        cc = "newreno"
+        "#);
+    assert!(f(&s, "flows.0.timeouts") >= 1.0, "the long repair must end in a timeout");
+    let g = f(&s, "flows.0.goodput_mbps");
+    assert!(g > 4.0, "goodput {g:.2} Mbit/s: the flow must not stall in recovery");
+}
+
 /// The receiver delays the ACK of a lone segment by the 40 ms delayed-ACK timer.
 #[test]
 fn delayed_ack_timer_holds_a_lone_segment() {

@@ -108,6 +108,8 @@ pub struct TcpSocket {
     pub ca: CaState,
     recovery_point: u64,
     dupacks: u64,
+    /// Partial ACKs seen in the current NewReno recovery (RFC 6582's timer rule).
+    partial_acks: u32,
     pub rtt: RttEstimator,
     rate: RateSampler,
     syn_sent_at: SimTime,
@@ -169,6 +171,7 @@ impl TcpSocket {
             ca: CaState::Open,
             recovery_point: 0,
             dupacks: 0,
+            partial_acks: 0,
             rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
             rate: RateSampler::default(),
             syn_sent_at: SimTime::ZERO,
@@ -807,10 +810,13 @@ impl TcpSocket {
             self.win.cwnd = self.win.cwnd.max(self.mss);
         }
 
-        // RFC 6298 (5.2)/(5.3): stop the timer when all is acknowledged, restart it on new data.
+        // RFC 6298 (5.2)/(5.3): stop the timer when all is acknowledged, restart it on new data —
+        // except in NewReno recovery, where RFC 6582 (§3.2 step 5, the "Impatient" variant)
+        // restarts it on the first partial ACK only: a window with many losses then ends in a
+        // timeout and slow start instead of repairing one hole per RTT for minutes.
         if self.una == self.nxt {
             self.clear_timer(TimerKind::Rto);
-        } else if newly_cum > 0 {
+        } else if newly_cum > 0 && !(self.ca == CaState::Recovery && self.partial_acks > 1) {
             self.arm_rto(cx);
         }
     }
@@ -850,6 +856,7 @@ impl TcpSocket {
                         Recovery::NewReno => {
                             if newly_cum > 0 {
                                 // Partial ACK (RFC 6582): retransmit the next hole, deflate.
+                                self.partial_acks += 1;
                                 self.sb.mark_head_lost();
                                 self.force_retransmit(cx);
                                 if !self.cc.owns_cwnd() {
@@ -882,6 +889,7 @@ impl TcpSocket {
     fn enter_recovery(&mut self, cx: &mut Cx) {
         self.ca = CaState::Recovery;
         self.recovery_point = self.nxt;
+        self.partial_acks = 0;
         self.stats.recoveries += 1;
         let ev = CongestionEvent {
             now: cx.now,
