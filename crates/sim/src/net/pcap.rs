@@ -14,6 +14,40 @@ use std::path::Path;
 const LINKTYPE_RAW: u32 = 101;
 const MAX_HDR: usize = 20 + 100;
 
+/// The timestamp resolution of a pcap file (its magic number says which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    Micro,
+    Nano,
+}
+
+/// The 24-byte file header of a classic pcap file of raw IP packets (LINKTYPE_RAW).
+pub fn write_file_header(out: &mut impl Write, res: Resolution, snaplen: u32) -> io::Result<()> {
+    let magic: u32 = match res {
+        Resolution::Micro => 0xa1b2_c3d4,
+        Resolution::Nano => 0xa1b2_3c4d,
+    };
+    out.write_all(&magic.to_le_bytes())?;
+    out.write_all(&2u16.to_le_bytes())?; // version 2.4
+    out.write_all(&4u16.to_le_bytes())?;
+    out.write_all(&0i32.to_le_bytes())?; // GMT offset
+    out.write_all(&0u32.to_le_bytes())?; // timestamp accuracy
+    out.write_all(&snaplen.to_le_bytes())?;
+    out.write_all(&LINKTYPE_RAW.to_le_bytes())
+}
+
+/// The 16-byte header of one record: capture time, bytes stored, bytes on the wire.
+pub fn write_record_header(out: &mut impl Write, res: Resolution, at: SimTime, incl: u32, orig: u32) -> io::Result<()> {
+    let (secs, frac) = match res {
+        Resolution::Micro => (at.0 / 1_000_000_000, (at.0 % 1_000_000_000) / 1_000),
+        Resolution::Nano => (at.0 / 1_000_000_000, at.0 % 1_000_000_000),
+    };
+    out.write_all(&(secs as u32).to_le_bytes())?;
+    out.write_all(&(frac as u32).to_le_bytes())?;
+    out.write_all(&incl.to_le_bytes())?;
+    out.write_all(&orig.to_le_bytes())
+}
+
 pub struct PcapWriter {
     out: BufWriter<File>,
     snaplen: u32,
@@ -28,13 +62,7 @@ fn addr(side: u8, flow: u32) -> [u8; 4] {
 impl PcapWriter {
     pub fn create(path: &Path, snaplen: u32) -> io::Result<PcapWriter> {
         let mut out = BufWriter::new(File::create(path)?);
-        out.write_all(&0xa1b2_c3d4u32.to_le_bytes())?;
-        out.write_all(&2u16.to_le_bytes())?;
-        out.write_all(&4u16.to_le_bytes())?;
-        out.write_all(&0i32.to_le_bytes())?;
-        out.write_all(&0u32.to_le_bytes())?;
-        out.write_all(&snaplen.to_le_bytes())?;
-        out.write_all(&LINKTYPE_RAW.to_le_bytes())?;
+        write_file_header(&mut out, Resolution::Micro, snaplen)?;
         Ok(PcapWriter { out, snaplen, ip_id: 0, buf: Vec::with_capacity(MAX_HDR + 64) })
     }
 
@@ -158,11 +186,7 @@ impl PcapWriter {
         self.buf[10..12].copy_from_slice(&sum.to_be_bytes());
         let incl = total.min(self.snaplen);
         let pad = incl.saturating_sub(hdr_len as u32) as usize;
-        let us = at.0 / 1_000;
-        self.out.write_all(&((us / 1_000_000) as u32).to_le_bytes())?;
-        self.out.write_all(&((us % 1_000_000) as u32).to_le_bytes())?;
-        self.out.write_all(&incl.to_le_bytes())?;
-        self.out.write_all(&total.to_le_bytes())?;
+        write_record_header(&mut self.out, Resolution::Micro, at, incl, total)?;
         let keep = hdr_len.min(incl as usize);
         self.out.write_all(&self.buf[..keep])?;
         const ZEROS: [u8; 256] = [0; 256];
