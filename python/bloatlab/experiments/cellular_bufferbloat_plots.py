@@ -19,7 +19,7 @@ from .cellular_bufferbloat import (
     web_configs,
 )
 from .framework import Context, RunResult, Stat, by_label
-from .plotting import ci_or_zero, pyplot
+from .plotting import ci_or_zero, finish, pyplot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -159,11 +159,7 @@ def short_rtt_trace(ctx: Context, w: WebResults) -> None:
         ts = ts[ts.rtt_ms > 0]
         label = "no background" if bg is None else f"1 × {CC_LABEL[bg]} background"
         ax.plot(ts.t_s - start, ts.rtt_ms, color=BG_COLOR[bg], label=f"{label} ({end:.2f} s)")
-    ax.set_xlabel("time since the request (s)")
-    ax.set_ylabel("RTT (ms)")
-    ax.set_title("RTT of a CUBIC short flow, 3.5G (seed 1)")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    finish(ax, "time since the request (s)", "RTT (ms)", "RTT of a CUBIC short flow, 3.5G (seed 1)")
     ctx.figure("fig7-short-rtt-trace-3.5g", fig, "Fig. 7: RTT samples of a CUBIC 320 kB short flow alone and "
                "beside one Westwood+, NewReno or CUBIC background flow, 3.5G (seed 1); the legend gives "
                "each response time.")

@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, fmt
-from .plotting import ci_or_zero, pyplot
+from .plotting import ci_or_zero, finish, pyplot
 
 CCS = ("ccid2", "bbr", "bbr-adaptive")
 LABEL = {"ccid2": "CCID2", "bbr": "BBR", "bbr-adaptive": "DCCP-BBR"}
@@ -198,11 +198,7 @@ def _plot_fig6(ctx: Context, runs: list[RunResult]) -> None:
         fid = _dccp(r)["id"]
         ts = r.timeseries[r.timeseries.flow == fid]
         ax.plot(ts.t_s, ts.srtt_ms, color=color, label=LABEL[cc])
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("RTT (ms)")
-    ax.set_title("DCCP connection RTT beside two Vegas flows (seed 1)")
-    ax.legend()
-    ax.grid(alpha=0.3)
+    finish(ax, "time (s)", "RTT (ms)", "DCCP connection RTT beside two Vegas flows (seed 1)")
     ctx.figure("fig6-delay", fig, "Fig. 6: smoothed RTT of the DCCP connection (CCID2 vs DCCP-BBR) "
                "while two TCP Vegas flows load the 100 Mbit/s link.")
 
@@ -214,11 +210,7 @@ def _plot_fig7(ctx: Context, losses: list[float], good: dict[str, list[Stat]]) -
         ys = [s.mean for s in good[cc]]
         err = [ci_or_zero(s) for s in good[cc]]
         ax.errorbar(losses, ys, yerr=err, marker=marker, capsize=3, label=LABEL[cc])
-    ax.set_xlabel("link loss rate")
-    ax.set_ylabel("throughput (Mbit/s)")
-    ax.set_title("Throughput against random loss (100 Mbit/s, 100 ms RTT)")
-    ax.legend()
-    ax.grid(alpha=0.3)
+    finish(ax, "link loss rate", "throughput (Mbit/s)", "Throughput against random loss (100 Mbit/s, 100 ms RTT)")
     ctx.figure("fig7-loss", fig, "Fig. 7: goodput of CCID2, BBR and DCCP-BBR alone against the bottleneck's "
                "random loss rate (mean and 95 % CI over seeds).")
 

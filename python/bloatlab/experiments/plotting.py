@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from .framework import Stat
+    from .framework import Context, Stat
 
 
 def pyplot() -> Any:
@@ -41,3 +41,30 @@ def grouped_bars(ax: Axes, groups: Sequence[str], series: Mapping[str, Sequence[
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups)
     ax.grid(axis="y", alpha=0.3)
+
+
+def bar_panels(ctx: Context, name: str, caption: str, groups: Sequence[str],
+               panels: Sequence[tuple[str, Mapping[str, Sequence[Stat]]]], ylabel: str, *,
+               colors: Mapping[str, str] | None = None, xlabel: str | None = None,
+               panel_width: float = 3.4) -> None:
+    """A row of grouped-bar panels (title, series) sharing groups and y label, saved as ``name``."""
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(panel_width * len(panels), 3.6), squeeze=False)
+    for ax, (title, series) in zip(axes[0], panels):
+        grouped_bars(ax, groups, series, colors)
+        ax.set_title(title)
+        ax.set_ylabel(ylabel)
+        if xlabel:
+            ax.set_xlabel(xlabel)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    ctx.figure(name, fig, caption)
+
+
+def finish(ax: Any, xlabel: str, ylabel: str, title: str) -> None:
+    """Axis labels, title, legend and a light grid: the end of every line plot."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
