@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 import hashlib
 import itertools
 import json
@@ -48,11 +49,25 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
+@functools.lru_cache(maxsize=1)
+def build_id() -> str:
+    """The bloatlab version and a digest of the compiled simulator (``0.1.0+1f2e...``): what a
+    stored run is valid for, so that a rebuilt simulator (same version, new code) never reuses
+    runs of the old one."""
+    from . import __version__, _core
+
+    h = hashlib.sha256()
+    with open(_core.__file__, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return f"{__version__}+{h.hexdigest()[:16]}"
+
+
 def run_id(scenario: Mapping[str, Any], version: str | None = None) -> str:
     """The content hash that keys a run in the store: sha256 of the canonical JSON of
-    (resolved scenario including its seed, bloatlab version), first 16 hex digits."""
+    (resolved scenario including its seed, :func:`build_id`), first 16 hex digits."""
     if version is None:
-        from . import __version__ as version
+        version = build_id()
     text = _canonical({"bloatlab": version, "scenario": scenario})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -131,15 +146,14 @@ class Sweep:
 
     def runs(self) -> list[RunSpec]:
         """Every run: points x seeds, seeds innermost."""
-        from . import __version__
-
+        version = build_id()
         out = []
         for i, params in enumerate(self.points()):
             doc = self.scenario_for(params)
             for seed in self.seeds:
                 scenario = dict(doc)
                 scenario["seed"] = seed
-                out.append(RunSpec(run_id(scenario, __version__), i, seed, dict(params), scenario))
+                out.append(RunSpec(run_id(scenario, version), i, seed, dict(params), scenario))
         return out
 
     def to_dict(self) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -148,21 +148,6 @@ class RunResult:
         import pandas as pd
 
         return pd.read_parquet(self.dir / "queues.parquet")
-
-
-@lru_cache(maxsize=1)
-def cache_version() -> str:
-    """What a cached run is valid for: the bloatlab version and a digest of the compiled
-    simulator, so that a rebuilt simulator (same version, new code) never reuses old runs."""
-    import hashlib
-
-    from .. import __version__, _core
-
-    h = hashlib.sha256()
-    with open(_core.__file__, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return f"{__version__}+{h.hexdigest()[:16]}"
 
 
 # --------------------------------------------------------------------------- report items
@@ -303,10 +288,10 @@ class Context:
         from ..api import validate_scenario
         from ..scenario import to_json
         from ..sweeprun import SweepProgress
-        from ..sweeps import run_id
+        from ..sweeps import build_id, run_id
 
         ids = []
-        version = cache_version()
+        version = build_id()
         for spec in specs:
             spec.scenario = json.loads(to_json(spec.scenario))  # plain JSON types, a private copy
             ids.append(run_id(spec.scenario, version))
