@@ -15,6 +15,8 @@ import platform
 from collections.abc import Mapping
 from typing import Any
 
+from ..aggregate import jain_index
+
 #: The simulator's bottleneck block, in its order.
 BOTTLENECK_KEYS = ("aqm", "capacity_bytes", "mean_bytes", "buffer_usage_pct", "mean_sojourn_ms", "p95_sojourn_ms",
                    "drops", "drop_pct", "utilization_pct", "drop_reasons", "random_losses", "rate_mbps")
@@ -23,11 +25,6 @@ BOTTLENECK_KEYS = ("aqm", "capacity_bytes", "mean_bytes", "buffer_usage_pct", "m
 def _pct(values: list[int], q: float) -> float:
     s = sorted(values)
     return float(s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))])
-
-
-def _jain(xs: list[float]) -> float:
-    sq = sum(x * x for x in xs)
-    return (sum(xs) ** 2) / (len(xs) * sq) if xs and sq > 0 else 1.0
 
 
 def build(doc: Mapping[str, Any], plan: Mapping[str, Any], bn: Mapping[str, Any], snd: Mapping[str, Any],
@@ -79,7 +76,7 @@ def build(doc: Mapping[str, Any], plan: Mapping[str, Any], bn: Mapping[str, Any]
         "name": plan["name"], "seed": plan["seed"], "duration_s": dur,
         "flows": flows,
         "bottleneck": b,
-        "fairness": {"jain_goodput": _jain(goodputs)},
+        "fairness": {"jain_goodput": jain_index(goodputs)},
         "engine": {
             "wall_s": wall_s, "events": io["rounds"], "bottleneck_packets": io["bottleneck_packets"],
             "packets_per_wall_s": io["bottleneck_packets"] / wall_s if wall_s > 0 else 0.0,
