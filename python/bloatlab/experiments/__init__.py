@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +45,20 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     experiment of ``all``), so an interrupted reproduction resumes where it stopped.
     """
     from ..backends import make_backend
-    from .render import index_markdown, markdown_to_html, write_claims
-    from .render import write_outputs
+    from .framework import write_bytes_atomic
+    from .render import index_markdown, markdown_to_html, write_claims, write_outputs
 
     names = list(MODULES) if name == "all" else [name]
     experiments = [get(n) for n in names]
     if seeds is not None and seeds < 1:
         raise ScenarioError("--seeds", f"must be at least 1 (got {seeds})")
+    if jobs is not None and jobs < 1:
+        raise ScenarioError("--jobs", f"must be at least 1 (got {jobs})")
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ScenarioError("--out", f"{out} exists and is not a directory")
     cache_dir = Path(cache) if cache is not None else out / "cache"
-    options = Options(quick=quick, seeds=seeds, jobs=jobs, backend=backend, progress=progress, smoke=smoke)
+    options = Options(quick=quick, seeds=seeds, progress=progress, smoke=smoke)
     be = make_backend(backend, jobs=jobs)
     be.start()
     entries = []
@@ -66,10 +69,8 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
             exp_out.mkdir(parents=True, exist_ok=True)
             cache_dir.mkdir(parents=True, exist_ok=True)
             ctx = Context(exp, exp_out, options, be, cache_dir)
-            t0 = time.monotonic()
             exp.reproduce(ctx)
-            meta = _meta(ctx, time.monotonic() - t0)
-            write_outputs(ctx, meta)
+            write_outputs(ctx, _meta(ctx))
             entries.append((exp.name, exp.title, ctx.claims))
             all_claims += ctx.claims
     finally:
@@ -77,15 +78,17 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     if name == "all":
         write_claims(out / "claims.json", all_claims)
         md = index_markdown(entries)
-        (out / "report.md").write_text(md, encoding="utf-8")
-        (out / "report.html").write_text(markdown_to_html(md, "bloatlab: the five papers reproduced"),
-                                         encoding="utf-8")
+        write_bytes_atomic(out / "report.md", md.encode())
+        write_bytes_atomic(out / "report.html",
+                           markdown_to_html(md, "bloatlab: the five papers reproduced").encode())
     return all_claims
 
 
-def _meta(ctx: Context, wall_s: float) -> dict[str, Any]:
+def _meta(ctx: Context) -> dict[str, Any]:
+    """What the report says of the reproduction: the same on a first run and on a rerun
+    from the cache (no wall-clock values, no count of what this invocation simulated)."""
     from .. import __version__
 
     mode = "smallest (test)" if ctx.smoke else "quick" if ctx.quick else "full"
-    return {"bloatlab": __version__, "mode": mode, "seeds": ctx.n_seeds, "simulations": ctx.simulations,
-            "cached": ctx.cached, "simulated_s": ctx.sim_seconds, "wall_s": wall_s}
+    return {"bloatlab": __version__, "mode": mode, "seeds": ctx.n_seeds, "simulations": len(ctx.run_ids),
+            "simulated_s": ctx.sim_seconds}

@@ -106,43 +106,48 @@ def plot_sensitivity(ctx: Context, runs: Sequence[Any], sweep: str, values: Sequ
                f"ABRWDA with different {symbol} ({fixed}), all seeds pooled.")
 
 
-def plot_afct(ctx: Context, afct: Mapping[tuple[str, int, float], Stat], delays: Sequence[float],
-              rtt: Mapping[float, int], label: Mapping[str, str]) -> None:
-    """Fig. 8: AFCT per scheme against the base RTT, one panel per flow size."""
+def _by_size(ctx: Context, name: str, caption: str, values: Mapping[tuple[str, int, float], Stat],
+             schemes: Sequence[str], delays: Sequence[float], rtt: Mapping[float, int],
+             label: Mapping[str, str], ylabel: str, title: Callable[[int, int], str],
+             style: Callable[[Axes], None]) -> None:
+    """One panel per flow size (stacked), bars per scheme against the base RTT."""
     plt = pyplot()
-    sizes = sorted({k[1] for k in afct})
-    schemes = [s for s in label if any(k[0] == s for k in afct)]
+    sizes = sorted({k[1] for k in values})
     fig, grid = plt.subplots(len(sizes), 1, figsize=(7.5, 3 * len(sizes)), squeeze=False)
     axes = grid[:, 0]
-    for ax, size, tag in zip(axes, sizes, "abc"):
-        grouped_bars(ax, [f"{rtt[d]} ms" for d in delays], {s: [afct[(s, size, d)] for d in delays] for s in schemes},
+    for i, (ax, size) in enumerate(zip(axes, sizes)):
+        grouped_bars(ax, [f"{rtt[d]} ms" for d in delays], {s: [values[(s, size, d)] for d in delays] for s in schemes},
                      COLORS, label, capsize=2)
-        ax.set_ylabel("AFCT (s)")
-        ax.set_ylim(bottom=0)  # a wide CI over few seeds must not suggest negative times
-        ax.set_title(f"({tag}) the AFCT of a {size} packet{'s' if size > 1 else ''}-size flow")
+        style(ax)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title(i, size))
         ax.legend(fontsize=8)
     axes[-1].set_xlabel("base RTT (propagation delay)")
     fig.tight_layout()
-    ctx.figure("fig8-afct", fig, "Fig. 8: average completion time of 1-, 30- and 200-packet flows that run one "
-               "after another next to one long flow, by scheme and base RTT (mean and 95 % CI over seeds).")
+    ctx.figure(name, fig, caption)
+
+
+def _packets(size: int) -> str:
+    return f"{size} packet{'s' if size > 1 else ''}"
+
+
+def plot_afct(ctx: Context, afct: Mapping[tuple[str, int, float], Stat], delays: Sequence[float],
+              rtt: Mapping[float, int], label: Mapping[str, str]) -> None:
+    """Fig. 8: AFCT per scheme against the base RTT, one panel per flow size."""
+    schemes = [s for s in label if any(k[0] == s for k in afct)]
+    _by_size(ctx, "fig8-afct", "Fig. 8: average completion time of 1-, 30- and 200-packet flows that run one "
+             "after another next to one long flow, by scheme and base RTT (mean and 95 % CI over seeds).",
+             afct, schemes, delays, rtt, label, "AFCT (s)",
+             lambda i, size: f"({'abc'[i]}) the AFCT of a {_packets(size)}-size flow",
+             # a wide CI over few seeds must not suggest negative times
+             lambda ax: ax.set_ylim(bottom=0))
 
 
 def plot_improvement(ctx: Context, red: Mapping[tuple[str, int, float], Stat], delays: Sequence[float],
                      rtt: Mapping[float, int], label: Mapping[str, str]) -> None:
     """Fig. 9: AFCT reduction against NewReno (top 1, middle 30, bottom 200 packets)."""
-    plt = pyplot()
-    sizes = sorted({k[1] for k in red})
     schemes = [s for s in label if s != "newreno" and any(k[0] == s for k in red)]
-    fig, grid = plt.subplots(len(sizes), 1, figsize=(7.5, 3 * len(sizes)), squeeze=False)
-    axes = grid[:, 0]
-    for ax, size in zip(axes, sizes):
-        grouped_bars(ax, [f"{rtt[d]} ms" for d in delays], {s: [red[(s, size, d)] for d in delays] for s in schemes},
-                     COLORS, label, capsize=2)
-        ax.axhline(0, color="black", lw=0.8)
-        ax.set_ylabel("AFCT reduction (%)")
-        ax.set_title(f"{size} packet{'s' if size > 1 else ''}-size flows")
-        ax.legend(fontsize=8)
-    axes[-1].set_xlabel("base RTT (propagation delay)")
-    fig.tight_layout()
-    ctx.figure("fig9-improvement", fig, "Fig. 9: AFCT reduction of ABRWDA, DRWA and Vegas against NewReno "
-               "(1 − AFCT / AFCT of NewReno on the same seed), by flow size and base RTT.")
+    _by_size(ctx, "fig9-improvement", "Fig. 9: AFCT reduction of ABRWDA, DRWA and Vegas against NewReno "
+             "(1 − AFCT / AFCT of NewReno on the same seed), by flow size and base RTT.",
+             red, schemes, delays, rtt, label, "AFCT reduction (%)",
+             lambda i, size: f"{_packets(size)}-size flows", lambda ax: ax.axhline(0, color="black", lw=0.8))

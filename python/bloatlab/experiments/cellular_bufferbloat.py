@@ -27,8 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, fmt
-from .plotting import ci_or_zero
+from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, cis_overlap, fmt
 
 TECHS = ("3g", "3.5g", "4g")
 TECH_LABEL = {"3g": "3G", "3.5g": "3.5G", "4g": "4G"}
@@ -466,7 +465,7 @@ def _claim_short_cc_limited(ctx: Context, w: WebResults, short_ccs: Sequence[str
     stats = {(run, bg): [w.response(run, sh, bg) for sh in short_ccs] for run in ("C", "D") for bg in CCS}
     spreads = {k: _spread([st.mean for st in v]) for k, v in stats.items()}
     worst = max(spreads, key=lambda k: spreads[k] if math.isfinite(spreads[k]) else math.inf)
-    significant = [k for k, v in stats.items() if not _all_overlap(v)]
+    significant = [k for k, v in stats.items() if not cis_overlap(v)]
     holds = all(sp <= LIMITED_SPREAD for sp in spreads.values())
     ctx.claim(
         "short-flow-cc-of-limited-importance-3.5g",
@@ -487,13 +486,6 @@ def _claim_short_cc_limited(ctx: Context, w: WebResults, short_ccs: Sequence[str
                + ("met everywhere." if not significant else
                   "not met for " + ", ".join(_bg_label(*k) for k in significant) + ".")),
     )
-
-
-def _all_overlap(stats: Sequence[Stat]) -> bool:
-    """Whether every pair of 95 % confidence intervals overlaps (no significant difference)."""
-    lo = max(st.mean - ci_or_zero(st) for st in stats)
-    hi = min(st.mean + ci_or_zero(st) for st in stats)
-    return lo <= hi
 
 
 def _claim_long_flows(ctx: Context, longs: list[RunResult]) -> None:
@@ -592,7 +584,7 @@ def _claim_4g_minor(ctx: Context, w: WebResults) -> None:
 
 def _claim_4g_background_cc(ctx: Context, w: WebResults, short_ccs: Sequence[str]) -> None:
     groups = {(run, sh): [w.response(run, sh, bg) for bg in CCS] for run in ("C", "D") for sh in short_ccs}
-    overlapping = [k for k, v in groups.items() if _all_overlap(v)]
+    overlapping = [k for k, v in groups.items() if cis_overlap(v)]
     cubic_worst = sum(v[0].mean == max(st.mean for st in v) for v in groups.values())  # CCS[0] is CUBIC
     ctx.claim(
         "4g-background-cc-not-significant",

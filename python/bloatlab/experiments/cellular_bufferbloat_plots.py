@@ -18,8 +18,8 @@ from .cellular_bufferbloat import (
     response_time,
     web_configs,
 )
-from .framework import Context, RunResult, Stat, by_label
-from .plotting import ci_or_zero, finish, pyplot
+from .framework import Context, RunResult, Stat, by_label, ci_or_zero
+from .plotting import finish, pyplot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -26,7 +26,7 @@ The paper gives one run per configuration and no confidence intervals; we run 5 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ from . import cubic_plus_text as texts
 from .cubic_plus_plots import LABEL
 from .cubic_plus_paper import (PAPER_FIG7, PAPER_FIG7_CUT_500KB, PAPER_FIG8, PAPER_FIG8_MAX_BESIDE_CUBIC,
                                PAPER_T2, PAPER_T3, PAPER_T4, PAPER_T5)
-from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, fmt
+from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, fmt, jain
 
 # --------------------------------------------------------------------------- the paper's setup
 
@@ -163,11 +163,6 @@ def thr(f: dict[str, Any]) -> float:
 def thr_mean(results: list[RunResult], group: str) -> float:
     """Mean over runs of the throughput of the group's first flow."""
     return per_run(results, lambda r: thr(r.group(group)[0])).mean
-
-
-def jain(xs: Sequence[float]) -> float:
-    s, q = sum(xs), sum(x * x for x in xs)
-    return s * s / (len(xs) * q) if q > 0 else math.nan
 
 
 def per_run(results: list[RunResult], value: Callable[[RunResult], float | None]) -> Stat:

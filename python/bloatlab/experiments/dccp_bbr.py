@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, fmt
-from .plotting import ci_or_zero, finish, pyplot
+from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, ci_or_zero, fmt
+from .plotting import finish, pyplot
 
 CCS = ("ccid2", "bbr", "bbr-adaptive")
 LABEL = {"ccid2": "CCID2", "bbr": "BBR", "bbr-adaptive": "DCCP-BBR"}

@@ -25,7 +25,7 @@ from typing import Any
 
 from . import ewt_plots as plots
 from .calibration import RFC7928_LEVELS, context_runner, search_counts
-from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, fmt
+from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, cis_overlap, fmt, jain
 
 SCHEMES = ("droptail", "red", "ared", "ewa", "awm", "ewt")
 LABEL = {"droptail": "Drop-tail", "red": "RED", "ared": "ARED", "ewa": "EWA", "awm": "AWM", "ewt": "EWT"}
@@ -174,11 +174,6 @@ def tcp_flows(r: RunResult) -> list[dict[str, Any]]:
 
 def udp_flow(r: RunResult) -> dict[str, Any] | None:
     return next((f for f in r.flows if f["transport"] == "udp"), None)
-
-
-def jain(xs: Sequence[float]) -> float:
-    sq = sum(x * x for x in xs)
-    return sum(xs) ** 2 / (len(xs) * sq) if sq > 0 else math.nan
 
 
 def weighted_loss(flows: Sequence[dict[str, Any]]) -> float:
@@ -362,12 +357,8 @@ def _tied_or_best(stats: Stats, key: tuple[int, str], metric: str, higher_better
     sign = 1 if higher_better else -1
     other = max((s for s in SCHEMES if s != "ewt"), key=lambda s: sign * stats[(*key, s)][metric].mean)
     e, b = stats[(*key, "ewt")][metric], stats[(*key, other)][metric]
-    ok = sign * (e.mean - b.mean) >= 0 or abs(b.mean - e.mean) <= _ci(b) + _ci(e)
+    ok = sign * (e.mean - b.mean) >= 0 or cis_overlap([e, b])
     return ok, f"EWT {e.fmt()} vs best other {LABEL[other]} {b.fmt()}"
-
-
-def _ci(s: Stat) -> float:
-    return 0.0 if math.isnan(s.ci_half) else s.ci_half
 
 
 def _claims(ctx: Context, runs: list[RunResult], levels: dict[int, dict[str, int | None]], stats: Stats,

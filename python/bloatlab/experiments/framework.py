@@ -12,20 +12,18 @@ the report is written by hand: every number comes from the runs of this reproduc
 
 from __future__ import annotations
 
-import copy
 import io
 import json
 import math
 import os
 import shutil
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..aggregate import mean_ci
+from ..aggregate import jain_index, mean_ci
 from ..errors import ScenarioError, SimulationError
 
 if TYPE_CHECKING:
@@ -65,6 +63,19 @@ class Stat:
 
     def to_json(self) -> dict[str, Any]:
         return {"mean": _finite(self.mean), "ci95_half": _finite(self.ci_half), "n": self.n}
+
+
+def ci_or_zero(s: Stat) -> float:
+    """The CI half-width, 0 where there is none (one seed): for error bars and overlap tests."""
+    return 0.0 if math.isnan(s.ci_half) else s.ci_half
+
+
+def cis_overlap(stats: Sequence[Stat]) -> bool:
+    """Whether every pair of the 95 % confidence intervals overlaps (no significant difference);
+    False when a mean is missing (NaN)."""
+    if any(math.isnan(s.mean) for s in stats):
+        return False
+    return max(s.mean - ci_or_zero(s) for s in stats) <= min(s.mean + ci_or_zero(s) for s in stats)
 
 
 def _finite(x: float) -> float | None:
@@ -229,8 +240,6 @@ class Experiment:
 class Options:
     quick: bool = False
     seeds: int | None = None  # overrides the experiment's seed count
-    jobs: int | None = None
-    backend: str = "local"
     progress: bool | None = None  # None: a bar on a terminal
     #: the smallest configuration of every experiment (the tests' end-to-end check)
     smoke: bool = False
@@ -248,8 +257,8 @@ class Context:
         self.cache = cache
         self.items: list[Table | FigureItem | Text] = []
         self.claims: list[Claim] = []
-        self.simulations = 0
-        self.cached = 0
+        self.simulations = 0  # runs simulated by this invocation (the others came from the cache)
+        self.run_ids: set[str] = set()  # every run this experiment used, simulated now or cached
         self.sim_seconds = 0.0  # simulated time of the runs (for the report)
 
     # -- configuration
@@ -301,7 +310,7 @@ class Context:
                 todo[rid] = spec
         for spec in todo.values():
             validate_scenario(spec.scenario)
-        self.cached += len(set(ids)) - len(todo)
+        self.run_ids.update(ids)
         if todo:
             tasks = [{"run_id": rid, "scenario_json": to_json(s.scenario), "capture": False}
                      for rid, s in todo.items()]
@@ -337,15 +346,6 @@ class Context:
             shutil.rmtree(final)
         os.replace(tmp, final)
 
-    # -- scenarios
-
-    @staticmethod
-    def scenario(base: Mapping[str, Any], **overrides: Any) -> dict[str, Any]:
-        """A deep copy of ``base`` with top-level keys replaced."""
-        doc = copy.deepcopy(dict(base))
-        doc.update(copy.deepcopy(overrides))
-        return doc
-
     # -- report items
 
     def text(self, markdown: str, heading: str | None = None) -> None:
@@ -377,20 +377,10 @@ class Context:
 # --------------------------------------------------------------------------- helpers for experiments
 
 
-def flow_stat(results: Iterable[RunResult], metric: str, group: str | None = None,
-              reduce: Callable[[list[float]], float] | None = None) -> Stat:
-    """Mean ± CI over runs of a per-run value: the flows' ``metric`` (of ``group``, or all
-    flows), reduced per run by ``reduce`` (default: mean)."""
-    per_run = []
-    for r in results:
-        vals = [f[metric] for f in (r.group(group) if group else r.flows) if f.get(metric) is not None]
-        if vals:
-            per_run.append(reduce(vals) if reduce else sum(vals) / len(vals))
-    return Stat.of(per_run)
-
-
-def bottleneck_stat(results: Iterable[RunResult], metric: str) -> Stat:
-    return Stat.of(r.bottleneck[metric] for r in results)
+def jain(xs: Sequence[float]) -> float:
+    """Jain's index of ``xs``; NaN when every value is zero (no throughput, no fairness to
+    speak of), so that :meth:`Stat.of` leaves such a run out."""
+    return jain_index(xs) if any(xs) else math.nan
 
 
 def by_label(results: Iterable[RunResult], **labels: Any) -> list[RunResult]:
@@ -418,6 +408,3 @@ def to_csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
         w.writerow(["" if v is None else v for v in row])
     return buf.getvalue()
 
-
-def elapsed(t0: float) -> float:
-    return time.monotonic() - t0

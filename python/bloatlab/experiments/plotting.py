@@ -6,6 +6,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .framework import ci_or_zero
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
@@ -20,11 +22,6 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
-
-
-def ci_or_zero(s: Stat) -> float:
-    """The CI half-width for an error bar; 0 where there is none (one seed)."""
-    return 0.0 if math.isnan(s.ci_half) else s.ci_half
 
 
 def grouped_bars(ax: Axes, groups: Sequence[str], series: Mapping[str, Sequence[Stat]],

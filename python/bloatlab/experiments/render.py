@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .framework import Claim, Context, FigureItem, Table, Text, _num, ratio, to_csv_text, write_bytes_atomic
+from .framework import Claim, Context, FigureItem, Table, Text, _finite, _num, ratio, to_csv_text, write_bytes_atomic
 
 CSS = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1d2330;
@@ -58,13 +58,9 @@ def table_csv(t: Table) -> str:
     for r in t.rows:
         q = ratio(r.ours.mean, r.paper)
         rows.append([*(r.keys.get(k) for k in keys), r.metric, r.unit, r.paper,
-                     _csv_float(r.ours.mean), _csv_float(r.ours.ci_half), r.ours.n,
+                     _finite(r.ours.mean), _finite(r.ours.ci_half), r.ours.n,
                      None if q is None else round(q, 6)])
     return to_csv_text(header, rows)
-
-
-def _csv_float(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else round(float(x), 6)
 
 
 def claims_markdown(claims: Sequence[Claim]) -> str:
@@ -84,8 +80,8 @@ def report_markdown(ctx: Context, meta: dict[str, Any]) -> str:
         parts += [e.summary, ""]
     parts += [
         f"Reproduced with bloatlab {meta['bloatlab']} — mode: **{meta['mode']}**, "
-        f"{meta['seeds']} seed(s) per configuration, {meta['simulations']} simulations "
-        f"({meta['cached']} reused from the cache), {meta['simulated_s']:.0f} s of simulated time. "
+        f"{meta['seeds']} seed(s) per configuration, {meta['simulations']} simulations, "
+        f"{meta['simulated_s']:.0f} s of simulated time. "
         f"Claims: **{held} of {len(ctx.claims)} hold**.",
         "",
         "Numbers are means over seeds with the 95 % confidence interval (Student's t) where "
