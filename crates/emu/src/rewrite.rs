@@ -5,7 +5,7 @@
 
 use crate::checksum;
 use crate::packet::{self, Parsed, TcpView, ACK, SYN};
-use bloatlab_sim::gateway::{AckRewriter, QueueView};
+use bloatlab_sim::gateway::{rewritten_field, AckRewriter, QueueView};
 
 /// Connection key in the data direction: (sender addr, receiver addr, sender port, receiver port).
 pub type ConnKey = ([u8; 4], [u8; 4], u16, u16);
@@ -127,16 +127,14 @@ pub fn rewrite_ack(buf: &mut [u8], conns: &mut ConnTable, scheme: &mut dyn AckRe
         return Outcome::NotAck;
     }
     let Some((shift, mss)) = conns.scaling(&v) else { return Outcome::Unknown };
-    let window = (v.window as u64) << shift;
-    let new = scheme.rewrite(window, mss, view).min(window);
-    // Round the scaled field up so a one-MSS window survives scaling (as the simulator does),
-    // but never above the field the ACK carried.
-    let field = new.div_ceil(1u64 << shift).min(v.window as u64) as u16;
-    if field >= v.window {
-        return Outcome::Kept;
+    // The simulator's rule: never raise the window, round the scaled field up.
+    match rewritten_field(scheme, v.window, shift, mss, view) {
+        Some(field) => {
+            set_window(buf, &v, field);
+            Outcome::Lowered
+        }
+        None => Outcome::Kept,
     }
-    set_window(buf, &v, field);
-    Outcome::Lowered
 }
 
 /// Writes `field` into the window of the TCP header described by `v`, updating the checksum.

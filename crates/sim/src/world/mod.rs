@@ -461,13 +461,8 @@ impl World {
         if !h.flags.has(TcpFlags::ACK) {
             return;
         }
-        let shift = self.gw_wscale[flow].unwrap_or(0);
-        let window = (h.window as u64) << shift;
-        let new = g.rewrite(window, self.flows[flow].mss, &view).min(window);
-        // Round the scaled field up, so a one-MSS window survives scaling, but never above
-        // what the ACK carried.
-        let field = new.div_ceil(1 << shift).min(h.window as u64) as u16;
-        if field < h.window {
+        let shift = self.gw_wscale[flow].unwrap_or(0) as u32;
+        if let Some(field) = gateway::rewritten_field(g.as_mut(), h.window, shift, self.flows[flow].mss, &view) {
             h.window = field;
             self.gw_rewrites += 1;
         }
