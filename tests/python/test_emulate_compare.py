@@ -69,11 +69,13 @@ def test_codel_on_the_emulated_bottleneck_matches_the_simulator(tmp_path):
 
 
 def test_a_mahimahi_trace_drives_the_emulated_rate_as_in_the_simulator(tmp_path):
-    trace = Path("/work/shared/traces/mahimahi/TMobile-LTE-short.down")
-    if not trace.exists():
-        trace = Path(__file__).resolve().parents[3] / "shared" / "traces" / "mahimahi" / "TMobile-LTE-short.down"
-    if not trace.exists():
-        pytest.skip("the Mahimahi traces are not available")
+    # Where the Rust trace tests look (crates/sim/tests/common: mahimahi_dir).
+    dirs = [os.environ.get("BLOATLAB_TRACES"), Path(__file__).resolve().parents[3] / "shared" / "traces" / "mahimahi",
+            "/work/shared/traces/mahimahi"]
+    trace = next((Path(d) / "TMobile-LTE-short.down" for d in dirs if d and (Path(d) / "TMobile-LTE-short.down").exists()),
+                 None)
+    if trace is None:
+        pytest.skip("the Mahimahi traces are not available (set BLOATLAB_TRACES)")
     rows = _compare(tmp_path, f'topology.bottleneck.rate={{ model = "trace", file = "{trace}" }}',
                     "topology.bottleneck_queue.limit=300KB")
     # The trace's capacity, not the scenario's 10 Mbit/s, limits both runs.
