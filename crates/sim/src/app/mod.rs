@@ -10,7 +10,7 @@ pub const UNLIMITED: u64 = u64::MAX / 4;
 pub fn initial_write(kind: AppKind, size: Option<u64>) -> (u64, Option<u64>) {
     match kind {
         AppKind::Bulk => (UNLIMITED, None),
-        AppKind::Cbr => (size.unwrap_or(UNLIMITED), size),
+        AppKind::Cbr | AppKind::Probe | AppKind::Voip => (size.unwrap_or(UNLIMITED), size),
         AppKind::Web(_) => unreachable!("the world drives web flows request by request"),
         AppKind::File => {
             let s = size.expect("file flows are validated to have a size");

@@ -314,11 +314,34 @@ pub struct DccpCfg {
     pub app: DccpApp,
 }
 
-/// A UDP constant-bit-rate source.
+/// What a UDP flow's source does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UdpApp {
+    /// Constant bit rate, one way (Talau et al.'s unresponsive traffic).
+    Cbr,
+    /// Isochronous latency probes that the sink echoes back (as irtt does): round-trip and
+    /// one-way delays, loss.
+    Probe,
+    /// Voice-like frames one way (20 ms by default): one-way delay, jitter, loss.
+    Voip,
+}
+
+impl UdpApp {
+    pub fn name(self) -> &'static str {
+        match self {
+            UdpApp::Cbr => "cbr",
+            UdpApp::Probe => "probe",
+            UdpApp::Voip => "voip",
+        }
+    }
+}
+
+/// A UDP source sending one datagram every `gap`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UdpCfg {
-    /// Sending rate counted in wire bytes (headers included).
-    pub rate: Rate,
+    pub app: UdpApp,
+    /// Time between datagrams (for CBR, the wire size at the configured rate).
+    pub gap: Dur,
     /// UDP payload bytes per datagram.
     pub payload: u32,
 }
@@ -332,6 +355,10 @@ pub enum AppKind {
     File,
     /// Constant bit rate (UDP).
     Cbr,
+    /// Echoed latency probes (UDP).
+    Probe,
+    /// Voice-like frames (UDP).
+    Voip,
     /// Request/response over a new connection each time, with think time (TCP).
     Web(WebCfg),
 }
@@ -376,6 +403,23 @@ pub struct FlowSpec {
     /// The UE a cellular flow downloads to (None: flows are spread round-robin).
     pub ue: Option<u32>,
     pub group: String,
+    /// Which way the flow's data crosses the bottleneck pair.
+    pub direction: Direction,
+}
+
+/// The direction of a flow's data over the topology's bottleneck pair: `Forward` crosses
+/// `bottleneck` (the dumbbell's left-to-right link, the cellular downlink), `Reverse` crosses
+/// `bottleneck_rev` (right to left, the uplink) with its ACKs coming back over `bottleneck`.
+/// Uploads and downloads at once, as on a home link, are flows of both directions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Direction {
+    #[default]
+    Forward,
+    Reverse,
+}
+
+impl Direction {
+    pub const KNOWN: &'static [&'static str] = &["forward", "reverse"];
 }
 
 impl FlowSpec {

@@ -15,18 +15,20 @@ const TCP_KEYS: &[&str] = &[
     "timestamps", "rcvbuf", "pacing", "ecn",
 ];
 const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window"];
+    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction"];
 const TRANSPORTS: &[&str] = &["tcp", "udp", "dccp"];
-const APPS: &[&str] = &["bulk", "file", "cbr", "web"];
+const APPS: &[&str] = &["bulk", "file", "cbr", "web", "probe", "voip"];
+/// The applications of UDP flows.
+const UDP_APPS: &[&str] = &["cbr", "probe", "voip"];
 /// Keys only the web application takes.
 const WEB_ONLY: &[&str] = &["request", "think", "requests"];
 /// Keys that only TCP flows take, and the ones only UDP flows take.
 const TCP_ONLY: &[&str] = &["cc", "cc_params", "tcp", "rwnd", "rwnd_params"];
-const UDP_ONLY: &[&str] = &["rate", "packet_size"];
+const UDP_ONLY: &[&str] = &["rate", "packet_size", "interval"];
 /// Keys only DCCP flows take, the keys DCCP flows take, and the ones they do not.
 const DCCP_ONLY: &[&str] = &["ack_ratio", "loss_window"];
 const DCCP_KEYS: &[&str] = &["cc", "ack_ratio", "loss_window", "packet_size", "app", "rate"];
-const NOT_DCCP: &[&str] = &["cc_params", "tcp", "rwnd", "rwnd_params", "size"];
+const NOT_DCCP: &[&str] = &["cc_params", "tcp", "rwnd", "rwnd_params", "size", "interval"];
 const DCCP_APPS: &[&str] = &["greedy", "cbr"];
 const RWND_POLICIES: &[&str] = &["static", "drwa", "abrwda"];
 const RECOVERIES: &[&str] = &["sack", "newreno", "reno"];
@@ -399,11 +401,15 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
             Some(DccpApp::Cbr(_)) => AppKind::Cbr,
             _ => AppKind::Bulk,
         },
-        Some("cbr") if !is_udp => return err(&t.key_path("app"), "cbr is a UDP application: set transport = \"udp\""),
-        Some(a) if is_udp && a != "cbr" => {
-            return err(&t.key_path("app"), format!("udp flows run app = \"cbr\", not \"{a}\""))
+        Some(a @ ("cbr" | "probe" | "voip")) if !is_udp => {
+            return err(&t.key_path("app"), format!("{a} is a UDP application: set transport = \"udp\""))
+        }
+        Some(a) if is_udp && !UDP_APPS.contains(&a) => {
+            return err(&t.key_path("app"), format!("udp flows run app = \"cbr\", \"probe\" or \"voip\", not \"{a}\""))
         }
         Some("cbr") => AppKind::Cbr,
+        Some("probe") => AppKind::Probe,
+        Some("voip") => AppKind::Voip,
         None if is_udp => AppKind::Cbr,
         Some("web") => {
             let request = t.opt_size("request")?.unwrap_or(300);
@@ -480,16 +486,7 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         };
         Transport::Dccp(DccpCfg { cc, ack_ratio, loss_window, packet_size, app })
     } else if is_udp {
-        let rate = match t.opt_rate("rate")? {
-            Some(r) => r,
-            None => return err(&t.key_path("rate"), "missing required key (the CBR sending rate, e.g. \"13.35Mbps\")"),
-        };
-        let payload = match t.opt_size("packet_size")? {
-            None => 1472,
-            Some(p) if (1..=65_507).contains(&p) => p as u32,
-            Some(p) => return err(&t.key_path("packet_size"), format!("must be between 1B and 65507B (got {p}B)")),
-        };
-        Transport::Udp(UdpCfg { rate, payload })
+        Transport::Udp(udp(&mut t, app)?)
     } else {
         let cc_name = reader::choice(&t.key_path("cc"), t.require("cc")?, "congestion control", cc::KNOWN)?;
         let cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &t.key_path("cc_params"))?;
@@ -506,9 +503,56 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         Transport::Dccp(d) => d.cc.name(),
     };
     let group = t.opt_str("group")?.unwrap_or(default_group).to_string();
+    let direction = match t.opt_choice("direction", "direction", Direction::KNOWN)? {
+        Some("reverse") => Direction::Reverse,
+        _ => Direction::Forward,
+    };
     t.finish(FLOW_KEYS)?;
-    Ok(FlowSpec { transport, count, start, size, app, rtt, rwnd, ue, group })
+    Ok(FlowSpec { transport, count, start, size, app, rtt, rwnd, ue, group, direction })
 }
+
+/// A UDP flow's source: constant bit rate (`rate`), echoed probes or voice frames (`interval`).
+fn udp(t: &mut Table, app: AppKind) -> Res<UdpCfg> {
+    let (kind, default_payload) = match app {
+        AppKind::Probe => (UdpApp::Probe, PROBE_PAYLOAD),
+        AppKind::Voip => (UdpApp::Voip, VOIP_PAYLOAD),
+        _ => (UdpApp::Cbr, 1472),
+    };
+    let payload = match t.opt_size("packet_size")? {
+        None => default_payload,
+        Some(p) if (1..=65_507).contains(&p) => p as u32,
+        Some(p) => return err(&t.key_path("packet_size"), format!("must be between 1B and 65507B (got {p}B)")),
+    };
+    let gap = if kind == UdpApp::Cbr {
+        if t.has("interval") {
+            return err(&t.key_path("interval"), "a setting of app = \"probe\" or \"voip\" (a CBR flow sets its rate)");
+        }
+        match t.opt_rate("rate")? {
+            Some(r) if r.0 > 0 => r.tx_time((payload + UDP_HEADER_BYTES) as u64),
+            Some(_) => return err(&t.key_path("rate"), "must be greater than 0"),
+            None => return err(&t.key_path("rate"), "missing required key (the CBR sending rate, e.g. \"13.35Mbps\")"),
+        }
+    } else {
+        if t.has("rate") {
+            return err(&t.key_path("rate"), format!("a setting of app = \"cbr\" ({} flows send one datagram per interval)", kind.name()));
+        }
+        let default = if kind == UdpApp::Probe { PROBE_INTERVAL } else { VOIP_INTERVAL };
+        match t.opt_duration("interval")? {
+            None => default,
+            Some(Dur(0)) => return err(&t.key_path("interval"), "must be greater than 0 (got \"0s\")"),
+            Some(d) => d,
+        }
+    };
+    Ok(UdpCfg { app: kind, gap, payload })
+}
+
+/// irtt-like probes: small datagrams (sequence number and timestamps) every 200 ms, Flent's
+/// default sampling step.
+const PROBE_PAYLOAD: u32 = 64;
+const PROBE_INTERVAL: Dur = Dur::from_millis(200);
+/// A G.711 voice frame of 20 ms (160 B) with its 12-byte RTP header.
+const VOIP_PAYLOAD: u32 = 172;
+const VOIP_INTERVAL: Dur = Dur::from_millis(20);
 
 #[cfg(test)]
 mod tests {

@@ -46,6 +46,10 @@ pub struct FlowSummary {
     pub responses: Option<Responses>,
     /// Datagram transports (UDP, DCCP): datagrams delivered to the receiving application.
     pub datagrams_delivered: Option<u64>,
+    /// udp: RFC 3550 interarrival jitter at the receiver at the end of the run, ms (absent for
+    /// other transports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter_ms: Option<f64>,
 }
 
 /// Response times of a web flow, with the mean's 95 % confidence interval (Student t).

@@ -82,6 +82,8 @@ pub struct TcpHeader {
 pub struct UdpHeader {
     pub seq: u64,
     pub len: u32,
+    /// An echoed latency probe carries the send time of the probe it answers.
+    pub echo_of: Option<SimTime>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,10 @@
-//! UDP: a constant-bit-rate source and a sink that measures what arrives. No feedback, no
-//! congestion control — the unresponsive traffic of Talau et al.'s scenario 2.
+//! UDP: a source sending one datagram every `gap` and a sink that measures what arrives. No
+//! congestion control. Three applications: constant bit rate (the unresponsive traffic of
+//! Talau et al.'s scenario 2), voice-like frames (one-way delay and RFC 3550 jitter), and
+//! isochronous latency probes that the sink echoes back at once, as irtt's server does, so the
+//! source measures round-trip times under load.
 
-use crate::config::{UdpCfg, UDP_HEADER_BYTES};
+use crate::config::{UdpApp, UdpCfg, UDP_HEADER_BYTES};
 use crate::engine::{Event, TimerKind};
 use crate::ids::{FlowId, RouteId, SockId};
 use crate::net::{Ecn, Header, Packet, UdpHeader};
@@ -18,6 +21,29 @@ pub struct UdpStats {
     pub bytes_received: u64,
     pub owd_sum_ns: f64,
     pub owd_n: u64,
+    /// Round trips of echoed probes (the probe source).
+    pub rtt_sum_ns: f64,
+    pub rtt_n: u64,
+}
+
+/// RFC 3550 §6.4.1 interarrival jitter: a running estimate of the mean deviation of the
+/// transit-time difference between consecutive datagrams, gain 1/16. Kept in ns as f64 (the
+/// RFC's integer form rounds; the estimate is a statistic, not wire state).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Jitter {
+    last_transit: Option<u64>,
+    pub jitter_ns: f64,
+}
+
+impl Jitter {
+    #[inline]
+    pub fn update(&mut self, transit_ns: u64) {
+        if let Some(prev) = self.last_transit {
+            let d = transit_ns.abs_diff(prev) as f64;
+            self.jitter_ns += (d - self.jitter_ns) / 16.0;
+        }
+        self.last_transit = Some(transit_ns);
+    }
 }
 
 pub struct UdpEndpoint {
@@ -30,7 +56,17 @@ pub struct UdpEndpoint {
     next_seq: u64,
     gap: Dur,
     pub stats: UdpStats,
+    /// One-way delays of the datagrams this endpoint receives (the sink: the forward
+    /// direction; a probe source: the echoes' return trip).
     pub owd_hist: Histogram<u64>,
+    /// Round trips of a probe source's echoed probes.
+    pub rtt_hist: Histogram<u64>,
+    /// Jitter of what this endpoint receives (measured from the metrics window on).
+    pub jitter: Jitter,
+    /// Round trips completed since the last time-series sample, and the latest one.
+    pub interval_rtt_sum_ns: u64,
+    pub interval_rtt_n: u64,
+    pub latest_rtt: Option<Dur>,
     pub metrics_from: SimTime,
     /// Payload bytes the sink waits for (sized flows) and when they were all in.
     pub expect: Option<u64>,
@@ -39,7 +75,6 @@ pub struct UdpEndpoint {
 
 impl UdpEndpoint {
     pub fn new(id: SockId, flow: FlowId, route: RouteId, cfg: UdpCfg) -> UdpEndpoint {
-        let wire = (cfg.payload + UDP_HEADER_BYTES) as u64;
         UdpEndpoint {
             id,
             flow,
@@ -47,13 +82,23 @@ impl UdpEndpoint {
             cfg,
             budget: 0,
             next_seq: 0,
-            gap: cfg.rate.tx_time(wire),
+            gap: cfg.gap,
             stats: UdpStats::default(),
             owd_hist: crate::metrics::delay_histogram(),
+            rtt_hist: crate::metrics::delay_histogram(),
+            jitter: Jitter::default(),
+            interval_rtt_sum_ns: 0,
+            interval_rtt_n: 0,
+            latest_rtt: None,
             metrics_from: SimTime::ZERO,
             expect: None,
             completed_at: None,
         }
+    }
+
+    /// The application's name, for time series.
+    pub fn app_name(&self) -> &'static str {
+        self.cfg.app.name()
     }
 
     /// The application starts sending `bytes` of payload.
@@ -83,7 +128,7 @@ impl UdpEndpoint {
             ecn: Ecn::NotEct,
             sent_at: cx.now,
             conn: 0,
-            hdr: Header::Udp(UdpHeader { seq: self.next_seq, len }),
+            hdr: Header::Udp(UdpHeader { seq: self.next_seq, len, echo_of: None }),
         };
         self.next_seq += 1;
         cx.out.push(cx.pool.alloc(p));
@@ -94,14 +139,42 @@ impl UdpEndpoint {
         }
     }
 
-    /// A datagram arrived at the sink.
-    pub fn on_packet(&mut self, pkt: &Packet, now: SimTime) {
+    /// A datagram arrived: at the sink, data (echoed at once if it is a probe); at a probe
+    /// source, an echo closing a round trip.
+    pub fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
+        let now = cx.now;
         let Header::Udp(h) = pkt.hdr else { return };
+        let measuring = now >= self.metrics_from;
+        let owd = now.since(pkt.sent_at).0;
+        if measuring {
+            record_delay(&mut self.stats.owd_sum_ns, &mut self.stats.owd_n, &mut self.owd_hist, owd);
+            self.jitter.update(owd);
+        }
+        if let Some(sent) = h.echo_of {
+            // An echo back at the probe source: not application data.
+            let rtt = now.since(sent);
+            self.latest_rtt = Some(rtt);
+            if measuring {
+                record_delay(&mut self.stats.rtt_sum_ns, &mut self.stats.rtt_n, &mut self.rtt_hist, rtt.0);
+                self.interval_rtt_sum_ns += rtt.0;
+                self.interval_rtt_n += 1;
+            }
+            return;
+        }
         self.stats.pkts_received += 1;
         self.stats.bytes_received += h.len as u64;
-        if now >= self.metrics_from {
-            let owd = now.since(pkt.sent_at).0;
-            record_delay(&mut self.stats.owd_sum_ns, &mut self.stats.owd_n, &mut self.owd_hist, owd);
+        if self.cfg.app == UdpApp::Probe {
+            let echo = Packet {
+                flow: self.flow,
+                route: self.route,
+                hop: 0,
+                wire_bytes: pkt.wire_bytes,
+                ecn: Ecn::NotEct,
+                sent_at: now,
+                conn: 0,
+                hdr: Header::Udp(UdpHeader { seq: h.seq, len: h.len, echo_of: Some(pkt.sent_at) }),
+            };
+            cx.out.push(cx.pool.alloc(echo));
         }
         if let Some(want) = self.expect {
             if self.completed_at.is_none() && self.stats.bytes_received >= want {

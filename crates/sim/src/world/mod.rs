@@ -4,7 +4,7 @@
 use crate::api::{RunError, RunOptions, RunOutput};
 use crate::app;
 use crate::cc;
-use crate::config::{AppKind, LinkCfg, QueueCfg, Scenario, StartSpec, TopologyKind, Transport};
+use crate::config::{AppKind, Direction, LinkCfg, QueueCfg, Scenario, StartSpec, TopologyKind, Transport};
 use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::gateway::{self, AckRewriter, QueueView};
 use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
@@ -72,6 +72,8 @@ struct FlowRt {
     retired: Counters,
     /// The web application's state, for web flows.
     web: Option<WebRt>,
+    /// The flow's data crosses `bottleneck_rev` (an upload); the gateway leaves its packets alone.
+    reverse: bool,
 }
 
 pub struct World {
@@ -166,11 +168,19 @@ impl World {
                 let server = SockId(client.0 + 1);
                 let fwd = RouteId(routes.len() as u32);
                 let rev = RouteId(fwd.0 + 1);
+                let reverse = spec.direction == Direction::Reverse;
                 let last_hop = if let Some((core_down, core_up)) = core {
                     let (down, up) = ue_links[spec.ue.unwrap_or(f % t.ues) as usize];
-                    routes.push(Route::new(&[core_down, down], server, true));
-                    routes.push(Route::new(&[up, core_up], client, false));
-                    down
+                    if reverse {
+                        // An upload: the UE sends over its radio uplink and the core.
+                        routes.push(Route::new(&[up, core_up], server, true));
+                        routes.push(Route::new(&[core_down, down], client, false));
+                        core_up
+                    } else {
+                        routes.push(Route::new(&[core_down, down], server, true));
+                        routes.push(Route::new(&[up, core_up], client, false));
+                        down
+                    }
                 } else {
                     let access_delay = match spec.rtt {
                         Some(r) => Dur((r.0 / 2 - t.bottleneck.delay.0) / 2),
@@ -181,9 +191,17 @@ impl World {
                     let down = add(format!("f{f}_dst_down"), &acc, true, &t.access_queue, false);
                     let rup = add(format!("f{f}_dst_up"), &acc, false, &t.access_queue, false);
                     let rdown = add(format!("f{f}_src_down"), &acc, false, &t.access_queue, false);
-                    routes.push(Route::new(&[up, bn, down], server, true));
-                    routes.push(Route::new(&[rup, bn_rev, rdown], client, false));
-                    down
+                    if reverse {
+                        // The sender sits on the right: data right to left over the reverse
+                        // bottleneck, ACKs over the forward one.
+                        routes.push(Route::new(&[rup, bn_rev, rdown], server, true));
+                        routes.push(Route::new(&[up, bn, down], client, false));
+                        rdown
+                    } else {
+                        routes.push(Route::new(&[up, bn, down], server, true));
+                        routes.push(Route::new(&[rup, bn_rev, rdown], client, false));
+                        down
+                    }
                 };
                 let from = SimTime(sc.warmup.0);
                 let mss = match &spec.transport {
@@ -252,6 +270,7 @@ impl World {
                     last: Counters::default(),
                     retired: Counters::default(),
                     web: WebRt::for_flow(spec, client, server, fwd, rev),
+                    reverse,
                 });
             }
         }
@@ -581,7 +600,7 @@ impl World {
         let r = &self.routes[p.route.idx()];
         // An ACK that has crossed the reverse bottleneck is at the gateway router, the one that
         // holds the forward bottleneck queue: rewrite it there, before it heads to its sender.
-        if self.gateway.is_some() && r.links[p.hop as usize - 1] == self.bottleneck_rev {
+        if self.gateway.is_some() && r.links[p.hop as usize - 1] == self.bottleneck_rev && !self.flows[p.flow.idx()].reverse {
             self.gateway_rewrite(pid);
         }
         let p = self.pool.get(pid);
@@ -596,7 +615,7 @@ impl World {
             self.pool.free(pid);
             self.ep_call(dst, |ep, cx| match ep {
                 Endpoint::Tcp(s) => s.on_packet(&pkt, cx),
-                Endpoint::Udp(u) => u.on_packet(&pkt, cx.now),
+                Endpoint::Udp(u) => u.on_packet(&pkt, cx),
                 Endpoint::Dccp(d) => d.on_packet(&pkt, cx),
             });
             if self.flows[pkt.flow.idx()].web.is_some() {
@@ -660,6 +679,8 @@ impl World {
                 bytes_sent: c.stats.bytes_sent,
                 bytes_delivered: s.stats.bytes_received,
                 data_pkts_sent: c.stats.pkts_sent,
+                rtt_sum_ns: c.stats.rtt_sum_ns,
+                rtt_n: c.stats.rtt_n,
                 owd_sum_ns: s.stats.owd_sum_ns,
                 owd_n: s.stats.owd_n,
                 datagrams: s.stats.pkts_received,
@@ -694,7 +715,7 @@ impl World {
             series.f_throughput.push((now_c.bytes_sent - f.last.bytes_sent) as f64 * 8.0 / secs / 1e6);
             series.f_goodput.push((now_c.bytes_delivered - f.last.bytes_delivered) as f64 * 8.0 / secs / 1e6);
             f.last = now_c;
-            match &self.eps[f.client.idx()] {
+            match &mut self.eps[f.client.idx()] {
                 Endpoint::Tcp(c) => {
                     series.f_cwnd.push(c.win.cwnd as i64);
                     series.f_ssthresh.push(if c.win.ssthresh >= i64::MAX as u64 { -1 } else { c.win.ssthresh as i64 });
@@ -706,15 +727,19 @@ impl World {
                     series.f_ca_state.push(c.ca.label().to_string());
                     series.f_cc_state.push(c.cc_state().to_string());
                 }
-                Endpoint::Udp(_) => {
+                Endpoint::Udp(u) => {
                     for col in [&mut series.f_cwnd, &mut series.f_ssthresh, &mut series.f_inflight, &mut series.f_rwnd] {
                         col.push(0);
                     }
-                    series.f_srtt_ms.push(f64::NAN);
-                    series.f_rtt_ms.push(f64::NAN);
+                    // Probes: the latest round trip, and the mean of this interval's (NaN
+                    // without an echo; always NaN for one-way applications).
+                    series.f_srtt_ms.push(u.latest_rtt.map_or(f64::NAN, |d| d.millis_f64()));
+                    series.f_rtt_ms.push(if u.interval_rtt_n > 0 { u.interval_rtt_sum_ns as f64 / u.interval_rtt_n as f64 / 1e6 } else { f64::NAN });
                     series.f_pacing.push(0.0);
                     series.f_ca_state.push(String::new());
-                    series.f_cc_state.push("cbr".to_string());
+                    series.f_cc_state.push(u.app_name().to_string());
+                    u.interval_rtt_sum_ns = 0;
+                    u.interval_rtt_n = 0;
                 }
                 Endpoint::Dccp(c) => {
                     // Windows in packets, reported in bytes of full data packets.
@@ -823,16 +848,21 @@ impl World {
         let window = self.end.since(self.warmup).secs_f64();
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
-            let (done, rtt_p95, owd_p95) = match (&self.eps[f.client.idx()], &self.eps[f.server.idx()]) {
+            let (done, rtt_p95, owd_p95, jitter) = match (&self.eps[f.client.idx()], &self.eps[f.server.idx()]) {
                 (Endpoint::Tcp(c), Endpoint::Tcp(_)) if f.web.is_some() => {
                     // A web flow never "ends": its RTTs span all its connections.
                     let mut h = f.web.as_ref().unwrap().rtt_hist.clone();
                     let _ = h.add(&c.rtt_hist);
-                    (None, h.value_at_quantile(0.95), 0)
+                    (None, h.value_at_quantile(0.95), 0, None)
                 }
-                (Endpoint::Tcp(c), Endpoint::Tcp(s)) => (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0),
-                (Endpoint::Udp(_), Endpoint::Udp(s)) => (s.completed_at, 0, s.owd_hist.value_at_quantile(0.95)),
-                (Endpoint::Dccp(c), Endpoint::Dccp(s)) => (None, c.rtt_hist.value_at_quantile(0.95), s.owd_hist.value_at_quantile(0.95)),
+                (Endpoint::Tcp(c), Endpoint::Tcp(s)) => (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0, None),
+                (Endpoint::Udp(c), Endpoint::Udp(s)) => (
+                    s.completed_at,
+                    c.rtt_hist.value_at_quantile(0.95),
+                    s.owd_hist.value_at_quantile(0.95),
+                    (s.stats.owd_n > 0).then(|| s.jitter.jitter_ns / 1e6),
+                ),
+                (Endpoint::Dccp(c), Endpoint::Dccp(s)) => (None, c.rtt_hist.value_at_quantile(0.95), s.owd_hist.value_at_quantile(0.95), None),
                 _ => unreachable!("both ends of a flow use the same transport"),
             };
             let now_c = self.counters(i);
@@ -872,6 +902,7 @@ impl World {
                 recoveries: w(now_c.recoveries, f.snap.recoveries),
                 responses: f.web.as_ref().map(|wr| Responses::from_times(&wr.times)),
                 datagrams_delivered: (f.transport != "tcp").then(|| w(now_c.datagrams, f.snap.datagrams)),
+                jitter_ms: jitter,
             });
         }
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();
