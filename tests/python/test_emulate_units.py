@@ -28,6 +28,7 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
         (["flows[0].cc_params.c=0.5"], "flows[0].cc_params.c"),
         (["flows[0].app=web", "flows[0].size=10KB"], "flows[0].app"),
         (["flows[0].rtt=100ms"], "flows[0].rtt"),
+        (["flows[0].direction=reverse"], "flows[0].direction"),
         (["tcp.mss=1000B"], "tcp.mss"),
         (["topology.access.rate=1Mbps"], "topology.access.rate"),
         (["topology.bottleneck.rate=10Mbit"], "topology.bottleneck.rate"),

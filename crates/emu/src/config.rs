@@ -88,6 +88,9 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         if matches!(f.rwnd, RwndPolicy::Abrwda { .. }) {
             return refuse(p("rwnd"), "abrwda needs a cellular link (allowed: static, drwa)");
         }
+        if f.direction != bloatlab_sim::config::Direction::Forward {
+            return refuse(p("direction"), "emulation sends data through the bottleneck one way (allowed: forward)");
+        }
     }
     Ok(())
 }
