@@ -624,6 +624,46 @@ def rrul(scenario: str | None, flows: int, cc: str, probe_interval: str, seed: i
         click.echo(f"wrote {out}/ (summary.json, idle/, loaded/, rrul.png, latency_cdf.png)", err=True)
 
 
+@main.command()
+@click.option("--base", "bases", multiple=True, metavar="NAME", help="Only this base scenario (repeatable).")
+@click.option("--fix", "fix_names", multiple=True, metavar="LABEL", help="Only this fix (repeatable).")
+@click.option("--duration", default="30s", show_default=True, metavar="TIME", help="Simulated time per run.")
+@click.option("--flows", type=int, default=4, show_default=True, metavar="N", help="Bulk TCP flows each way.")
+@click.option("--seed", type=int, default=1, show_default=True, metavar="N")
+@click.option("--jobs", "-j", type=int, metavar="N", help="Worker processes (default: one per core).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("out/fixes"), show_default=True, metavar="DIR")
+def fixes(bases: tuple[str, ...], fix_names: tuple[str, ...], duration: str, flows: int, seed: int,
+          jobs: int | None, out: Path) -> None:
+    """Every fix side by side under the latency-under-load test, on the papers' main scenarios.
+
+    Writes DIR/report.html (tables and figures), report.md and results.json.
+    """
+    from . import fixes as every_fix
+
+    if out.exists() and not out.is_dir():
+        _fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
+    if jobs is not None and jobs < 1:
+        _fail(EXIT_INVALID, f"--jobs: must be at least 1 (got {jobs})")
+    try:
+        every_fix.plan(bases=list(bases), fixes=list(fix_names), duration=duration, flows=flows, seed=seed)
+        rows = _call_interruptibly(lambda: every_fix.run(jobs=jobs, bases=list(bases) or None,
+                                                         fixes=list(fix_names) or None, duration=duration,
+                                                         flows=flows, seed=seed))
+        every_fix.write(rows, out)
+    except _core.ScenarioError as e:
+        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
+    except SimulationError as e:
+        _fail(EXIT_FAILURE, f"simulation failed: {e}")
+    except Exception as e:  # noqa: BLE001
+        _unexpected(e)
+    for r in rows:
+        o = r.outcome
+        line = f"skipped ({r.skipped})" if o is None else (
+            f"{o.download_mbps:6.2f} / {o.upload_mbps:5.2f} Mbit/s  +{o.added_latency_ms:7.1f} ms  {o.grade}")
+        click.echo(f"{r.base:14} {r.fix:20} {line}")
+    click.echo(f"wrote {out}/report.html, report.md, results.json", err=True)
+
+
 # `bloatlab emulate` and `bloatlab compare` (real Linux TCP through bloatlab's bottleneck).
 from .emulate.cli import register as _register_emulation  # noqa: E402
 

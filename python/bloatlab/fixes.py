@@ -1,0 +1,270 @@
+"""Every fix on one workload: the papers' sender-, receiver- and gateway-side fixes and the
+field's AQMs side by side, each under the latency-under-load test (:mod:`bloatlab.rrul`), on
+the papers' main scenarios. ``bloatlab fixes`` runs the grid and writes an HTML report.
+
+A *fix* is a function that edits the two RRUL scenarios (idle and loaded) of a base: a queue
+discipline on both directions of the bottleneck, a congestion control for the bulk flows, an
+ACK rewriter at the gateway, a receive-window policy at the receivers, or DCCP instead of TCP
+for the bulk flows. Fixes that need something a base lacks (ABRWDA reads a radio link) are
+skipped on that base, and the report says so.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import io
+import json
+import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ScenarioError
+from .rrul import Outcome, outcome, scenarios
+
+Doc = dict[str, Any]
+
+
+def _dumbbell(rate: str, delay: str, limit: str, access_rate: str, access_delay: str) -> Doc:
+    return {"topology": {"kind": "dumbbell", "bottleneck": {"rate": rate, "delay": delay},
+                         "bottleneck_queue": {"kind": "droptail", "limit": limit},
+                         "reverse_queue": {"kind": "droptail", "limit": limit},
+                         "access": {"rate": access_rate, "delay": access_delay}}}
+
+
+#: The papers' main scenarios as RRUL bases (their flows are replaced by the test's).
+BASES: dict[str, tuple[str, Doc]] = {
+    "wang2016-I": ("Wang & Yuan 2016 scenario I: 2 Mbit/s, 20 ms base RTT, 500 KB drop-tail",
+                   _dumbbell("2Mbps", "5ms", "500KB", "10Mbps", "2.5ms")),
+    "talau-1": ("Talau et al. 2019 scenario 1: 4 Mbit/s, 370 ms base RTT, 97 KB drop-tail",
+                _dumbbell("4Mbps", "180ms", "97KB", "4Mbps", "2.5ms")),
+    # The profile's 1000-packet base-station buffer, written out so a fix that changes the
+    # discipline keeps it (a bs_queue table replaces the profile's whole queue).
+    "cellular-3.5g": ("Alfredsson et al. 2013 3.5G link (bloatlab's 3.5g profile), one UE",
+                      {"topology": {"kind": "cellular", "profile": "3.5g", "ues": 1,
+                                    "bs_queue": {"kind": "droptail", "limit": "1000p"}}}),
+}
+
+
+def _queues(doc: Doc) -> list[dict[str, Any]]:
+    """The queue tables of the bottleneck pair (dumbbell: forward and reverse; cellular: the
+    base station's and the UE's)."""
+    t = doc["topology"]
+    keys = ("bs_queue", "ue_queue") if t.get("kind") == "cellular" else ("bottleneck_queue", "reverse_queue")
+    return [t.setdefault(k, {}) for k in keys]
+
+
+def queue(kind: str, **params: Any) -> Callable[[Doc], Doc | None]:
+    def apply(doc: Doc) -> Doc:
+        for q in _queues(doc):
+            limit = q.get("limit")
+            q.clear()
+            q.update({"kind": kind, **params})
+            if limit is not None:
+                q["limit"] = limit
+        return doc
+    return apply
+
+
+def bulk_cc(cc: str) -> Callable[[Doc], Doc | None]:
+    def apply(doc: Doc) -> Doc:
+        for f in doc["flows"]:
+            if f.get("group") in ("download", "upload"):
+                f["cc"] = cc
+        return doc
+    return apply
+
+
+def gateway(kind: str) -> Callable[[Doc], Doc | None]:
+    def apply(doc: Doc) -> Doc | None:
+        if doc["topology"].get("kind") == "cellular":
+            return None  # no gateway router in front of a base station
+        g: dict[str, Any] = {"kind": kind}
+        if kind == "awm":
+            # AWM needs the number of flows whose ACKs it rewrites: the downloads.
+            g["flows"] = max(1, sum(f.get("count", 1) for f in doc["flows"] if f.get("group") == "download"))
+        doc["topology"]["gateway"] = g
+        return doc
+    return apply
+
+
+def rwnd(policy: str, cellular_only: bool = False) -> Callable[[Doc], Doc | None]:
+    def apply(doc: Doc) -> Doc | None:
+        if cellular_only and doc["topology"].get("kind") != "cellular":
+            return None
+        for f in doc["flows"]:
+            if f.get("group") == "download":
+                f["rwnd"] = policy
+        return doc
+    return apply
+
+
+def dccp(cc: str) -> Callable[[Doc], Doc | None]:
+    def apply(doc: Doc) -> Doc:
+        for f in doc["flows"]:
+            if f.get("group") in ("download", "upload"):
+                f.pop("cc", None)
+                f.update({"transport": "dccp", "cc": cc})
+        return doc
+    return apply
+
+
+#: (label, where the fix lives, how it edits a scenario). The first is the reference.
+FIXES: list[tuple[str, str, Callable[[Doc], Doc | None]]] = [
+    ("drop-tail", "none", lambda d: d),
+    ("Cubic+", "sender", bulk_cc("cubic+")),
+    ("BBR", "sender", bulk_cc("bbr")),
+    ("DCCP-BBR (adaptive)", "sender", dccp("bbr-adaptive")),
+    ("DRWA", "receiver", rwnd("drwa")),
+    ("ABRWDA", "receiver", rwnd("abrwda", cellular_only=True)),
+    ("EWT", "gateway", gateway("ewt")),
+    ("EWA", "gateway", gateway("ewa")),
+    ("AWM", "gateway", gateway("awm")),
+    ("RED", "gateway", queue("red")),
+    ("CoDel", "gateway", queue("codel")),
+    ("PIE", "gateway", queue("pie")),
+]
+
+
+@dataclass(frozen=True)
+class Row:
+    base: str
+    fix: str
+    place: str
+    outcome: Outcome | None
+    skipped: str | None = None
+
+
+def _run_pair(args: tuple[str, str, Doc, Doc]) -> tuple[str, str, dict[str, Any]]:
+    from .api import run_resolved
+    from .scenario import resolve
+
+    base, fix, idle, loaded = args
+    i = run_resolved(resolve(idle), series=False)
+    lo = run_resolved(resolve(loaded), series=False)
+    return base, fix, asdict(outcome(i.summary, lo.summary))
+
+
+def plan(*, duration: str = "30s", warmup: str = "5s", flows: int = 4, seed: int = 1,
+         bases: list[str] | None = None, fixes: list[str] | None = None) -> tuple[list[tuple[str, str, Doc, Doc]], list[Row]]:
+    """The runs (base, fix, idle scenario, loaded scenario) and the rows skipped."""
+    names = bases or list(BASES)
+    for b in names:
+        if b not in BASES:
+            raise ScenarioError("--base", f"unknown base \"{b}\" (known: {', '.join(BASES)})")
+    labels = [f[0] for f in FIXES]
+    for f in fixes or []:
+        if f not in labels:
+            raise ScenarioError("--fix", f"unknown fix \"{f}\" (known: {', '.join(labels)})")
+    runs, skipped = [], []
+    for b in names:
+        doc = {"name": b, "duration": duration, "warmup": warmup, "seed": seed, "tcp": {"recovery": "sack"},
+               **copy.deepcopy(BASES[b][1])}
+        idle, loaded = scenarios(doc, flows=flows)
+        for label, place, edit in FIXES:
+            if fixes and label not in fixes:
+                continue
+            i, lo = edit(copy.deepcopy(idle)), edit(copy.deepcopy(loaded))
+            if i is None or lo is None:
+                why = "needs a cellular radio link" if place == "receiver" else "needs a dumbbell's gateway router"
+                skipped.append(Row(b, label, place, None, why))
+                continue
+            runs.append((b, label, i, lo))
+    return runs, skipped
+
+
+def run(*, jobs: int | None = None, **kw: Any) -> list[Row]:
+    """Runs every (base, fix) pair, in parallel worker processes; rows in plan order."""
+    runs, skipped = plan(**kw)
+    places = {label: place for label, place, _ in FIXES}
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1:
+        results = [_run_pair(r) for r in runs]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(_run_pair, runs))
+    rows = [Row(b, f, places[f], Outcome(**{**o, "voip_down": _voice(o["voip_down"]), "voip_up": _voice(o["voip_up"])}))
+            for b, f, o in results]
+    order = {(b, f[0]): i for i, (b, f) in enumerate((b, f) for b in BASES for f in FIXES)}
+    return sorted(rows + skipped, key=lambda r: order[(r.base, r.fix)])
+
+
+def _voice(d: Mapping[str, Any]) -> Any:
+    from .rrul import Voice
+
+    return Voice(**d)
+
+
+def report_markdown(rows: list[Row], figures: Mapping[str, str]) -> str:
+    out = ["# Every fix, one workload: latency under load", "",
+           "Each fix runs bloatlab's RRUL-like test (`bloatlab rrul`: bulk TCP flows both ways, echoed "
+           "probes, a voice flow each way; idle run, then loaded) on each base scenario. Added latency = "
+           "the probes' mean round trip loaded minus idle; grade: A+ < 5 ms, A < 30, B < 60, C < 200, "
+           "D < 400, else F (docs/latency-under-load.md). Queue disciplines apply to both directions.", ""]
+    for b, (desc, _) in BASES.items():
+        these = [r for r in rows if r.base == b]
+        if not these:
+            continue
+        out += [f"## {b}", "", desc, "",
+                "| fix | where | download Mbit/s | upload Mbit/s | probe RTT idle → loaded ms | added ms | grade "
+                "| voice down delay / jitter ms | probe loss % |",
+                "| --- | --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: |"]
+        for r in these:
+            if r.outcome is None:
+                out.append(f"| {r.fix} | {r.place} | skipped: {r.skipped} | | | | | | |")
+                continue
+            o = r.outcome
+            vd = o.voip_down
+            voice = "-" if vd.owd_mean_ms is None else f"{vd.owd_mean_ms:.1f} / {vd.jitter_ms or 0:.1f}"
+            out.append(f"| {r.fix} | {r.place} | {o.download_mbps:.2f} | {o.upload_mbps:.2f} | "
+                       f"{o.idle_rtt_ms:.1f} → {o.loaded_rtt_ms:.1f} | {o.added_latency_ms:.1f} | {o.grade} | "
+                       f"{voice} | {o.probe_loss_pct:.2f} |")
+        if b in figures:
+            out += ["", f"![{b}](data:image/png;base64,{figures[b]})"]
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _figure(rows: list[Row], base: str) -> str | None:
+    from .experiments.plotting import pyplot
+
+    these = [r for r in rows if r.base == base and r.outcome is not None]
+    if not these:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    colors = {"none": "black", "sender": "tab:blue", "receiver": "tab:green", "gateway": "tab:red"}
+    for r in these:
+        o = r.outcome
+        ax.scatter(o.added_latency_ms, o.download_mbps + o.upload_mbps, color=colors.get(r.place, "gray"))
+        ax.annotate(r.fix, (o.added_latency_ms, o.download_mbps + o.upload_mbps), fontsize=8,
+                    xytext=(4, 2), textcoords="offset points")
+    ax.set_xscale("symlog", linthresh=10)
+    ax.set_xlabel("added latency under load (ms)")
+    ax.set_ylabel("goodput down + up (Mbit/s)")
+    ax.set_title(base)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, metadata={"Software": None})
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def write(rows: list[Row], out: Path) -> Path:
+    """report.md, report.html (self-contained) and results.json into ``out``."""
+    from .experiments.render import markdown_to_html
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = {b: f for b in BASES if (f := _figure(rows, b)) is not None}
+    md = report_markdown(rows, figures)
+    (out / "report.md").write_text(report_markdown(rows, {}), encoding="utf-8")
+    (out / "report.html").write_text(markdown_to_html(md, "Every fix, one workload"), encoding="utf-8")
+    data = [{"base": r.base, "fix": r.fix, "place": r.place, "skipped": r.skipped,
+             "outcome": asdict(r.outcome) if r.outcome else None} for r in rows]
+    (out / "results.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return out

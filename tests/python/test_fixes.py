@@ -1,0 +1,62 @@
+"""`bloatlab fixes`: every fix under the latency-under-load test (plan, skips, report, bad input)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bloatlab import fixes
+
+
+def bloatlab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bloatlab", *args], check=False, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_plan_applies_each_fix_where_it_lives():
+    runs, skipped = fixes.plan(duration="5s")
+    by = {(b, f): (i, lo) for b, f, i, lo in runs}
+    _, lo = by[("talau-1", "CoDel")]
+    assert lo["topology"]["bottleneck_queue"] == {"kind": "codel", "limit": "97KB"}
+    assert lo["topology"]["reverse_queue"]["kind"] == "codel"
+    _, lo = by[("cellular-3.5g", "PIE")]
+    assert lo["topology"]["bs_queue"] == {"kind": "pie", "limit": "1000p"}
+    _, lo = by[("wang2016-I", "Cubic+")]
+    assert {f["cc"] for f in lo["flows"] if f["group"] in ("download", "upload")} == {"cubic+"}
+    _, lo = by[("wang2016-I", "AWM")]
+    assert lo["topology"]["gateway"] == {"kind": "awm", "flows": 4}
+    _, lo = by[("cellular-3.5g", "ABRWDA")]
+    assert [f.get("rwnd") for f in lo["flows"] if f["group"] == "download"] == ["abrwda"]
+    _, lo = by[("talau-1", "DCCP-BBR (adaptive)")]
+    assert all(f["transport"] == "dccp" for f in lo["flows"] if f["group"] in ("download", "upload"))
+    assert {(r.base, r.fix) for r in skipped} == {
+        ("wang2016-I", "ABRWDA"), ("talau-1", "ABRWDA"),
+        ("cellular-3.5g", "EWT"), ("cellular-3.5g", "EWA"), ("cellular-3.5g", "AWM")}
+
+
+def test_cli_writes_a_report_and_an_aqm_beats_drop_tail(tmp_path):
+    out = tmp_path / "fixes"
+    r = bloatlab("fixes", "--base", "talau-1", "--fix", "drop-tail", "--fix", "CoDel", "--duration", "15s",
+                 "--jobs", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    data = json.loads((out / "results.json").read_text())
+    assert [d["fix"] for d in data] == ["drop-tail", "CoDel"]
+    added = {d["fix"]: d["outcome"]["added_latency_ms"] for d in data}
+    assert added["CoDel"] < added["drop-tail"] / 2
+    html = (out / "report.html").read_text()
+    assert "talau-1" in html and "data:image/png;base64," in html
+    assert "| CoDel | gateway |" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("args", "where"), [(["--base", "nowhere"], "--base"), (["--fix", "magic"], "--fix"),
+                                             (["--jobs", "0"], "--jobs"), (["--duration", "5"], "duration")])
+def test_bad_input_exits_2(tmp_path, args, where):
+    out = tmp_path / "o"
+    r = bloatlab("fixes", *args, "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {where}"), r.stderr
+    assert not out.exists()
