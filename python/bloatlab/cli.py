@@ -578,3 +578,8 @@ def reproduce(experiment: str, quick: bool, seeds: int | None, jobs: int | None,
 from .emulate.cli import register as _register_emulation  # noqa: E402
 
 _register_emulation(main)
+
+# `bloatlab packetdrill` (packetdrill scripts against the simulated TCP endpoint).
+from .packetdrill import register as _register_packetdrill  # noqa: E402
+
+_register_packetdrill(main)

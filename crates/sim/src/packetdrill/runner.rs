@@ -521,7 +521,8 @@ impl Runner {
         if p.flags & (flag::FIN | flag::RST | flag::URG) != 0 {
             return unsupported("outbound FIN, RST or URG (connection teardown is not modeled)");
         }
-        let early = lo.saturating_sub(self.tol);
+        // `*` (no upper bound) accepts a segment sent at any time, also before the previous event.
+        let early = if hi == u64::MAX { 0 } else { lo.saturating_sub(self.tol) };
         let late = hi.saturating_add(self.tol);
         while self.pending.is_empty() {
             if !self.fire_next(SimTime(late)) {
@@ -959,4 +960,115 @@ pub fn field(info: &TcpInfo, name: &str) -> Option<f64> {
         _ => return None,
     };
     Some(v as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{run_script, Options, Outcome};
+
+    const SERVER: &str = "`sysctl -q net.ipv4.tcp_timestamps=0`
+0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0 bind(3, ..., ...) = 0
++0 listen(3, 1) = 0
++0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>
++0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 7>
++.1 < . 1:1(0) ack 1 win 1000
++0 accept(3, ..., ...) = 4
++0 setsockopt(4, SOL_TCP, TCP_NODELAY, [1], 4) = 0
+";
+    /// Lines of SERVER (the next script line is 10).
+    const N: u32 = 9;
+
+    fn run(tail: &str) -> Outcome {
+        run_script(&format!("{SERVER}{tail}"), &Options::default())
+    }
+
+    fn failed(o: &Outcome) -> (u32, String) {
+        match o {
+            Outcome::Failed { line, message, .. } => (*line, message.clone()),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn server_preamble_passes() {
+        assert_eq!(run(""), Outcome::Passed);
+    }
+
+    #[test]
+    fn tso_run_matches_split_or_whole() {
+        assert_eq!(run("+0 write(4, ..., 3000) = 3000\n+0 > P. 1:3001(3000) ack 1\n"), Outcome::Passed);
+        let split = "+0 write(4, ..., 3000) = 3000\n+0 > . 1:1001(1000) ack 1\n+0 > . 1001:3001(2000) ack 1\n";
+        assert_eq!(run(split), Outcome::Passed);
+    }
+
+    #[test]
+    fn mismatches_name_the_field_and_line() {
+        let (line, msg) = failed(&run("+0 write(4, ..., 1000) = 1000\n+0 > . 1:1001(1000) ack 2\n"));
+        assert_eq!(line, N + 2);
+        assert!(msg.starts_with("ack: expected 2, actual 1"), "{msg}");
+        assert!(msg.contains("expected: > . 1:1001(1000) ack 2") && msg.contains("actual:   > . 1:1001(1000) ack 1"), "{msg}");
+        let (_, msg) = failed(&run("+0 write(4, ..., 1000) = 1000\n+0 > . 1:1001(1000) ack 1 win 7\n"));
+        assert!(msg.starts_with("window: expected 7"), "{msg}");
+        let (_, msg) = failed(&run("+0 write(4, ..., 1000) = 500\n"));
+        assert!(msg.contains("write() returned 1000, script expects 500"), "{msg}");
+        let (line, msg) = failed(&run("+0 %{ assert tcpi_snd_cwnd == 11 }%\n"));
+        assert_eq!(line, N + 1);
+        assert!(msg.contains("tcpi_snd_cwnd = 10"), "{msg}");
+    }
+
+    #[test]
+    fn timing_tolerance() {
+        // The segment leaves at 0.1 s: 3 ms late in the script is within the 4 ms tolerance,
+        // 5 ms is not, and neither is expecting it 5 ms earlier.
+        assert_eq!(run("+0 write(4, ..., 1000) = 1000\n+.003 > . 1:1001(1000) ack 1\n"), Outcome::Passed);
+        let (_, msg) = failed(&run("+0 write(4, ..., 1000) = 1000\n+.005 > . 1:1001(1000) ack 1\n"));
+        assert!(msg.contains("earlier than expected"), "{msg}");
+        let strict = Options { tolerance_usecs: 0 };
+        let src = format!("{SERVER}+0 write(4, ..., 1000) = 1000\n+.003 > . 1:1001(1000) ack 1\n");
+        assert!(matches!(run_script(&src, &strict), Outcome::Failed { .. }));
+        // Ranges and `*`.
+        assert_eq!(run("+0 write(4, ..., 1000) = 1000\n+0~+.5 > . 1:1001(1000) ack 1\n"), Outcome::Passed);
+        assert_eq!(run("+0 write(4, ..., 1000) = 1000\n+.4 < . 1:1(0) ack 1 win 1000\n* > . 1:1001(1000) ack 1\n"), Outcome::Passed);
+        // Nothing sent in time.
+        let (_, msg) = failed(&run("+0 > . 1:1001(1000) ack 1\n"));
+        assert!(msg.contains("nothing was sent"), "{msg}");
+    }
+
+    #[test]
+    fn unmodeled_lines_are_unsupported_not_passed() {
+        let cases = [
+            "+0 < F. 1:1(0) ack 1 win 1000\n",
+            "+0 close(4) = 0\n+0 > F. 1:1(0) ack 1\n",
+            "+0 read(4, ..., 100) = 100\n",
+            "`ip route change default initcwnd 20`\n",
+            "`sysctl -q net.ipv4.tcp_recovery=1`\n",
+            "+0 setsockopt(4, SOL_TCP, TCP_MAXSEG, [500], 4) = 0\n",
+            "+0 poll([{fd=4, events=POLLIN}], 1, 0) = 0\n",
+            "+0 %{ print(tcpi_rto) }%\n",
+            "+0 %{ assert tcpi_reordering == 3 }%\n",
+            "+0 setsockopt(4, SOL_TCP, TCP_QUICKACK, [1], 4) = 0\n",
+            "+0 setsockopt(4, SOL_TCP, TCP_NODELAY, [0], 4) = 0\n+0 write(4, ..., 1000) = 1000\n+0 write(4, ..., 500) = 500\n",
+        ];
+        for c in cases {
+            assert!(matches!(run(c), Outcome::Unsupported { .. }), "{c}: {:?}", run(c));
+        }
+    }
+
+    #[test]
+    fn malformed_scripts_are_errors_with_positions() {
+        let o = run("+0 bogus(4) = 0\n");
+        let Outcome::Malformed(e) = o else { panic!("{o:?}") };
+        assert_eq!((e.line, e.col), (N + 1, 4));
+        let o = run("0.05 < . 1:1(0) ack 1 win 10\n");
+        let Outcome::Malformed(e) = o else { panic!("{o:?}") };
+        assert!(e.message.contains("backwards"), "{}", e.message);
+    }
+
+    #[test]
+    fn outcome_json() {
+        assert_eq!(Outcome::Passed.to_json(), r#"{"status":"passed"}"#);
+        let j = Outcome::Unsupported { line: 3, col: 4, what: "x".into() }.to_json();
+        assert!(j.contains(r#""status":"unsupported""#) && j.contains(r#""line":3"#) && j.contains(r#""column":4"#));
+    }
 }
