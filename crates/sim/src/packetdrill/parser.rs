@@ -201,8 +201,7 @@ impl<'a> LineParser<'a> {
                     ));
                 }
                 if let Time::Range(_, hi) = time {
-                    let (h, _) = resolve(hi, t);
-                    let h = if matches!(hi, TimeVal::Rel(_)) { h } else { h };
+                    let (h, _) = resolve(hi, *last); // both ends count from the previous event
                     if h < t {
                         return Err(err_at(time_tok, "time range ends before it starts"));
                     }
@@ -603,6 +602,9 @@ mod tests {
         let e = parse("0.2 < S 0:0(0) win 100\n0.1 > S. 0:0(0) ack 1").unwrap_err();
         assert_eq!((e.line, e.col), (2, 1));
         assert!(e.message.contains("backwards"));
+        let e = parse("1 bind(3, ..., ...) = 0\n+.2~+.1 > . 1:1(0) ack 1").unwrap_err();
+        assert_eq!((e.line, e.message.as_str()), (2, "time range ends before it starts"));
+        assert!(parse("1 bind(3, ..., ...) = 0\n+.1~+.2 > . 1:1(0) ack 1\n1.15~1.3 > . 1:1(0) ack 1").is_ok());
         let e = parse("+0 < X 0:0(0) win 100").unwrap_err();
         assert_eq!((e.line, e.col), (1, 6));
         let e = parse("+0 < . 1:1001(100) ack 1 win 100").unwrap_err();
@@ -611,6 +613,27 @@ mod tests {
         assert!(e.message.contains("ack N"));
         let e = parse("+0 < . 1:1(0) ack 1 win 70000").unwrap_err();
         assert!(e.message.contains("out of range"));
+    }
+
+    proptest::proptest! {
+        /// Arbitrary text and scripts with random edits never panic the parser; errors point
+        /// at a line of the text.
+        #[test]
+        fn never_panics(s in "\\PC{0,160}") {
+            if let Err(e) = parse(&s) {
+                proptest::prop_assert!(e.line >= 1 && e.line as usize <= s.split('\n').count() && e.col >= 1);
+            }
+        }
+
+        #[test]
+        fn edited_scripts_never_panic(cut in 0usize..400, insert in "[ -~\n]{0,12}") {
+            let base = "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,wscale 7>\n+0~+.1 > S. 0:0(0) ack 1 <mss 1460,sackOK,TS val 1 ecr 0>\n+.1 %{ assert tcpi_rto >= 200000 and tcpi_snd_cwnd == 10 }%\n+0 setsockopt(4, SOL_TCP, TCP_CONGESTION, \"reno\", 4) = 0\n";
+            let at = cut.min(base.len());
+            let s = format!("{}{}{}", &base[..at], insert, &base[at..]);
+            if let Err(e) = parse(&s) {
+                proptest::prop_assert!(e.line >= 1 && e.col >= 1);
+            }
+        }
     }
 
     #[test]

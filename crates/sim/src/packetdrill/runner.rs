@@ -271,7 +271,7 @@ fn canon_seen(s: &Seen) -> Vec<String> {
 }
 
 fn fmt_seen(s: &Seen) -> String {
-    let mut out = format!("> ");
+    let mut out = "> ".to_string();
     if s.ecn != Ecn::NotEct {
         out += &format!("[{}] ", ecn_str(s.ecn));
     }
@@ -731,7 +731,7 @@ impl Runner {
                         return unsupported("write() beyond SO_SNDBUF (send-buffer limits are not modeled)");
                     }
                 }
-                if !self.nodelay && len % sock.negotiated_mss() != 0 && sock.outstanding() > 0 {
+                if !self.nodelay && !len.is_multiple_of(sock.negotiated_mss()) && sock.outstanding() > 0 {
                     return unsupported("a sub-MSS write with data in flight: Nagle's algorithm is not modeled (set TCP_NODELAY)");
                 }
                 self.with_sock(|s, cx| s.app_write(len, cx));
