@@ -1066,6 +1066,34 @@ mod tests {
     }
 
     #[test]
+    fn socket_options() {
+        let script = "`sysctl -q net.ipv4.tcp_timestamps=0`
+0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0 setsockopt(3, SOL_SOCKET, SO_RCVBUF, [65536], 4) = 0
++0 getsockopt(3, SOL_SOCKET, SO_RCVBUF, [131072], [4]) = 0
++0 bind(3, ..., ...) = 0
++0 listen(3, 1) = 0
++0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>
++0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 2>
++.1 < . 1:1(0) ack 1 win 1000
++0 accept(3, ..., ...) = 4
++0 getsockopt(4, SOL_TCP, TCP_INFO, {tcpi_state=1, tcpi_snd_cwnd=10, tcpi_rcv_wscale=2}, [104]) = 0
++0 setsockopt(4, SOL_SOCKET, SO_SNDBUF, [5000], 4) = 0
++0 getsockopt(4, SOL_SOCKET, SO_SNDBUF, [10000], [4]) = 0
++0 setsockopt(4, SOL_TCP, TCP_NODELAY, [1], 4) = 0
++0 getsockopt(4, SOL_TCP, TCP_NODELAY, [1], [4]) = 0
++0 write(4, ..., 10000) = 10000
+";
+        assert_eq!(run_script(script, &Options::default()), Outcome::Passed);
+        let more = format!("{script}+0 write(4, ..., 1) = 1\n");
+        assert!(matches!(run_script(&more, &Options::default()), Outcome::Unsupported { line: 17, .. }));
+        let wrong = script.replace("tcpi_snd_cwnd=10", "tcpi_snd_cwnd=9");
+        let (line, msg) = failed(&run_script(&wrong, &Options::default()));
+        assert_eq!(line, 11);
+        assert!(msg.contains("tcpi_snd_cwnd: script expects 9, actual 10"), "{msg}");
+    }
+
+    #[test]
     fn outcome_json() {
         assert_eq!(Outcome::Passed.to_json(), r#"{"status":"passed"}"#);
         let j = Outcome::Unsupported { line: 3, col: 4, what: "x".into() }.to_json();
