@@ -32,7 +32,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_the_suite_passes():
     files = sorted(str(p) for p in SCRIPTS.glob("*.pkt"))
-    assert len(files) >= 15
+    assert len(files) >= 16
     proc = cli("packetdrill", *files)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
