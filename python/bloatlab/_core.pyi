@@ -29,3 +29,8 @@ def emu_run(config_json: str) -> str:
     """Runs the emulation bottleneck (crates/emu) until the scenario's duration has passed;
     returns its measurements as JSON text. Releases the GIL. Linux only; raises ScenarioError
     or OSError."""
+
+def packetdrill_run(script: str, tolerance_usecs: int = 4000) -> str:
+    """Runs one packetdrill script (its text) against the simulated TCP endpoint; returns the
+    outcome as JSON text: ``{"status": "passed"|"failed"|"unsupported"|"malformed", "line",
+    "column", "message"}``. Releases the GIL."""

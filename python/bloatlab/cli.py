@@ -668,3 +668,8 @@ def fixes(bases: tuple[str, ...], fix_names: tuple[str, ...], duration: str, flo
 from .emulate.cli import register as _register_emulation  # noqa: E402
 
 _register_emulation(main)
+
+# `bloatlab packetdrill` (packetdrill scripts against the simulated TCP endpoint).
+from .packetdrill import register as _register_packetdrill  # noqa: E402
+
+_register_packetdrill(main)

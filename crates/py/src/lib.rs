@@ -66,6 +66,17 @@ fn emu_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
     }
 }
 
+/// Runs one packetdrill script (its text) against the simulated TCP endpoint; returns the
+/// outcome as JSON text: {"status": "passed" | "failed" | "unsupported" | "malformed",
+/// "line", "column", "message"}. Releases the GIL.
+#[pyfunction]
+#[pyo3(signature = (script, tolerance_usecs=4000))]
+fn packetdrill_run(py: Python<'_>, script: &str, tolerance_usecs: u64) -> String {
+    let src = script.to_owned();
+    let opts = bloatlab_sim::packetdrill::Options { tolerance_usecs };
+    py.detach(move || bloatlab_sim::packetdrill::run_script(&src, &opts).to_json())
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -76,6 +87,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(emu_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(packetdrill_run, m)?)?;
     #[cfg(target_os = "linux")]
     m.add_function(wrap_pyfunction!(emu_run, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

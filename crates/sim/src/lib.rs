@@ -17,6 +17,7 @@ pub mod gateway;
 pub mod ids;
 pub mod metrics;
 pub mod net;
+pub mod packetdrill;
 pub mod queue;
 pub mod tcp;
 pub mod udp;

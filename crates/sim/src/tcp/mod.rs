@@ -13,4 +13,4 @@ mod socket;
 pub use rate::{RateSample, RateSampler, TxStamp};
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Seg};
-pub use socket::{Cx, SockStats, TcpSocket, TcpState};
+pub use socket::{Cx, SockStats, TcpInfo, TcpSocket, TcpState};

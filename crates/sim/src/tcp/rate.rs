@@ -41,6 +41,8 @@ pub struct RateSampler {
     prior_at: SimTime,
     send_elapsed: Dur,
     sample_app_limited: bool,
+    /// The rate of the latest sample (TCP_INFO's delivery_rate).
+    pub last_rate: Option<Rate>,
 }
 
 impl RateSampler {
@@ -90,6 +92,7 @@ impl RateSampler {
             return None;
         }
         let bps = delivered as u128 * 8 * 1_000_000_000 / interval.0 as u128;
+        self.last_rate = Some(Rate(bps as u64));
         Some(RateSample {
             delivered,
             interval,

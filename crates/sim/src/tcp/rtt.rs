@@ -73,6 +73,10 @@ impl RttEstimator {
     pub fn latest(&self) -> Option<Dur> {
         self.latest
     }
+    /// RFC 6298's RTTVAR (zero before the first sample).
+    pub fn rttvar(&self) -> Dur {
+        self.rttvar
+    }
 }
 
 #[cfg(test)]

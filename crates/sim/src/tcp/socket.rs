@@ -18,6 +18,9 @@ use crate::units::{Dur, Rate, SimTime};
 use crate::metrics::record_delay;
 use hdrhistogram::Histogram;
 
+mod info;
+pub use info::TcpInfo;
+
 const DUPTHRESH: u64 = 3;
 /// Linux's pacing ratios for controllers without their own rate (tcp_update_pacing_rate).
 const PACING_SS_RATIO: f64 = 2.0;

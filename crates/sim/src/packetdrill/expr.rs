@@ -1,0 +1,410 @@
+//! `%{ ... }%` blocks: packetdrill runs them as Python with the socket's TCP_INFO fields bound
+//! to `tcpi_*` names. The subset here is `assert EXPR[, message]` statements over numbers and
+//! those names, with + - * / // % & |, comparisons (chained too), `and`, `or`, `not`, parentheses.
+//! Other statements are reported as unsupported, not skipped.
+
+use super::ScriptError;
+
+/// The TCP_INFO fields the runner models (see docs/packetdrill.md for units).
+pub const FIELDS: &[&str] = &[
+    "tcpi_state",
+    "tcpi_ca_state",
+    "tcpi_retransmits",
+    "tcpi_backoff",
+    "tcpi_rto",
+    "tcpi_snd_mss",
+    "tcpi_rcv_mss",
+    "tcpi_unacked",
+    "tcpi_sacked",
+    "tcpi_lost",
+    "tcpi_retrans",
+    "tcpi_total_retrans",
+    "tcpi_rtt",
+    "tcpi_rttvar",
+    "tcpi_min_rtt",
+    "tcpi_snd_ssthresh",
+    "tcpi_snd_cwnd",
+    "tcpi_snd_wnd",
+    "tcpi_rcv_wscale",
+    "tcpi_snd_wscale",
+    "tcpi_options",
+    "tcpi_pacing_rate",
+    "tcpi_delivery_rate",
+    "tcpi_bytes_acked",
+    "tcpi_bytes_received",
+    "tcpi_segs_out",
+    "tcpi_data_segs_out",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    Num(f64),
+    Var(String),
+    Not(Box<Expr>),
+    Neg(Box<Expr>),
+    Bin(&'static str, Box<Expr>, Box<Expr>),
+    /// `a < b <= c`: Python's chained comparison.
+    Chain(Box<Expr>, Vec<(&'static str, Expr)>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assert {
+    pub line: u32,
+    pub col: u32,
+    pub text: String,
+    pub expr: Expr,
+}
+
+/// What a block holds: its asserts, or the first statement the runner cannot model.
+pub enum Block {
+    Asserts(Vec<Assert>),
+    Unsupported(u32, u32, String),
+}
+
+/// Parses the text of a `%{ ... }%` block that starts at (`line`, `col`) of the script
+/// (`col` of the character after `%{`).
+pub fn parse_block(text: &str, line: u32, col: u32) -> Result<Block, ScriptError> {
+    let mut out = Vec::new();
+    for (k, raw) in text.split('\n').enumerate() {
+        let l = line + k as u32;
+        let base = if k == 0 { col } else { 1 };
+        for stmt in split_statements(raw) {
+            let (off, s) = stmt;
+            let lead = s.len() - s.trim_start().len();
+            let s_trim = s.trim();
+            let c = base + (off + lead) as u32;
+            if s_trim.is_empty() || s_trim.starts_with('#') {
+                continue;
+            }
+            let Some(rest) = s_trim.strip_prefix("assert").filter(|r| r.starts_with([' ', '\t', '('])) else {
+                return Ok(Block::Unsupported(l, c, format!("python statement `{s_trim}` (only `assert` is modeled)")));
+            };
+            // `assert cond, message`: the message is not evaluated.
+            let cond = top_level_comma(rest).map_or(rest, |i| &rest[..i]);
+            let cond_col = c + 6 + (rest.len() - rest.trim_start().len()) as u32;
+            let mut p = ExprParser { toks: tokenize(cond.trim(), l, cond_col)?, i: 0, line: l, col: cond_col };
+            let expr = p.or()?;
+            if let Some(t) = p.toks.get(p.i) {
+                return Err(ScriptError::new(l, t.1, format!("unexpected `{}` in assert", t.0)));
+            }
+            if let Some(v) = unknown_var(&expr) {
+                return Ok(Block::Unsupported(l, c, format!("`{v}` is not a modeled TCP_INFO field (modeled: {})", FIELDS.join(", "))));
+            }
+            out.push(Assert { line: l, col: c, text: cond.trim().to_string(), expr });
+        }
+    }
+    Ok(Block::Asserts(out))
+}
+
+fn split_statements(raw: &str) -> Vec<(usize, &str)> {
+    let mut v = Vec::new();
+    let mut start = 0;
+    for (i, ch) in raw.char_indices() {
+        if ch == ';' {
+            v.push((start, &raw[start..i]));
+            start = i + 1;
+        }
+    }
+    v.push((start, &raw[start..]));
+    v
+}
+
+fn top_level_comma(s: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn unknown_var(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Num(_) => None,
+        Expr::Var(v) => (!FIELDS.contains(&v.as_str())).then(|| v.clone()),
+        Expr::Not(a) | Expr::Neg(a) => unknown_var(a),
+        Expr::Bin(_, a, b) => unknown_var(a).or_else(|| unknown_var(b)),
+        Expr::Chain(a, rest) => unknown_var(a).or_else(|| rest.iter().find_map(|(_, e)| unknown_var(e))),
+    }
+}
+
+/// (token text, column)
+type ETok = (String, u32);
+
+fn tokenize(s: &str, line: u32, col: u32) -> Result<Vec<ETok>, ScriptError> {
+    let b = s.as_bytes();
+    let mut v = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let at = col + s[..i].chars().count() as u32;
+        if c == b' ' || c == b'\t' || c == b'\r' {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'.' || b[j] == b'_') {
+                j += 1;
+            }
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+        } else if s[i..].starts_with("==") || s[i..].starts_with("!=") || s[i..].starts_with("<=") || s[i..].starts_with(">=") || s[i..].starts_with("//") {
+            j = i + 2;
+        } else if !b"+-*/%()<>&|".contains(&c) {
+            let ch = s[i..].chars().next().unwrap_or('?');
+            return Err(ScriptError::new(line, at, format!("unexpected character {ch:?} in assert")));
+        }
+        v.push((s[i..j].to_string(), at));
+        i = j;
+    }
+    Ok(v)
+}
+
+struct ExprParser {
+    toks: Vec<ETok>,
+    i: usize,
+    line: u32,
+    col: u32,
+}
+
+const CMP: &[&str] = &["==", "!=", "<=", ">=", "<", ">"];
+
+impl ExprParser {
+    fn peek(&self) -> Option<&str> {
+        self.toks.get(self.i).map(|t| t.0.as_str())
+    }
+    fn err(&self, msg: &str) -> ScriptError {
+        let c = self.toks.get(self.i).map_or(self.col + 1, |t| t.1);
+        ScriptError::new(self.line, c, msg)
+    }
+    fn take(&mut self, ops: &[&'static str]) -> Option<&'static str> {
+        let p = self.peek()?;
+        let op = ops.iter().find(|o| **o == p)?;
+        self.i += 1;
+        Some(op)
+    }
+    fn or(&mut self) -> Result<Expr, ScriptError> {
+        let mut a = self.and()?;
+        while self.take(&["or"]).is_some() {
+            a = Expr::Bin("or", Box::new(a), Box::new(self.and()?));
+        }
+        Ok(a)
+    }
+    fn and(&mut self) -> Result<Expr, ScriptError> {
+        let mut a = self.not()?;
+        while self.take(&["and"]).is_some() {
+            a = Expr::Bin("and", Box::new(a), Box::new(self.not()?));
+        }
+        Ok(a)
+    }
+    fn not(&mut self) -> Result<Expr, ScriptError> {
+        if self.take(&["not"]).is_some() {
+            return Ok(Expr::Not(Box::new(self.not()?)));
+        }
+        self.cmp()
+    }
+    fn cmp(&mut self) -> Result<Expr, ScriptError> {
+        let a = self.bits()?;
+        let mut rest = Vec::new();
+        while let Some(op) = self.take(CMP) {
+            rest.push((op, self.bits()?));
+        }
+        Ok(if rest.is_empty() { a } else { Expr::Chain(Box::new(a), rest) })
+    }
+    /// `|` and `&` bind tighter than comparisons, as in Python (flag tests: `x & 4 == 4`).
+    fn bits(&mut self) -> Result<Expr, ScriptError> {
+        let mut a = self.bitand()?;
+        while self.take(&["|"]).is_some() {
+            a = Expr::Bin("|", Box::new(a), Box::new(self.bitand()?));
+        }
+        Ok(a)
+    }
+    fn bitand(&mut self) -> Result<Expr, ScriptError> {
+        let mut a = self.sum()?;
+        while self.take(&["&"]).is_some() {
+            a = Expr::Bin("&", Box::new(a), Box::new(self.sum()?));
+        }
+        Ok(a)
+    }
+    fn sum(&mut self) -> Result<Expr, ScriptError> {
+        let mut a = self.product()?;
+        while let Some(op) = self.take(&["+", "-"]) {
+            a = Expr::Bin(op, Box::new(a), Box::new(self.product()?));
+        }
+        Ok(a)
+    }
+    fn product(&mut self) -> Result<Expr, ScriptError> {
+        let mut a = self.unary()?;
+        while let Some(op) = self.take(&["*", "//", "/", "%"]) {
+            a = Expr::Bin(op, Box::new(a), Box::new(self.unary()?));
+        }
+        Ok(a)
+    }
+    fn unary(&mut self) -> Result<Expr, ScriptError> {
+        if self.take(&["-"]).is_some() {
+            return Ok(Expr::Neg(Box::new(self.unary()?)));
+        }
+        if self.take(&["+"]).is_some() {
+            return self.unary();
+        }
+        self.atom()
+    }
+    fn atom(&mut self) -> Result<Expr, ScriptError> {
+        let Some((t, _)) = self.toks.get(self.i).cloned() else {
+            return Err(self.err("assert expression ends too early"));
+        };
+        if t == "(" {
+            self.i += 1;
+            let e = self.or()?;
+            if self.take(&[")"]).is_none() {
+                return Err(self.err("expected `)`"));
+            }
+            return Ok(e);
+        }
+        let first = t.as_bytes()[0];
+        if first.is_ascii_digit() || first == b'.' {
+            let v = parse_number(&t).ok_or_else(|| self.err(&format!("bad number `{t}`")))?;
+            self.i += 1;
+            return Ok(Expr::Num(v));
+        }
+        if first.is_ascii_alphabetic() || first == b'_' {
+            if ["and", "or", "not"].contains(&t.as_str()) {
+                return Err(self.err(&format!("unexpected `{t}`")));
+            }
+            self.i += 1;
+            return Ok(match t.as_str() {
+                "True" => Expr::Num(1.0),
+                "False" => Expr::Num(0.0),
+                _ => Expr::Var(t),
+            });
+        }
+        Err(self.err(&format!("unexpected `{t}`")))
+    }
+}
+
+fn parse_number(t: &str) -> Option<f64> {
+    let t = t.replace('_', "");
+    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        return u64::from_str_radix(h, 16).ok().map(|v| v as f64);
+    }
+    t.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Evaluates `e` with `var` giving each field's value. Python semantics for truth (non-zero)
+/// and comparisons; division by zero is an error message.
+pub fn eval(e: &Expr, var: &dyn Fn(&str) -> f64) -> Result<f64, String> {
+    let b = |x: bool| if x { 1.0 } else { 0.0 };
+    Ok(match e {
+        Expr::Num(v) => *v,
+        Expr::Var(n) => var(n),
+        Expr::Not(a) => b(eval(a, var)? == 0.0),
+        Expr::Neg(a) => -eval(a, var)?,
+        Expr::Bin("and", x, y) => {
+            let l = eval(x, var)?;
+            if l == 0.0 { l } else { eval(y, var)? }
+        }
+        Expr::Bin("or", x, y) => {
+            let l = eval(x, var)?;
+            if l != 0.0 { l } else { eval(y, var)? }
+        }
+        Expr::Bin(op, x, y) => {
+            let (l, r) = (eval(x, var)?, eval(y, var)?);
+            match *op {
+                "+" => l + r,
+                "-" => l - r,
+                "*" => l * r,
+                "/" | "//" | "%" if r == 0.0 => return Err("division by zero".into()),
+                "/" => l / r,
+                "//" => (l / r).floor(),
+                "%" => l - r * (l / r).floor(),
+                "&" => ((l as i64) & (r as i64)) as f64,
+                "|" => ((l as i64) | (r as i64)) as f64,
+                _ => unreachable!("operator {op}"),
+            }
+        }
+        Expr::Chain(first, rest) => {
+            let mut l = eval(first, var)?;
+            for (op, e) in rest {
+                let r = eval(e, var)?;
+                let ok = match *op {
+                    "==" => l == r,
+                    "!=" => l != r,
+                    "<" => l < r,
+                    "<=" => l <= r,
+                    ">" => l > r,
+                    ">=" => l >= r,
+                    _ => unreachable!("comparison {op}"),
+                };
+                if !ok {
+                    return Ok(0.0);
+                }
+                l = r;
+            }
+            1.0
+        }
+    })
+}
+
+/// The variables `e` reads, in first-use order (for failure messages).
+pub fn vars(e: &Expr, out: &mut Vec<String>) {
+    match e {
+        Expr::Num(_) => {}
+        Expr::Var(v) => {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+        Expr::Not(a) | Expr::Neg(a) => vars(a, out),
+        Expr::Bin(_, a, b) => {
+            vars(a, out);
+            vars(b, out);
+        }
+        Expr::Chain(a, rest) => {
+            vars(a, out);
+            for (_, e) in rest {
+                vars(e, out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Assert {
+        match parse_block(text, 1, 3).unwrap() {
+            Block::Asserts(mut v) => v.remove(0),
+            Block::Unsupported(_, _, w) => panic!("{w}"),
+        }
+    }
+
+    #[test]
+    fn comparisons_and_logic() {
+        let a = one(" assert tcpi_snd_cwnd == 10 and tcpi_snd_ssthresh > 5, 'msg' ");
+        let v = |n: &str| if n == "tcpi_snd_cwnd" { 10.0 } else { 7.0 };
+        assert_eq!(eval(&a.expr, &v).unwrap(), 1.0);
+        let a = one("assert 100000 <= tcpi_rto <= 300000");
+        assert_eq!(eval(&a.expr, &|_| 300000.0).unwrap(), 1.0);
+        assert_eq!(eval(&a.expr, &|_| 300001.0).unwrap(), 0.0);
+        let a = one("assert not (tcpi_ca_state == 4) or tcpi_lost // 2 == 1");
+        assert_eq!(eval(&a.expr, &|n| if n == "tcpi_ca_state" { 4.0 } else { 3.0 }).unwrap(), 1.0);
+    }
+
+    #[test]
+    fn other_statements_are_unsupported_and_bad_syntax_is_an_error() {
+        assert!(matches!(parse_block("print(tcpi_rto)", 1, 3).unwrap(), Block::Unsupported(1, 3, _)));
+        assert!(matches!(parse_block("assert tcpi_bogus == 1", 1, 3).unwrap(), Block::Unsupported(..)));
+        let e = parse_block("\n  assert tcpi_rto == ", 4, 3).err().unwrap();
+        assert_eq!(e.line, 5);
+        let e = parse_block("assert tcpi_rto $ 3", 2, 3).err().unwrap();
+        assert_eq!((e.line, e.col), (2, 19));
+    }
+}

@@ -1,0 +1,1102 @@
+//! Runs a parsed script against one simulated TCP endpoint with an event loop of its own:
+//! the endpoint's timers go on a private [`EventQueue`], inbound segments are handed to
+//! [`TcpSocket::on_packet`] at their script times, and everything the endpoint sends is
+//! queued, time-stamped, for the script's outbound lines to match in order.
+//!
+//! Timing follows packetdrill: an outbound segment must leave within `tolerance` of its
+//! script time (or of its `lo~hi` range); relative times count from the previous event's
+//! script time, or from its actual time when it was a range or `*`. An expected segment
+//! longer than the MSS (Linux's TSO writes one) matches the run of contiguous segments the
+//! endpoint sends at one instant. Segments the endpoint sends that no line expects before
+//! the next expected one are a mismatch; those left at the end of the script are ignored.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::ast::*;
+use super::expr;
+use super::{Options, Outcome};
+use crate::cc::{build, BuildCtx, CcSpec};
+use crate::config::{Recovery, TcpCfg};
+use crate::engine::{Event as SimEvent, EventQueue, SimRng, Stream};
+use crate::ids::{FlowId, RouteId, SockId};
+use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
+use crate::tcp::{Cx, TcpInfo, TcpSocket, TcpState};
+use crate::units::{Dur, SimTime};
+
+/// Linux's TCP timestamp clock: one tick per millisecond. Script TS values are in ticks.
+const TS_TICK_NS: u64 = 1_000_000;
+
+/// Why a script stopped early.
+enum Stop {
+    Failed(String),
+    Unsupported(String),
+}
+
+type Step = Result<(), Stop>;
+
+fn fail<T>(msg: impl Into<String>) -> Result<T, Stop> {
+    Err(Stop::Failed(msg.into()))
+}
+
+fn unsupported<T>(msg: impl Into<String>) -> Result<T, Stop> {
+    Err(Stop::Unsupported(msg.into()))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FdKind {
+    Socket,
+    Listener,
+    Conn,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Fd {
+    kind: FdKind,
+    nonblock: bool,
+}
+
+/// What the endpoint sent: a segment, or a TSO-sized run of them merged.
+#[derive(Debug, Clone)]
+struct Seen {
+    at: SimTime,
+    ecn: Ecn,
+    flags: u8,
+    seq: u64,
+    len: u64,
+    ack: u64,
+    win: u16,
+    ts: Option<(u64, u64)>,
+    sack: Vec<(u64, u64)>,
+    syn: Option<SynOptions>,
+}
+
+pub struct Runner {
+    tol: u64,
+    now: SimTime,
+    pool: PacketPool,
+    events: EventQueue,
+    sock: Option<TcpSocket>,
+    cfg: TcpCfg,
+    cc: CcSpec,
+    /// net.ipv4.tcp_ecn: 0 off, 1 request and accept, 2 accept only (Linux's default).
+    ecn_mode: u8,
+    fds: BTreeMap<i64, Fd>,
+    accepted: bool,
+    sndbuf: Option<u64>,
+    nodelay: bool,
+    /// Bytes the script has read.
+    consumed: u64,
+    closed: bool,
+    pending: VecDeque<Seen>,
+    last_script: u64,
+    last_actual: u64,
+    last_loose: bool,
+    /// (script TS value, simulator TS value) of the first outbound timestamp matched.
+    ts_map: Option<(u64, u64)>,
+}
+
+/// Runs `script`; the first mismatch, unsupported line or the end decides the outcome.
+pub fn run(script: &Script, opts: &Options) -> Outcome {
+    // Lines that cannot be modeled make the whole script unsupported before it runs.
+    for ev in &script.events {
+        let what = match &ev.kind {
+            Kind::Unsupported(w) => Some(w.clone()),
+            Kind::Shell(cmd) => shell_settings(cmd).err(),
+            _ => None,
+        };
+        if let Some(what) = what {
+            return Outcome::Unsupported { line: ev.line, col: ev.col, what };
+        }
+    }
+    let mut r = Runner::new(opts);
+    for ev in &script.events {
+        if let Err(stop) = r.event(ev) {
+            return match stop {
+                Stop::Failed(message) => Outcome::Failed { line: ev.line, col: ev.col, message },
+                Stop::Unsupported(what) => Outcome::Unsupported { line: ev.line, col: ev.col, what },
+            };
+        }
+    }
+    Outcome::Passed
+}
+
+/// Linux's defaults as far as the simulator models them: MSS from a 1500-byte MTU, IW10,
+/// SACK, timestamps, 40 ms delayed ACKs, RTO 1 s initial / 200 ms min / 120 s max, a 6 MB
+/// receive buffer (window scale 7), CUBIC, no pacing.
+fn linux_defaults() -> TcpCfg {
+    TcpCfg {
+        mss: 1460,
+        init_cwnd: 10,
+        recovery: Recovery::Sack,
+        delack: Dur::from_millis(40),
+        ack_every: 2,
+        rto_min: Dur::from_millis(200),
+        rto_initial: Dur::from_secs(1),
+        rto_max: Dur::from_secs(120),
+        timestamps: true,
+        rcvbuf: 6_291_456,
+        pacing: false,
+        ecn: false,
+    }
+}
+
+/// Linux's name for a controller (TCP_CONGESTION), and the simulator's controller for one.
+fn linux_cc(name: &str) -> Option<CcSpec> {
+    let sim = match name {
+        "reno" | "cubic" | "vegas" | "bbr" => name,
+        "westwood" => "westwood+",
+        _ => return None,
+    };
+    CcSpec::parse(sim, None, "cc_params").ok()
+}
+
+fn linux_cc_name(spec_name: &str) -> &str {
+    if spec_name == "westwood+" { "westwood" } else { spec_name }
+}
+
+/// The settings a shell command makes (sysctl assignments); other commands are unsupported,
+/// except the packetdrill test suites' `defaults.sh` preamble (Linux's defaults, assumed).
+fn shell_settings(cmd: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for part in cmd.split([';', '\n']).flat_map(|p| p.split("&&")) {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        match words.first() {
+            None => {}
+            Some(w) if w.ends_with("defaults.sh") => {}
+            Some(&"sysctl") => {
+                for w in &words[1..] {
+                    if w.starts_with('-') {
+                        continue;
+                    }
+                    let Some((k, v)) = w.split_once('=') else { continue };
+                    let k = k.replace('/', ".");
+                    let v = v.trim_matches(['"', '\'']).to_string();
+                    check_sysctl(&k, &v)?;
+                    out.push((k, v));
+                }
+            }
+            Some(w) => return Err(format!("shell command `{w}` (only sysctl preambles are read)")),
+        }
+    }
+    Ok(out)
+}
+
+/// Sysctls that would turn on a mechanism the simulator lacks make the script unsupported;
+/// the rest are read by the runner or ignored.
+fn check_sysctl(k: &str, v: &str) -> Result<(), String> {
+    let on = v.trim() != "0";
+    let missing = match k {
+        "net.ipv4.tcp_recovery" if on => "RACK loss detection (net.ipv4.tcp_recovery)",
+        "net.ipv4.tcp_early_retrans" if on => "tail loss probes / early retransmit (net.ipv4.tcp_early_retrans)",
+        "net.ipv4.tcp_frto" if on => "F-RTO (net.ipv4.tcp_frto)",
+        "net.ipv4.tcp_window_scaling" if !on => "turning window scaling off (net.ipv4.tcp_window_scaling=0)",
+        "net.ipv4.tcp_ecn" if !matches!(v.trim(), "0" | "1" | "2") => "this net.ipv4.tcp_ecn mode (0, 1, 2 are modeled)",
+        "net.ipv4.tcp_congestion_control" if linux_cc(v.trim()).is_none() => "this congestion control",
+        _ => return Ok(()),
+    };
+    Err(format!("{missing} is not modeled"))
+}
+
+fn fmt_secs(t: u64) -> String {
+    format!("{}.{:06}", t / 1_000_000_000, t % 1_000_000_000 / 1000)
+}
+
+fn flags_str(f: u8) -> String {
+    let mut s = String::new();
+    for (bit, ch) in [(flag::FIN, 'F'), (flag::SYN, 'S'), (flag::RST, 'R'), (flag::PSH, 'P'), (flag::ACK, '.'), (flag::URG, 'U'), (flag::ECE, 'E'), (flag::CWR, 'W')] {
+        if f & bit != 0 {
+            s.push(ch);
+        }
+    }
+    s
+}
+
+fn ecn_str(e: Ecn) -> &'static str {
+    match e {
+        Ecn::NotEct => "noecn",
+        Ecn::Ect => "ect0",
+        Ecn::Ce => "ce",
+    }
+}
+
+fn spec_ecn_str(e: EcnSpec) -> &'static str {
+    match e {
+        EcnSpec::NoEcn => "noecn",
+        EcnSpec::Ect0 => "ect0",
+        EcnSpec::Ect1 => "ect1",
+        EcnSpec::Ect01 => "ect01",
+        EcnSpec::Ce => "ce",
+    }
+}
+
+/// Options in a fixed order without nop/eol padding, TS values left out (they are clocks).
+fn canon_expected(opts: &[TcpOpt]) -> Vec<String> {
+    let mut v: Vec<(u8, String)> = Vec::new();
+    for o in opts {
+        match o {
+            TcpOpt::Nop | TcpOpt::Eol => {}
+            TcpOpt::Mss(m) => v.push((0, format!("mss {m}"))),
+            TcpOpt::SackOk => v.push((1, "sackOK".into())),
+            TcpOpt::Ts { ecr, .. } => v.push((2, format!("TS ecr {ecr}"))),
+            TcpOpt::Wscale(w) => v.push((3, format!("wscale {w}"))),
+            TcpOpt::Sack(b) => v.push((4, format!("sack {}", b.iter().map(|(s, e)| format!("{s}:{e}")).collect::<Vec<_>>().join(" ")))),
+        }
+    }
+    v.sort_by_key(|x| x.0);
+    v.into_iter().map(|x| x.1).collect()
+}
+
+fn canon_seen(s: &Seen) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(o) = s.syn {
+        if o.mss > 0 {
+            v.push(format!("mss {}", o.mss));
+        }
+        if o.sack_permitted {
+            v.push("sackOK".into());
+        }
+    }
+    if let Some((_, ecr)) = s.ts {
+        v.push(format!("TS ecr {ecr}"));
+    }
+    if let Some(o) = s.syn {
+        if let Some(w) = o.wscale {
+            v.push(format!("wscale {w}"));
+        }
+    }
+    if !s.sack.is_empty() {
+        v.push(format!("sack {}", s.sack.iter().map(|(a, b)| format!("{a}:{b}")).collect::<Vec<_>>().join(" ")));
+    }
+    v
+}
+
+fn fmt_seen(s: &Seen) -> String {
+    let mut out = "> ".to_string();
+    if s.ecn != Ecn::NotEct {
+        out += &format!("[{}] ", ecn_str(s.ecn));
+    }
+    out += &format!("{} {}:{}({})", flags_str(s.flags), s.seq, s.seq + s.len, s.len);
+    if s.flags & flag::ACK != 0 {
+        out += &format!(" ack {}", s.ack);
+    }
+    out += &format!(" win {}", s.win);
+    let o = canon_seen(s);
+    if !o.is_empty() {
+        out += &format!(" <{}>", o.join(","));
+    }
+    out + &format!(" at {}", fmt_secs(s.at.0))
+}
+
+fn fmt_spec(p: &PacketSpec) -> String {
+    let mut out = format!("{} ", if p.dir == Dir::In { "<" } else { ">" });
+    if let Some(e) = p.ecn {
+        out += &format!("[{}] ", spec_ecn_str(e));
+    }
+    out += &format!("{} {}:{}({})", flags_str(p.flags), p.seq, p.seq + p.len as u64, p.len);
+    if let Some(a) = p.ack {
+        out += &format!(" ack {a}");
+    }
+    if let Some(w) = p.win {
+        out += &format!(" win {w}");
+    }
+    if let Some(o) = &p.opts {
+        out += &format!(" <{}>", canon_expected(o).join(","));
+    }
+    out
+}
+
+impl Runner {
+    fn new(opts: &Options) -> Runner {
+        Runner {
+            tol: opts.tolerance_usecs.saturating_mul(1000),
+            now: SimTime::ZERO,
+            pool: PacketPool::default(),
+            events: EventQueue::new(),
+            sock: None,
+            cfg: linux_defaults(),
+            cc: linux_cc("cubic").expect("cubic is built in"),
+            ecn_mode: 2,
+            fds: BTreeMap::new(),
+            accepted: false,
+            sndbuf: None,
+            nodelay: false,
+            consumed: 0,
+            closed: false,
+            pending: VecDeque::new(),
+            last_script: 0,
+            last_actual: 0,
+            last_loose: false,
+        ts_map: None,
+        }
+    }
+
+    // ----- the event loop ------------------------------------------------------------
+
+    /// Calls into the socket with a context; what it sends joins the outbound queue.
+    fn with_sock<R>(&mut self, f: impl FnOnce(&mut TcpSocket, &mut Cx) -> R) -> R {
+        let mut out = Vec::new();
+        let sock = self.sock.as_mut().expect("callers check the socket exists");
+        let mut cx = Cx { now: self.now, pool: &mut self.pool, events: &mut self.events, out: &mut out, channel: None };
+        let r = f(sock, &mut cx);
+        for id in out {
+            let p = *self.pool.get(id);
+            self.pool.free(id);
+            let h = p.tcp();
+            let syn = h.flags.has(TcpFlags::SYN);
+            self.pending.push_back(Seen {
+                at: self.now,
+                ecn: p.ecn,
+                flags: h.flags.0,
+                seq: h.seq,
+                len: h.len as u64,
+                ack: h.ack,
+                win: h.window,
+                ts: h.ts,
+                sack: h.sack.as_slice().to_vec(),
+                syn: syn.then_some(h.syn_opts),
+            });
+        }
+        r
+    }
+
+    /// Fires the next timer; false if none is due by `until`.
+    fn fire_next(&mut self, until: SimTime) -> bool {
+        match self.events.peek_time() {
+            Some(t) if t <= until => {
+                let (t, ev) = self.events.pop().expect("peeked");
+                self.now = self.now.max(t);
+                if let SimEvent::Timer(_, kind) = ev {
+                    if self.sock.is_some() {
+                        self.with_sock(|s, cx| s.on_timer(kind, cx));
+                    }
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn advance_to(&mut self, t: SimTime) {
+        while self.fire_next(t) {}
+        self.now = self.now.max(t);
+    }
+
+    /// (earliest, latest) script time of `time`, relative times counted packetdrill's way.
+    fn window(&self, time: Time) -> (u64, u64) {
+        let base = if self.last_loose { self.last_actual } else { self.last_script };
+        let at = |v: TimeVal| match v {
+            TimeVal::Abs(t) => t,
+            TimeVal::Rel(d) => base.saturating_add(d),
+        };
+        match time {
+            Time::At(v) => (at(v), at(v)),
+            Time::Range(lo, hi) => (at(lo), at(hi)),
+            Time::Any => (base, u64::MAX),
+        }
+    }
+
+    fn event(&mut self, ev: &Event) -> Step {
+        let (lo, hi) = self.window(ev.time);
+        let loose = !matches!(ev.time, Time::At(_));
+        let actual = match &ev.kind {
+            Kind::Packet(p) if p.dir == Dir::Out => self.expect_out(p, lo, hi)?,
+            kind => {
+                // Inbound segments, calls and asserts happen at their script time (or now, if
+                // waiting for an earlier outbound segment already took the clock past it).
+                self.advance_to(SimTime(lo));
+                match kind {
+                    Kind::Packet(p) => self.inject(p)?,
+                    Kind::Syscall(c) => self.syscall(c)?,
+                    Kind::Assert(v) => self.asserts(v)?,
+                    Kind::Shell(cmd) => self.shell(cmd),
+                    Kind::Unsupported(w) => return unsupported(w.clone()),
+                }
+                self.now.0
+            }
+        };
+        self.last_script = lo;
+        self.last_actual = actual;
+        self.last_loose = loose;
+        Ok(())
+    }
+
+    fn shell(&mut self, cmd: &str) {
+        for (k, v) in shell_settings(cmd).unwrap_or_default() {
+            let v = v.trim();
+            match k.as_str() {
+                "net.ipv4.tcp_ecn" => self.ecn_mode = v.parse().unwrap_or(2),
+                "net.ipv4.tcp_sack" => self.cfg.recovery = if v == "0" { Recovery::NewReno } else { Recovery::Sack },
+                "net.ipv4.tcp_timestamps" => self.cfg.timestamps = v != "0",
+                "net.ipv4.tcp_congestion_control" => {
+                    if let Some(cc) = linux_cc(v) {
+                        self.cc = cc;
+                    }
+                }
+                _ => {} // not modeled and harmless: ignored (docs/packetdrill.md)
+            }
+        }
+    }
+
+    // ----- inbound -----------------------------------------------------------------
+
+    fn inject(&mut self, p: &PacketSpec) -> Step {
+        if self.sock.is_none() {
+            return fail("inbound segment before any socket listens or connects");
+        }
+        if p.flags & (flag::RST | flag::FIN | flag::URG) != 0 {
+            return unsupported("inbound RST, FIN or URG (connection teardown is not modeled)");
+        }
+        let mut h = TcpHeader {
+            seq: p.seq,
+            ack: p.ack.unwrap_or(0),
+            len: p.len,
+            flags: TcpFlags(p.flags & !flag::PSH),
+            window: p.win.unwrap_or(0) as u16,
+            ts: None,
+            sack: SackBlocks::default(),
+            syn_opts: SynOptions::default(),
+        };
+        for o in p.opts.iter().flatten() {
+            match o {
+                TcpOpt::Nop | TcpOpt::Eol => {}
+                TcpOpt::Mss(m) => h.syn_opts.mss = *m,
+                TcpOpt::Wscale(w) => h.syn_opts.wscale = Some(*w),
+                TcpOpt::SackOk => h.syn_opts.sack_permitted = true,
+                TcpOpt::Ts { val, ecr } => {
+                    h.syn_opts.timestamps = true;
+                    h.ts = Some((*val, self.ts_to_sim(*ecr)));
+                }
+                TcpOpt::Sack(blocks) => {
+                    if blocks.len() > 3 {
+                        return unsupported("more than 3 SACK blocks in one segment");
+                    }
+                    for &b in blocks {
+                        h.sack.push(b);
+                    }
+                }
+            }
+        }
+        if p.flags & flag::SYN == 0 {
+            h.syn_opts = SynOptions::default();
+        }
+        let ecn = match p.ecn {
+            None | Some(EcnSpec::NoEcn) => Ecn::NotEct,
+            Some(EcnSpec::Ect0) | Some(EcnSpec::Ect1) | Some(EcnSpec::Ect01) => Ecn::Ect,
+            Some(EcnSpec::Ce) => Ecn::Ce,
+        };
+        let pkt = Packet {
+            flow: FlowId(0),
+            route: RouteId(0),
+            hop: 0,
+            wire_bytes: p.len + crate::config::TCP_HEADER_BYTES,
+            ecn,
+            sent_at: self.now,
+            conn: 0,
+            hdr: Header::Tcp(h),
+        };
+        self.with_sock(|s, cx| s.on_packet(&pkt, cx));
+        Ok(())
+    }
+
+    /// A script TS echo (in the script's ticks) as the simulator's clock value.
+    fn ts_to_sim(&self, ecr: u64) -> u64 {
+        if ecr == 0 {
+            return 0;
+        }
+        match self.ts_map {
+            Some((script, sim)) => {
+                let d = (ecr as i128 - script as i128) * TS_TICK_NS as i128;
+                (sim as i128 + d).max(0) as u64
+            }
+            None => ecr.saturating_mul(TS_TICK_NS),
+        }
+    }
+
+    // ----- outbound ----------------------------------------------------------------
+
+    fn expect_out(&mut self, p: &PacketSpec, lo: u64, hi: u64) -> Result<u64, Stop> {
+        if self.closed {
+            return unsupported("outbound segments after close() (FIN is not modeled)");
+        }
+        if p.flags & (flag::FIN | flag::RST | flag::URG) != 0 {
+            return unsupported("outbound FIN, RST or URG (connection teardown is not modeled)");
+        }
+        // `*` (no upper bound) accepts a segment sent at any time, also before the previous event.
+        let early = if hi == u64::MAX { 0 } else { lo.saturating_sub(self.tol) };
+        let late = hi.saturating_add(self.tol);
+        while self.pending.is_empty() {
+            if !self.fire_next(SimTime(late)) {
+                let when = if hi == u64::MAX { "at any time".to_string() } else { format!("by {}", fmt_secs(late)) };
+                return fail(format!("expected `{}` but nothing was sent {when}", fmt_spec(p)));
+            }
+        }
+        let first = self.pending.front().expect("non-empty").clone();
+        if first.at.0 < early {
+            return fail(format!(
+                "`{}` sent at {}, earlier than expected (script time {}, tolerance {} us)",
+                fmt_seen(&first),
+                fmt_secs(first.at.0),
+                fmt_secs(lo),
+                self.tol / 1000
+            ));
+        }
+        // A TSO-sized expectation: merge the contiguous segments sent at the same instant.
+        let mut seen = first.clone();
+        let mut taken = 1;
+        if p.len as u64 > seen.len && seen.len > 0 && seen.flags & flag::SYN == 0 {
+            while seen.len < p.len as u64 {
+                match self.pending.get(taken) {
+                    Some(n) if n.at == seen.at && n.seq == seen.seq + seen.len && n.len > 0 && n.syn.is_none() => {
+                        seen.len += n.len;
+                        seen.flags |= n.flags;
+                        seen.ack = n.ack;
+                        seen.win = n.win;
+                        taken += 1;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        self.compare(p, &seen)?;
+        if let (Some((sim_val, _)), Some(opts)) = (seen.ts, &p.opts) {
+            if self.ts_map.is_none() {
+                if let Some(val) = opts.iter().find_map(|o| if let TcpOpt::Ts { val, .. } = o { Some(*val) } else { None }) {
+                    self.ts_map = Some((val, sim_val));
+                }
+            }
+        }
+        self.pending.drain(..taken);
+        Ok(seen.at.0)
+    }
+
+    fn compare(&self, p: &PacketSpec, s: &Seen) -> Step {
+        let mismatch = |what: String| fail(format!("{what}\n  expected: {}\n  actual:   {}", fmt_spec(p), fmt_seen(s)));
+        // The simulator carries no PSH bit; Linux sets it at the end of each write.
+        let (want, got) = (p.flags & !flag::PSH, s.flags & !flag::PSH);
+        if want != got {
+            return mismatch(format!("flags: expected `{}`, actual `{}`", flags_str(want), flags_str(got)));
+        }
+        if p.seq != s.seq || p.len as u64 != s.len {
+            return mismatch(format!(
+                "sequence range: expected {}:{}({}), actual {}:{}({})",
+                p.seq,
+                p.seq + p.len as u64,
+                p.len,
+                s.seq,
+                s.seq + s.len,
+                s.len
+            ));
+        }
+        if let Some(a) = p.ack {
+            if a != s.ack {
+                return mismatch(format!("ack: expected {a}, actual {}", s.ack));
+            }
+        }
+        if let Some(w) = p.win {
+            if w != s.win as u32 {
+                return mismatch(format!("window: expected {w}, actual {}", s.win));
+            }
+        }
+        if let Some(e) = p.ecn {
+            let ok = match e {
+                EcnSpec::NoEcn => s.ecn == Ecn::NotEct,
+                EcnSpec::Ect0 | EcnSpec::Ect01 => s.ecn == Ecn::Ect,
+                EcnSpec::Ect1 => false, // the simulator marks ECT(0) only
+                EcnSpec::Ce => s.ecn == Ecn::Ce,
+            };
+            if !ok {
+                return mismatch(format!("ECN: expected [{}], actual [{}]", spec_ecn_str(e), ecn_str(s.ecn)));
+            }
+        }
+        let want = canon_expected(p.opts.as_deref().unwrap_or(&[]));
+        let got = canon_seen(s);
+        if want != got {
+            return mismatch(format!("TCP options: expected <{}>, actual <{}>", want.join(","), got.join(",")));
+        }
+        Ok(())
+    }
+
+    // ----- system calls ------------------------------------------------------------
+
+    fn fd(&self, args: &[Arg], call: &str) -> Result<(i64, Fd), Stop> {
+        match args.first() {
+            Some(Arg::Int(n)) => match self.fds.get(n) {
+                Some(f) => Ok((*n, *f)),
+                None => fail(format!("{call}: fd {n} is not open")),
+            },
+            _ => unsupported(format!("{call}: the first argument must be a file descriptor number")),
+        }
+    }
+
+    fn check_ret(c: &Syscall, ret: i64, errno: Option<&str>) -> Step {
+        if ret != c.ret || (ret == -1 && errno != c.errno.as_deref()) {
+            let show = |r: i64, e: Option<&str>| match e {
+                Some(e) if r == -1 => format!("-1 {e}"),
+                _ => r.to_string(),
+            };
+            return fail(format!("{}() returned {}, script expects {}", c.name, show(ret, errno), show(c.ret, c.errno.as_deref())));
+        }
+        Ok(())
+    }
+
+    fn new_socket(&mut self, active: bool) -> TcpSocket {
+        let mut cfg = self.cfg.clone();
+        cfg.ecn = match self.ecn_mode {
+            0 => false,
+            1 => true,
+            _ => !active,
+        };
+        let cc = build(&self.cc, BuildCtx { mss: cfg.mss as u64, rng: SimRng::new(1, Stream::Endpoint, 0) });
+        TcpSocket::new(SockId(0), FlowId(0), RouteId(0), &cfg, cc)
+    }
+
+    fn syscall(&mut self, c: &Syscall) -> Step {
+        let a = &c.args;
+        match c.name.as_str() {
+            "socket" => {
+                if !matches!(a.get(1), Some(Arg::Sym(s)) if s[0] == "SOCK_STREAM") {
+                    return unsupported("socket(): only SOCK_STREAM (TCP) sockets are modeled");
+                }
+                if c.ret < 0 {
+                    return unsupported("socket() failing");
+                }
+                if self.fds.values().any(|f| f.kind == FdKind::Socket || f.kind == FdKind::Listener) || self.sock.is_some() {
+                    return unsupported("a second socket (the runner drives one endpoint)");
+                }
+                self.fds.insert(c.ret, Fd { kind: FdKind::Socket, nonblock: false });
+                Ok(())
+            }
+            "bind" => {
+                self.fd(a, "bind")?;
+                Self::check_ret(c, 0, None)
+            }
+            "listen" => {
+                let (n, f) = self.fd(a, "listen")?;
+                if f.kind != FdKind::Socket {
+                    return fail(format!("listen(): fd {n} is not a fresh socket"));
+                }
+                let mut s = self.new_socket(false);
+                s.listen();
+                self.sock = Some(s);
+                self.fds.insert(n, Fd { kind: FdKind::Listener, ..f });
+                Self::check_ret(c, 0, None)
+            }
+            "accept" => {
+                let (n, f) = self.fd(a, "accept")?;
+                if f.kind != FdKind::Listener {
+                    return fail(format!("accept(): fd {n} is not listening"));
+                }
+                let established = self.sock.as_ref().is_some_and(|s| s.state == TcpState::Established);
+                if !established || self.accepted {
+                    if f.nonblock {
+                        return Self::check_ret(c, -1, Some("EAGAIN"));
+                    }
+                    return unsupported("accept() that blocks: no connection is established at this time");
+                }
+                if c.ret < 0 {
+                    return Self::check_ret(c, 3, None);
+                }
+                self.accepted = true;
+                self.fds.insert(c.ret, Fd { kind: FdKind::Conn, nonblock: false });
+                Ok(())
+            }
+            "connect" => {
+                let (n, f) = self.fd(a, "connect")?;
+                if f.kind != FdKind::Socket {
+                    return fail(format!("connect(): fd {n} is not a fresh socket"));
+                }
+                if !f.nonblock {
+                    return unsupported("blocking connect() (set O_NONBLOCK and expect -1 EINPROGRESS)");
+                }
+                self.sock = Some(self.new_socket(true));
+                self.with_sock(|s, cx| s.connect(cx));
+                self.fds.insert(n, Fd { kind: FdKind::Conn, ..f });
+                Self::check_ret(c, -1, Some("EINPROGRESS"))
+            }
+            "write" => {
+                let (n, f) = self.fd(a, "write")?;
+                let Some(Arg::Int(len)) = a.get(2) else {
+                    return unsupported("write(): the length must be a number");
+                };
+                let len = (*len).max(0) as u64;
+                if f.kind != FdKind::Conn {
+                    return fail(format!("write(): fd {n} is not a connection"));
+                }
+                let sock = self.sock.as_ref().expect("a connection has a socket");
+                if sock.state != TcpState::Established {
+                    return unsupported("write() before the connection is established");
+                }
+                if let Some(buf) = self.sndbuf {
+                    if sock.unacked_bytes() + len > buf {
+                        return unsupported("write() beyond SO_SNDBUF (send-buffer limits are not modeled)");
+                    }
+                }
+                if !self.nodelay && !len.is_multiple_of(sock.negotiated_mss()) && sock.outstanding() > 0 {
+                    return unsupported("a sub-MSS write with data in flight: Nagle's algorithm is not modeled (set TCP_NODELAY)");
+                }
+                self.with_sock(|s, cx| s.app_write(len, cx));
+                Self::check_ret(c, len as i64, None)
+            }
+            "read" => {
+                let (n, f) = self.fd(a, "read")?;
+                let Some(Arg::Int(len)) = a.get(2) else {
+                    return unsupported("read(): the length must be a number");
+                };
+                if f.kind != FdKind::Conn {
+                    return fail(format!("read(): fd {n} is not a connection"));
+                }
+                let avail = self.sock.as_ref().map_or(0, |s| s.delivered()) - self.consumed;
+                let got = avail.min((*len).max(0) as u64);
+                if got == 0 {
+                    if f.nonblock {
+                        return Self::check_ret(c, -1, Some("EAGAIN"));
+                    }
+                    return unsupported("read() that blocks: no data is ready at this time");
+                }
+                self.consumed += got;
+                Self::check_ret(c, got as i64, None)
+            }
+            "close" => {
+                let (n, f) = self.fd(a, "close")?;
+                if f.kind == FdKind::Conn {
+                    self.closed = true;
+                }
+                self.fds.remove(&n);
+                Self::check_ret(c, 0, None)
+            }
+            "fcntl" => {
+                let (n, mut f) = self.fd(a, "fcntl")?;
+                match (a.get(1), a.get(2)) {
+                    (Some(Arg::Sym(cmd)), Some(Arg::Sym(fl))) if cmd[0] == "F_SETFL" => {
+                        f.nonblock = fl.iter().any(|x| x == "O_NONBLOCK");
+                        self.fds.insert(n, f);
+                        Self::check_ret(c, 0, None)
+                    }
+                    _ => unsupported("fcntl() other than F_SETFL"),
+                }
+            }
+            "setsockopt" => self.setsockopt(c),
+            "getsockopt" => self.getsockopt(c),
+            other => unsupported(format!("system call `{other}`")),
+        }
+    }
+
+    fn opt_names(c: &Syscall) -> Result<(String, String), Stop> {
+        match (c.args.get(1), c.args.get(2)) {
+            (Some(Arg::Sym(l)), Some(Arg::Sym(o))) => Ok((l[0].clone(), o[0].clone())),
+            _ => unsupported(format!("{}(): level and option must be names", c.name)),
+        }
+    }
+
+    fn int_arg(a: Option<&Arg>) -> Option<i64> {
+        match a {
+            Some(Arg::Int(v)) => Some(*v),
+            Some(Arg::Array(v)) => match v.first() {
+                Some(Arg::Int(x)) => Some(*x),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn setsockopt(&mut self, c: &Syscall) -> Step {
+        self.fd(&c.args, "setsockopt")?;
+        let (level, opt) = Self::opt_names(c)?;
+        let val = c.args.get(3);
+        let tcp = matches!(level.as_str(), "SOL_TCP" | "IPPROTO_TCP");
+        match (level.as_str(), opt.as_str()) {
+            ("SOL_SOCKET", "SO_REUSEADDR") | ("SOL_SOCKET", "SO_REUSEPORT") => Self::check_ret(c, 0, None),
+            ("SOL_SOCKET", "SO_SNDBUF") => {
+                let Some(v) = Self::int_arg(val) else { return unsupported("SO_SNDBUF needs [bytes]") };
+                self.sndbuf = Some(2 * v.max(0) as u64); // Linux doubles the request for overhead
+                Self::check_ret(c, 0, None)
+            }
+            ("SOL_SOCKET", "SO_RCVBUF") => {
+                let Some(v) = Self::int_arg(val) else { return unsupported("SO_RCVBUF needs [bytes]") };
+                if self.sock.is_some() {
+                    return unsupported("SO_RCVBUF once the socket listens or connects");
+                }
+                self.cfg.rcvbuf = (2 * v.max(0) as u64).max(self.cfg.mss as u64);
+                Self::check_ret(c, 0, None)
+            }
+            (_, "TCP_NODELAY") if tcp => {
+                self.nodelay = Self::int_arg(val).unwrap_or(0) != 0;
+                Self::check_ret(c, 0, None)
+            }
+            (_, "TCP_QUICKACK") if tcp => {
+                // The simulator always delays ACKs (every second segment, or the timer);
+                // TCP_QUICKACK 0 puts Linux in that mode too.
+                if Self::int_arg(val) != Some(0) {
+                    return unsupported("TCP_QUICKACK 1 (quick-ACK mode is not modeled)");
+                }
+                Self::check_ret(c, 0, None)
+            }
+            (_, "TCP_CONGESTION") if tcp => {
+                let Some(Arg::Str(name)) = val else { return unsupported("TCP_CONGESTION needs a \"name\"") };
+                let Some(spec) = linux_cc(name) else {
+                    return Self::check_ret(c, -1, Some("ENOENT"));
+                };
+                if let Some(s) = self.sock.as_mut() {
+                    let cc = build(&spec, BuildCtx { mss: s.negotiated_mss(), rng: SimRng::new(1, Stream::Endpoint, 0) });
+                    s.set_congestion_control(cc);
+                }
+                self.cc = spec;
+                Self::check_ret(c, 0, None)
+            }
+            _ => unsupported(format!("setsockopt {level}/{opt}")),
+        }
+    }
+
+    fn getsockopt(&mut self, c: &Syscall) -> Step {
+        self.fd(&c.args, "getsockopt")?;
+        let (level, opt) = Self::opt_names(c)?;
+        let val = c.args.get(3);
+        let tcp = matches!(level.as_str(), "SOL_TCP" | "IPPROTO_TCP");
+        let check_int = |name: &str, actual: u64| -> Step {
+            match Self::int_arg(val) {
+                None => Ok(()),
+                Some(v) if v as u64 == actual => Ok(()),
+                Some(v) => fail(format!("getsockopt {name}: script expects {v}, actual {actual}")),
+            }
+        };
+        match (level.as_str(), opt.as_str()) {
+            ("SOL_SOCKET", "SO_SNDBUF") => match self.sndbuf {
+                Some(b) => check_int("SO_SNDBUF", b),
+                None => unsupported("SO_SNDBUF without setting it (send-buffer autotuning is not modeled)"),
+            },
+            ("SOL_SOCKET", "SO_RCVBUF") => check_int("SO_RCVBUF", self.cfg.rcvbuf),
+            (_, "TCP_NODELAY") if tcp => check_int("TCP_NODELAY", self.nodelay as u64),
+            (_, "TCP_CONGESTION") if tcp => {
+                let actual = match &self.sock {
+                    Some(s) => linux_cc_name(s.cc_name()).to_string(),
+                    None => linux_cc_name(self.cc.name()).to_string(),
+                };
+                match val {
+                    Some(Arg::Str(want)) if *want != actual => fail(format!("TCP_CONGESTION: script expects \"{want}\", actual \"{actual}\"")),
+                    _ => Self::check_ret(c, 0, None),
+                }
+            }
+            (_, "TCP_INFO") if tcp => {
+                let Some(info) = self.sock.as_ref().map(|s| s.info(self.now)) else {
+                    return fail("getsockopt TCP_INFO: no socket");
+                };
+                if let Some(Arg::Struct(fields)) = val {
+                    for (k, v) in fields {
+                        let Some(actual) = field(&info, k) else {
+                            return unsupported(format!("TCP_INFO field `{k}`"));
+                        };
+                        let Arg::Int(want) = v else { continue };
+                        if *want as f64 != actual {
+                            return fail(format!("TCP_INFO {k}: script expects {want}, actual {actual}"));
+                        }
+                    }
+                }
+                Self::check_ret(c, 0, None)
+            }
+            _ => unsupported(format!("getsockopt {level}/{opt}")),
+        }
+    }
+
+    // ----- asserts -----------------------------------------------------------------
+
+    fn asserts(&mut self, v: &[expr::Assert]) -> Step {
+        let Some(info) = self.sock.as_ref().map(|s| s.info(self.now)) else {
+            return fail("%{ }% block before any socket exists");
+        };
+        for a in v {
+            let get = |n: &str| field(&info, n).unwrap_or(f64::NAN);
+            match expr::eval(&a.expr, &get) {
+                Err(e) => return fail(format!("assert {}: {e}", a.text)),
+                Ok(x) if x != 0.0 && !x.is_nan() => {}
+                Ok(_) => {
+                    let mut names = Vec::new();
+                    expr::vars(&a.expr, &mut names);
+                    let vals: Vec<String> = names.iter().map(|n| format!("{n} = {}", get(n))).collect();
+                    return fail(format!(
+                        "assertion failed (line {}, column {}): {}  [actual: {}] at {}",
+                        a.line,
+                        a.col,
+                        a.text,
+                        vals.join(", "),
+                        fmt_secs(self.now.0)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One `tcpi_*` field of `info` by name.
+pub fn field(info: &TcpInfo, name: &str) -> Option<f64> {
+    let v = match name {
+        "tcpi_state" => info.state as u64,
+        "tcpi_ca_state" => info.ca_state as u64,
+        "tcpi_retransmits" => info.retransmits as u64,
+        "tcpi_backoff" => info.backoff as u64,
+        "tcpi_rto" => info.rto,
+        "tcpi_snd_mss" => info.snd_mss,
+        "tcpi_rcv_mss" => info.rcv_mss,
+        "tcpi_unacked" => info.unacked,
+        "tcpi_sacked" => info.sacked,
+        "tcpi_lost" => info.lost,
+        "tcpi_retrans" => info.retrans,
+        "tcpi_total_retrans" => info.total_retrans,
+        "tcpi_rtt" => info.rtt,
+        "tcpi_rttvar" => info.rttvar,
+        "tcpi_min_rtt" => info.min_rtt,
+        "tcpi_snd_ssthresh" => info.snd_ssthresh,
+        "tcpi_snd_cwnd" => info.snd_cwnd,
+        "tcpi_snd_wnd" => info.snd_wnd,
+        "tcpi_rcv_wscale" => info.rcv_wscale as u64,
+        "tcpi_snd_wscale" => info.snd_wscale as u64,
+        "tcpi_options" => info.options as u64,
+        "tcpi_pacing_rate" => info.pacing_rate,
+        "tcpi_delivery_rate" => info.delivery_rate,
+        "tcpi_bytes_acked" => info.bytes_acked,
+        "tcpi_bytes_received" => info.bytes_received,
+        "tcpi_segs_out" => info.segs_out,
+        "tcpi_data_segs_out" => info.data_segs_out,
+        _ => return None,
+    };
+    Some(v as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{run_script, Options, Outcome};
+
+    const SERVER: &str = "`sysctl -q net.ipv4.tcp_timestamps=0`
+0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0 bind(3, ..., ...) = 0
++0 listen(3, 1) = 0
++0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>
++0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 7>
++.1 < . 1:1(0) ack 1 win 1000
++0 accept(3, ..., ...) = 4
++0 setsockopt(4, SOL_TCP, TCP_NODELAY, [1], 4) = 0
+";
+    /// Lines of SERVER (the next script line is 10).
+    const N: u32 = 9;
+
+    fn run(tail: &str) -> Outcome {
+        run_script(&format!("{SERVER}{tail}"), &Options::default())
+    }
+
+    fn failed(o: &Outcome) -> (u32, String) {
+        match o {
+            Outcome::Failed { line, message, .. } => (*line, message.clone()),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn server_preamble_passes() {
+        assert_eq!(run(""), Outcome::Passed);
+    }
+
+    #[test]
+    fn tso_run_matches_split_or_whole() {
+        assert_eq!(run("+0 write(4, ..., 3000) = 3000\n+0 > P. 1:3001(3000) ack 1\n"), Outcome::Passed);
+        let split = "+0 write(4, ..., 3000) = 3000\n+0 > . 1:1001(1000) ack 1\n+0 > . 1001:3001(2000) ack 1\n";
+        assert_eq!(run(split), Outcome::Passed);
+    }
+
+    #[test]
+    fn mismatches_name_the_field_and_line() {
+        let (line, msg) = failed(&run("+0 write(4, ..., 1000) = 1000\n+0 > . 1:1001(1000) ack 2\n"));
+        assert_eq!(line, N + 2);
+        assert!(msg.starts_with("ack: expected 2, actual 1"), "{msg}");
+        assert!(msg.contains("expected: > . 1:1001(1000) ack 2") && msg.contains("actual:   > . 1:1001(1000) ack 1"), "{msg}");
+        let (_, msg) = failed(&run("+0 write(4, ..., 1000) = 1000\n+0 > . 1:1001(1000) ack 1 win 7\n"));
+        assert!(msg.starts_with("window: expected 7"), "{msg}");
+        let (_, msg) = failed(&run("+0 write(4, ..., 1000) = 500\n"));
+        assert!(msg.contains("write() returned 1000, script expects 500"), "{msg}");
+        let (line, msg) = failed(&run("+0 %{ assert tcpi_snd_cwnd == 11 }%\n"));
+        assert_eq!(line, N + 1);
+        assert!(msg.contains("tcpi_snd_cwnd = 10"), "{msg}");
+    }
+
+    #[test]
+    fn timing_tolerance() {
+        // The segment leaves at 0.1 s: 3 ms late in the script is within the 4 ms tolerance,
+        // 5 ms is not, and neither is expecting it 5 ms earlier.
+        assert_eq!(run("+0 write(4, ..., 1000) = 1000\n+.003 > . 1:1001(1000) ack 1\n"), Outcome::Passed);
+        let (_, msg) = failed(&run("+0 write(4, ..., 1000) = 1000\n+.005 > . 1:1001(1000) ack 1\n"));
+        assert!(msg.contains("earlier than expected"), "{msg}");
+        let strict = Options { tolerance_usecs: 0 };
+        let src = format!("{SERVER}+0 write(4, ..., 1000) = 1000\n+.003 > . 1:1001(1000) ack 1\n");
+        assert!(matches!(run_script(&src, &strict), Outcome::Failed { .. }));
+        // Ranges and `*`.
+        assert_eq!(run("+0 write(4, ..., 1000) = 1000\n+0~+.5 > . 1:1001(1000) ack 1\n"), Outcome::Passed);
+        assert_eq!(run("+0 write(4, ..., 1000) = 1000\n+.4 < . 1:1(0) ack 1 win 1000\n* > . 1:1001(1000) ack 1\n"), Outcome::Passed);
+        // Nothing sent in time.
+        let (_, msg) = failed(&run("+0 > . 1:1001(1000) ack 1\n"));
+        assert!(msg.contains("nothing was sent"), "{msg}");
+    }
+
+    #[test]
+    fn unmodeled_lines_are_unsupported_not_passed() {
+        let cases = [
+            "+0 < F. 1:1(0) ack 1 win 1000\n",
+            "+0 close(4) = 0\n+0 > F. 1:1(0) ack 1\n",
+            "+0 read(4, ..., 100) = 100\n",
+            "`ip route change default initcwnd 20`\n",
+            "`sysctl -q net.ipv4.tcp_recovery=1`\n",
+            "+0 setsockopt(4, SOL_TCP, TCP_MAXSEG, [500], 4) = 0\n",
+            "+0 poll([{fd=4, events=POLLIN}], 1, 0) = 0\n",
+            "+0 %{ print(tcpi_rto) }%\n",
+            "+0 %{ assert tcpi_reordering == 3 }%\n",
+            "+0 setsockopt(4, SOL_TCP, TCP_QUICKACK, [1], 4) = 0\n",
+            "+0 setsockopt(4, SOL_TCP, TCP_NODELAY, [0], 4) = 0\n+0 write(4, ..., 1000) = 1000\n+0 write(4, ..., 500) = 500\n",
+        ];
+        for c in cases {
+            assert!(matches!(run(c), Outcome::Unsupported { .. }), "{c}: {:?}", run(c));
+        }
+    }
+
+    #[test]
+    fn malformed_scripts_are_errors_with_positions() {
+        let o = run("+0 bogus(4) = 0\n");
+        let Outcome::Malformed(e) = o else { panic!("{o:?}") };
+        assert_eq!((e.line, e.col), (N + 1, 4));
+        let o = run("0.05 < . 1:1(0) ack 1 win 10\n");
+        let Outcome::Malformed(e) = o else { panic!("{o:?}") };
+        assert!(e.message.contains("backwards"), "{}", e.message);
+    }
+
+    #[test]
+    fn socket_options() {
+        let script = "`sysctl -q net.ipv4.tcp_timestamps=0`
+0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0 setsockopt(3, SOL_SOCKET, SO_RCVBUF, [65536], 4) = 0
++0 getsockopt(3, SOL_SOCKET, SO_RCVBUF, [131072], [4]) = 0
++0 bind(3, ..., ...) = 0
++0 listen(3, 1) = 0
++0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>
++0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 2>
++.1 < . 1:1(0) ack 1 win 1000
++0 accept(3, ..., ...) = 4
++0 getsockopt(4, SOL_TCP, TCP_INFO, {tcpi_state=1, tcpi_snd_cwnd=10, tcpi_rcv_wscale=2}, [104]) = 0
++0 setsockopt(4, SOL_SOCKET, SO_SNDBUF, [5000], 4) = 0
++0 getsockopt(4, SOL_SOCKET, SO_SNDBUF, [10000], [4]) = 0
++0 setsockopt(4, SOL_TCP, TCP_NODELAY, [1], 4) = 0
++0 getsockopt(4, SOL_TCP, TCP_NODELAY, [1], [4]) = 0
++0 write(4, ..., 10000) = 10000
+";
+        assert_eq!(run_script(script, &Options::default()), Outcome::Passed);
+        let more = format!("{script}+0 write(4, ..., 1) = 1\n");
+        assert!(matches!(run_script(&more, &Options::default()), Outcome::Unsupported { line: 17, .. }));
+        let wrong = script.replace("tcpi_snd_cwnd=10", "tcpi_snd_cwnd=9");
+        let (line, msg) = failed(&run_script(&wrong, &Options::default()));
+        assert_eq!(line, 11);
+        assert!(msg.contains("tcpi_snd_cwnd: script expects 9, actual 10"), "{msg}");
+    }
+
+    #[test]
+    fn outcome_json() {
+        assert_eq!(Outcome::Passed.to_json(), r#"{"status":"passed"}"#);
+        let j = Outcome::Unsupported { line: 3, col: 4, what: "x".into() }.to_json();
+        assert!(j.contains(r#""status":"unsupported""#) && j.contains(r#""line":3"#) && j.contains(r#""column":4"#));
+    }
+}

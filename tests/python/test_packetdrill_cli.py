@@ -1,0 +1,101 @@
+"""`bloatlab packetdrill`: per-script verdicts and exit codes (0 all passed, 1 a failure or an
+unsupported line, 2 a missing or malformed file)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers import REPO, assert_invalid, cli
+
+SCRIPTS = REPO / "tests" / "packetdrill"
+
+SERVER = """\
+`sysctl -q net.ipv4.tcp_timestamps=0`
+0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0 bind(3, ..., ...) = 0
++0 listen(3, 1) = 0
++0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>
++0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 7>
++.1 < . 1:1(0) ack 1 win 1000
++0 accept(3, ..., ...) = 4
++0 setsockopt(4, SOL_TCP, TCP_NODELAY, [1], 4) = 0
++0 write(4, ..., 1000) = 1000
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_the_suite_passes():
+    files = sorted(str(p) for p in SCRIPTS.glob("*.pkt"))
+    assert len(files) >= 16
+    proc = cli("packetdrill", *files)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(files)
+    assert all(line.startswith("PASSED") for line in lines), proc.stdout
+
+
+def test_a_mismatch_fails_with_line_and_expected_vs_actual(tmp_path: Path):
+    ok = write(tmp_path, "ok.pkt", SERVER + "+0 > . 1:1001(1000) ack 1\n")
+    bad = write(tmp_path, "bad.pkt", SERVER + "+0 > . 1:1001(1000) ack 5\n")
+    proc = cli("packetdrill", str(ok), str(bad))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert f"PASSED       {ok}" in out
+    assert f"FAILED       {bad}:11:4: ack: expected 5, actual 1" in out
+    assert "expected: > . 1:1001(1000) ack 5" in out and "actual:   > . 1:1001(1000) ack 1" in out
+
+
+def test_an_assert_failure_names_the_values(tmp_path: Path):
+    bad = write(tmp_path, "a.pkt", SERVER + "+0 %{ assert tcpi_snd_cwnd == 3 }%\n")
+    proc = cli("packetdrill", str(bad))
+    assert proc.returncode == 1
+    assert "tcpi_snd_cwnd = 10" in proc.stdout
+
+
+def test_unsupported_is_not_a_pass(tmp_path: Path):
+    f = write(tmp_path, "u.pkt", SERVER + "+0 < F. 1:1(0) ack 1001 win 1000\n")
+    proc = cli("packetdrill", str(f))
+    assert proc.returncode == 1
+    assert proc.stdout.startswith(f"UNSUPPORTED  {f}:11:")
+    assert "FIN" in proc.stdout
+
+
+def test_tolerance_option(tmp_path: Path):
+    f = write(tmp_path, "t.pkt", SERVER + "+.003 > . 1:1001(1000) ack 1\n")
+    assert cli("packetdrill", str(f)).returncode == 0
+    proc = cli("packetdrill", "--tolerance-usecs", "1000", str(f))
+    assert proc.returncode == 1
+    assert "earlier than expected" in proc.stdout
+    assert_invalid(cli("packetdrill", "--tolerance-usecs", "-5", str(f)), "--tolerance-usecs")
+
+
+def test_json_output(tmp_path: Path):
+    bad = write(tmp_path, "bad.pkt", SERVER + "+0 > . 1:1001(1000) ack 5\n")
+    proc = cli("packetdrill", "--json", str(SCRIPTS / "rto-backoff.pkt"), str(bad))
+    assert proc.returncode == 1
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert rows[0] == {"file": str(SCRIPTS / "rto-backoff.pkt"), "status": "passed"}
+    assert rows[1]["status"] == "failed" and rows[1]["line"] == 11 and rows[1]["column"] == 4
+
+
+def test_malformed_scripts_exit_2_with_file_line_column(tmp_path: Path):
+    unknown = write(tmp_path, "u.pkt", "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 frobnicate(3) = 0\n")
+    assert_invalid(cli("packetdrill", str(unknown)), f"{unknown}:2:4:", "unknown system call `frobnicate`")
+    opt = write(tmp_path, "o.pkt", "0 < S 0:0(0) win 100 <mss 1000,bogus 3>\n")
+    assert_invalid(cli("packetdrill", str(opt)), f"{opt}:1:32:", "unknown TCP option `bogus`")
+    back = write(tmp_path, "b.pkt", "0.2 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n0.1 bind(3, ..., ...) = 0\n")
+    assert_invalid(cli("packetdrill", str(back)), f"{back}:2:1:", "time going backwards")
+
+
+def test_missing_file_exits_2(tmp_path: Path):
+    assert_invalid(cli("packetdrill", str(tmp_path / "nope.pkt")), "nope.pkt", "no such file")
+
+
+def test_no_files_is_a_usage_error():
+    assert_invalid(cli("packetdrill"), "FILE")
