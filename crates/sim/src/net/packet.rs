@@ -5,11 +5,22 @@ use crate::ids::{FlowId, PacketId, RouteId};
 use crate::units::SimTime;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// The IP header's two ECN bits (RFC 3168, RFC 9331): ECT(0) marks a classic ECN-capable
+/// packet, ECT(1) an L4S one; CE is the congestion mark an AQM sets on either.
 pub enum Ecn {
     #[default]
     NotEct,
-    Ect,
+    Ect0,
+    Ect1,
     Ce,
+}
+
+impl Ecn {
+    /// ECN-capable transport: an AQM may mark instead of dropping.
+    #[inline]
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
+    }
 }
 
 /// TCP flag bits.

@@ -168,7 +168,8 @@ impl PcapWriter {
         let total = hdr_len as u32 + payload;
         let ecn = match p.ecn {
             Ecn::NotEct => 0u8,
-            Ecn::Ect => 2,
+            Ecn::Ect0 => 2,
+            Ecn::Ect1 => 1,
             Ecn::Ce => 3,
         };
         self.ip_id = self.ip_id.wrapping_add(1);

@@ -214,7 +214,8 @@ fn flags_str(f: u8) -> String {
 fn ecn_str(e: Ecn) -> &'static str {
     match e {
         Ecn::NotEct => "noecn",
-        Ecn::Ect => "ect0",
+        Ecn::Ect0 => "ect0",
+        Ecn::Ect1 => "ect1",
         Ecn::Ce => "ce",
     }
 }
@@ -481,7 +482,8 @@ impl Runner {
         }
         let ecn = match p.ecn {
             None | Some(EcnSpec::NoEcn) => Ecn::NotEct,
-            Some(EcnSpec::Ect0) | Some(EcnSpec::Ect1) | Some(EcnSpec::Ect01) => Ecn::Ect,
+            Some(EcnSpec::Ect0) | Some(EcnSpec::Ect01) => Ecn::Ect0,
+            Some(EcnSpec::Ect1) => Ecn::Ect1,
             Some(EcnSpec::Ce) => Ecn::Ce,
         };
         let pkt = Packet {
@@ -600,8 +602,9 @@ impl Runner {
         if let Some(e) = p.ecn {
             let ok = match e {
                 EcnSpec::NoEcn => s.ecn == Ecn::NotEct,
-                EcnSpec::Ect0 | EcnSpec::Ect01 => s.ecn == Ecn::Ect,
-                EcnSpec::Ect1 => false, // the simulator marks ECT(0) only
+                EcnSpec::Ect0 => s.ecn == Ecn::Ect0,
+                EcnSpec::Ect01 => matches!(s.ecn, Ecn::Ect0 | Ecn::Ect1),
+                EcnSpec::Ect1 => s.ecn == Ecn::Ect1,
                 EcnSpec::Ce => s.ecn == Ecn::Ce,
             };
             if !ok {

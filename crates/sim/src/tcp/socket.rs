@@ -419,7 +419,7 @@ impl TcpSocket {
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
         if self.ecn_ok && !retransmission {
             if let Some(&id) = cx.out.last() {
-                cx.pool.get_mut(id).ecn = Ecn::Ect;
+                cx.pool.get_mut(id).ecn = Ecn::Ect0;
             }
         }
         self.stats.data_pkts_sent += 1;
