@@ -133,8 +133,8 @@ pub fn plan(s: &Scenario) -> Value {
         "interval_ns": s.metrics.interval.0,
         "bottleneck_rate_bps": mean_rate(&t.bottleneck.rate).map(|r| r.0),
         "bottleneck_delay_ns": t.bottleneck.delay.0, "access_delay_ns": t.access.delay.0,
-        "queue_capacity_bytes": bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(0, Stream::Queue, 0)).capacity_bytes(),
-        "aqm": bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(0, Stream::Queue, 0)).name(),
+        "queue_capacity_bytes": bloatlab_sim::queue::capacity_bytes(t.bottleneck_queue.limit),
+        "aqm": t.bottleneck_queue.kind(),
         "gateway": t.gateway.as_ref().map(|g| bloatlab_sim::gateway::build(g).name()),
         "flows": flows,
     })
@@ -145,10 +145,10 @@ pub fn plan(s: &Scenario) -> Value {
 pub fn core(s: &Scenario) -> Core {
     let t = &s.topology;
     let n: usize = s.flows.iter().map(|f| f.count as usize).sum();
-    let fwd_q = bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(s.seed, Stream::Queue, 0));
-    let rev_q = bloatlab_sim::queue::build(&t.reverse_queue, SimRng::new(s.seed, Stream::Queue, 1));
     let fwd_rate = t.bottleneck.rate.build(SimRng::new(s.seed, Stream::LinkRate, 0));
     let rev_rate = t.bottleneck.reverse_rate.as_ref().unwrap_or(&t.bottleneck.rate).build(SimRng::new(s.seed, Stream::LinkRate, 1));
+    let fwd_q = bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(s.seed, Stream::Queue, 0), fwd_rate.mean_rate());
+    let rev_q = bloatlab_sim::queue::build(&t.reverse_queue, SimRng::new(s.seed, Stream::Queue, 1), rev_rate.mean_rate());
     // Room for every packet that can be inside at once: both buffers full of the smallest
     // packets (40 B) plus a window's worth of MTU packets on the wire, within sane bounds.
     let owd = 2 * t.access.delay.0 + t.bottleneck.delay.0;

@@ -2,6 +2,8 @@
 //! bounds-checked against the buffer *and* the lengths the headers claim, so a truncated or
 //! lying packet parses as `Other` or `Invalid`, never as a panic or an out-of-range access.
 
+use bloatlab_sim::net::Ecn;
+
 /// TCP flag bits (byte 13 of the header).
 pub const FIN: u8 = 0x01;
 pub const SYN: u8 = 0x02;
@@ -127,10 +129,16 @@ pub fn syn_options(buf: &[u8], v: &TcpView) -> SynOpts {
     o
 }
 
-/// Whether the IP header says the sender is ECN-capable (ECT(0), ECT(1) or CE).
+/// The ECN codepoint of the IP header (RFC 3168: 00 Not-ECT, 10 ECT(0), 01 ECT(1), 11 CE);
+/// Not-ECT for a buffer too short to hold it.
 #[inline]
-pub fn ecn_capable(buf: &[u8]) -> bool {
-    buf.get(1).is_some_and(|tos| tos & 0x03 != 0)
+pub fn ecn(buf: &[u8]) -> Ecn {
+    match buf.get(1).map(|tos| tos & 0x03) {
+        Some(0b10) => Ecn::Ect0,
+        Some(0b01) => Ecn::Ect1,
+        Some(0b11) => Ecn::Ce,
+        _ => Ecn::NotEct,
+    }
 }
 
 /// Sets the ECN field to CE, fixing the IP header checksum (RFC 1624). Does nothing to a
@@ -231,7 +239,7 @@ pub(crate) mod tests {
         let mut p = tcp_packet(ACK, 1000, &[], 10);
         p[1] = 0x02; // ECT(0)
         crate::checksum::fill_ipv4(&mut p);
-        assert!(ecn_capable(&p));
+        assert_eq!(ecn(&p), Ecn::Ect0);
         mark_ce(&mut p);
         assert_eq!(p[1] & 3, 3);
         assert!(crate::checksum::ipv4_ok(&p));

@@ -17,7 +17,7 @@ use crate::stats::QueueStats;
 use bloatlab_sim::engine::SimRng;
 use bloatlab_sim::ids::PacketId;
 use bloatlab_sim::net::rate_model::RateModel;
-use bloatlab_sim::queue::{Backlog, DropReason, QEntry, QueueDisc, Verdict};
+use bloatlab_sim::queue::{Backlog, Dequeued, DropReason, QEntry, QueueDisc, Verdict};
 use bloatlab_sim::units::{Dur, SimTime};
 
 /// The internal events of a direction.
@@ -147,9 +147,15 @@ impl Direction {
             Next::Ingress => {
                 let (_, id) = self.ingress.pop_ready(t).expect("due ingress");
                 let data = slab.pkt(id);
-                let e = QEntry { id, bytes: data.len() as u32, enqueued_at: t, ecn_capable: crate::packet::ecn_capable(data) };
+                let e = QEntry { id, bytes: data.len() as u32, enqueued_at: t, ecn: crate::packet::ecn(data) };
                 self.stats.arrival();
-                match self.queue.enqueue(e, t) {
+                let mut pushed_out = std::mem::take(&mut self.dropped);
+                let verdict = self.queue.enqueue(e, t, &mut pushed_out);
+                for (d, r) in pushed_out.drain(..) {
+                    self.drop(d.id, r, slab);
+                }
+                self.dropped = pushed_out;
+                match verdict {
                     Verdict::Dropped(r) => self.drop(id, r, slab),
                     Verdict::Marked => {
                         crate::packet::mark_ce(slab.pkt_mut(id));
@@ -196,11 +202,11 @@ impl Direction {
             self.drop(e.id, r, slab);
         }
         self.dropped = dropped;
-        let Some(e) = next else {
+        let Some(Dequeued { entry: e, mark }) = next else {
             self.stats.backlog_changed(t, self.queue.backlog().bytes);
             return false;
         };
-        if self.queue.last_dequeue_marked() {
+        if mark {
             crate::packet::mark_ce(slab.pkt_mut(e.id));
         }
         let end = self.rate.serve(t, e.bytes as u64);

@@ -5,7 +5,7 @@
 
 use super::reader::{err, Res, Table};
 use super::scenario::{drop_list, link};
-use super::{queue, LinkCfg, QueueCfg, QueueKind, QueueLimit, RateSpec, Topology, TopologyKind};
+use super::{queue, LinkCfg, QueueCfg, QueueLimit, RateSpec, Topology, TopologyKind};
 use crate::units::{Dur, Rate};
 
 const KEYS: &[&str] = &["kind", "core", "radio", "bs_queue", "ue_queue", "core_queue", "ues", "profile", "traces", "gateway"];
@@ -119,7 +119,7 @@ pub(super) fn cellular(mut t: Table) -> Res<Topology> {
             None => return err("topology.radio", "missing required key (or give a profile: 3g, 3.5g, 4g)"),
         },
     };
-    let bs_default = QueueCfg { kind: QueueKind::DropTail, limit: QueueLimit::Packets(prof.as_ref().map_or(500, |p| p.bs_packets)) };
+    let bs_default = QueueCfg::droptail(QueueLimit::Packets(prof.as_ref().map_or(500, |p| p.bs_packets)));
     let bs_queue = match t.get("bs_queue") {
         Some(q) => queue::queue("topology.bs_queue", Some(q))?,
         None => bs_default,

@@ -102,11 +102,11 @@ fn awm(t: &mut Table, b: u64) -> Res<AwmParams> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{QueueKind, QueueLimit};
+    use crate::config::QueueLimit;
     use serde_json::json;
 
     fn fwd(limit: QueueLimit) -> QueueCfg {
-        QueueCfg { kind: QueueKind::DropTail, limit }
+        QueueCfg::droptail(limit)
     }
 
     fn parse(v: Value) -> Res<GatewayCfg> {

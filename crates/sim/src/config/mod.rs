@@ -3,7 +3,7 @@
 
 mod cellular;
 mod gateway;
-mod queue;
+pub(crate) mod queue;
 mod rate;
 mod reader;
 pub(crate) mod scenario;
@@ -172,60 +172,26 @@ pub enum QueueLimit {
     Packets(u64),
 }
 
-/// A queue discipline and its parameters (see docs/gateway.md).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum QueueKind {
-    DropTail,
-    /// RED (`red`), or Adaptive RED (`ared`) when `adapt_interval` is set.
-    Red(RedParams),
-    Codel(CodelParams),
-    Pie(PieParams),
-}
-
-/// RED and Adaptive RED. The queue is measured in the unit of the queue limit (bytes for a
-/// byte limit, packets for a packet limit); thresholds are in that unit.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RedParams {
-    pub min_th: f64,
-    pub max_th: f64,
-    /// EWMA weight of the average queue.
-    pub q_w: f64,
-    /// Probability at max_th (the initial one for Adaptive RED).
-    pub max_p: f64,
-    /// Gentle RED: the probability ramps from max_p to 1 between max_th and 2·max_th.
-    pub gentle: bool,
-    /// Mark ECN-capable packets instead of dropping them early.
-    pub ecn: bool,
-    /// Adaptive RED (Floyd, Gummadi & Shenker 2001): adapt max_p this often.
-    pub adapt_interval: Option<Dur>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CodelParams {
-    pub target: Dur,
-    pub interval: Dur,
-    pub ecn: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PieParams {
-    /// QDELAY_REF.
-    pub target: Dur,
-    /// T_UPDATE.
-    pub t_update: Dur,
-    /// α and β, per second.
-    pub alpha: f64,
-    pub beta: f64,
-    pub max_burst: Dur,
-    pub ecn: bool,
-    /// RFC 8033 §5.1 de-randomisation (Linux's default).
-    pub derandomize: bool,
-}
-
+/// A queue discipline (an entry of the registry `crate::queue::DISCIPLINES`), its parsed
+/// parameters and its limit (see docs/gateway.md).
 #[derive(Debug, Clone)]
 pub struct QueueCfg {
-    pub kind: QueueKind,
+    pub def: &'static crate::queue::QueueDef,
+    pub params: crate::queue::QueueParams,
     pub limit: QueueLimit,
+}
+
+impl QueueCfg {
+    /// A drop-tail queue of `limit` (the default of every queue).
+    pub fn droptail(limit: QueueLimit) -> QueueCfg {
+        let def = crate::queue::lookup("droptail").expect("droptail is registered");
+        QueueCfg { def, params: crate::queue::QueueParams::new(()), limit }
+    }
+
+    /// The discipline's name (`kind`).
+    pub fn kind(&self) -> &'static str {
+        self.def.name
+    }
 }
 
 /// Loss-recovery algorithm of a TCP sender.

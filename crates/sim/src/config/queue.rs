@@ -1,41 +1,30 @@
 //! Queue-discipline settings: `topology.*_queue = { kind = ..., limit = ..., <params> }`.
-//! Each discipline accepts only its own parameters; defaults and their sources are listed in
+//! This file reads what every discipline shares (`kind`, `limit`) and hands the rest of the
+//! table to the discipline's own parser, found in the registry (`crate::queue::DISCIPLINES`);
+//! each discipline accepts only its own parameters. Defaults and their sources are listed in
 //! docs/gateway.md.
 
 use super::reader::{self, err, Res, Table};
-use super::{CodelParams, PieParams, QueueCfg, QueueKind, QueueLimit, RedParams, MTU_BYTES};
+use super::{QueueCfg, QueueLimit, MTU_BYTES};
+use crate::queue::{self, DEFAULT_LIMIT, DISCIPLINES};
 use crate::units::Dur;
 use serde_json::Value;
 
-const QUEUE_KINDS: &[&str] = &["droptail", "red", "ared", "codel", "pie"];
-const DROPTAIL_KEYS: &[&str] = &["kind", "limit"];
-const RED_KEYS: &[&str] = &["kind", "limit", "min_th", "max_th", "q_w", "max_p", "gentle", "ecn"];
-const ARED_KEYS: &[&str] = &["kind", "limit", "min_th", "max_th", "q_w", "max_p", "gentle", "ecn", "interval"];
-const CODEL_KEYS: &[&str] = &["kind", "limit", "target", "interval", "ecn"];
-const PIE_KEYS: &[&str] = &["kind", "limit", "target", "t_update", "alpha", "beta", "max_burst", "ecn", "derandomize"];
-
-/// The default limit of every queue (Linux's txqueuelen, CoDel's and PIE's default limit).
-const DEFAULT_LIMIT: QueueLimit = QueueLimit::Packets(1000);
-
-pub(super) fn queue(path: &str, v: Option<&Value>) -> Res<QueueCfg> {
-    let default = QueueCfg { kind: QueueKind::DropTail, limit: DEFAULT_LIMIT };
-    let Some(v) = v else { return Ok(default) };
+pub(crate) fn queue(path: &str, v: Option<&Value>) -> Res<QueueCfg> {
+    let Some(v) = v else { return Ok(QueueCfg::droptail(DEFAULT_LIMIT)) };
     let mut t = Table::new(path, v)?;
-    let kind_name = t.opt_choice("kind", "queue discipline", QUEUE_KINDS)?.unwrap_or("droptail");
+    let names: Vec<&'static str> = DISCIPLINES.iter().map(|d| d.name).collect();
+    let kind_name = t.opt_choice("kind", "queue discipline", &names)?.unwrap_or("droptail");
+    let def = queue::lookup(kind_name).expect("opt_choice() only returns known kinds");
     let limit = match t.get("limit") {
-        None => DEFAULT_LIMIT,
+        None => def.default_limit,
         Some(lv) => queue_limit(&t.key_path("limit"), lv)?,
     };
-    let (kind, keys) = match kind_name {
-        "droptail" => (QueueKind::DropTail, DROPTAIL_KEYS),
-        "red" => (QueueKind::Red(red(&mut t, limit, false)?), RED_KEYS),
-        "ared" => (QueueKind::Red(red(&mut t, limit, true)?), ARED_KEYS),
-        "codel" => (QueueKind::Codel(codel(&mut t)?), CODEL_KEYS),
-        "pie" => (QueueKind::Pie(pie(&mut t)?), PIE_KEYS),
-        _ => unreachable!("opt_choice() only returns known kinds"),
-    };
-    t.finish(keys)?;
-    Ok(QueueCfg { kind, limit })
+    let params = (def.parse)(&mut t, limit)?;
+    let mut allowed = vec!["kind", "limit"];
+    allowed.extend_from_slice(def.keys);
+    t.finish(&allowed)?;
+    Ok(QueueCfg { def, params, limit })
 }
 
 fn queue_limit(path: &str, v: &Value) -> Res<QueueLimit> {
@@ -59,7 +48,7 @@ fn queue_limit(path: &str, v: &Value) -> Res<QueueLimit> {
 
 /// An amount of queue: a size ("30KB") or a packet count ("20p", fractions allowed), in
 /// bytes. Packets count MTU_BYTES each, as packet queue limits do.
-pub(super) fn amount_bytes(path: &str, v: &Value) -> Res<f64> {
+pub(crate) fn amount_bytes(path: &str, v: &Value) -> Res<f64> {
     let s = reader::as_str(path, v).map_err(|mut e| {
         e.message = "expected a size such as \"30KB\" or a packet count such as \"20p\"".into();
         e
@@ -77,107 +66,17 @@ pub(super) fn amount_bytes(path: &str, v: &Value) -> Res<f64> {
     }
 }
 
-/// The queue limit in the unit RED measures the queue in (bytes or packets).
-fn limit_units(limit: QueueLimit) -> f64 {
-    match limit {
-        QueueLimit::Bytes(b) => b as f64,
-        QueueLimit::Packets(p) => p as f64,
-    }
-}
-
-fn unit_name(limit: QueueLimit) -> &'static str {
-    match limit {
-        QueueLimit::Bytes(_) => "B",
-        QueueLimit::Packets(_) => "p",
-    }
-}
-
-/// A threshold key in the queue's unit (bytes converted to packets at MTU_BYTES if the limit
-/// is in packets).
-fn threshold(t: &mut Table, key: &'static str, limit: QueueLimit) -> Res<Option<f64>> {
+/// An optional duration key that must be greater than zero, with its default.
+pub(crate) fn positive_duration(t: &mut Table, key: &'static str, default: Dur) -> Res<Dur> {
     let p = t.key_path(key);
-    let Some(v) = t.get(key) else { return Ok(None) };
-    let bytes = amount_bytes(&p, v)?;
-    Ok(Some(match limit {
-        QueueLimit::Bytes(_) => bytes,
-        QueueLimit::Packets(_) => bytes / MTU_BYTES as f64,
-    }))
-}
-
-/// RED / ARED. Defaults are Linux's (`tc red` with only a limit): max_th = limit/4, min_th =
-/// max_th/3 (= limit/12), q_w = 0.002, max_p = 0.02 — the values of Talau et al. 2019,
-/// Table 3. With only one threshold given, tc's rules fill the other (max = 3·min, min = max/3).
-fn red(t: &mut Table, limit: QueueLimit, adaptive: bool) -> Res<RedParams> {
-    let lim = limit_units(limit);
-    let unit = unit_name(limit);
-    let min_given = threshold(t, "min_th", limit)?;
-    let max_given = threshold(t, "max_th", limit)?;
-    let (min_th, max_th) = match (min_given, max_given) {
-        (Some(a), Some(b)) => (a, b),
-        (Some(a), None) => (a, 3.0 * a),
-        (None, Some(b)) => (b / 3.0, b),
-        (None, None) => (lim / 12.0, lim / 4.0),
-    };
-    if min_th >= max_th {
-        let key = if min_given.is_some() { "min_th" } else { "max_th" };
-        return err(
-            &t.key_path(key),
-            format!("min_th ({}{unit}) must be below max_th ({}{unit})", fmt_num(min_th), fmt_num(max_th)),
-        );
-    }
-    if max_th > lim {
-        let key = if max_given.is_some() { "max_th" } else { "min_th" };
-        return err(
-            &t.key_path(key),
-            format!("max_th ({}{unit}) must not exceed the queue limit ({}{unit})", fmt_num(max_th), fmt_num(lim)),
-        );
-    }
-    let q_w = t.opt_f64("q_w", 0.0, 1.0, true)?.unwrap_or(0.002);
-    if q_w == 0.0 {
-        return err(&t.key_path("q_w"), "must be greater than 0 (got 0)");
-    }
-    let max_p = t.opt_f64("max_p", 0.0, 1.0, true)?.unwrap_or(0.02);
-    let gentle = t.opt_bool("gentle")?.unwrap_or(true);
-    let ecn = t.opt_bool("ecn")?.unwrap_or(false);
-    let adapt_interval = if adaptive {
-        let p = t.key_path("interval");
-        Some(positive(&p, t.opt_duration("interval")?)?.unwrap_or(Dur::from_millis(500)))
-    } else {
-        None
-    };
-    Ok(RedParams { min_th, max_th, q_w, max_p, gentle, ecn, adapt_interval })
-}
-
-/// CoDel: RFC 8289 / Linux defaults target 5 ms, interval 100 ms, ECN off.
-fn codel(t: &mut Table) -> Res<CodelParams> {
-    let target = positive(&t.key_path("target"), t.opt_duration("target")?)?.unwrap_or(Dur::from_millis(5));
-    let interval = positive(&t.key_path("interval"), t.opt_duration("interval")?)?.unwrap_or(Dur::from_millis(100));
-    let ecn = t.opt_bool("ecn")?.unwrap_or(false);
-    Ok(CodelParams { target, interval, ecn })
-}
-
-/// PIE: RFC 8033 / Linux defaults target 15 ms, T_UPDATE 15 ms, α 0.125, β 1.25,
-/// MAX_BURST 150 ms, de-randomisation on, ECN off.
-fn pie(t: &mut Table) -> Res<PieParams> {
-    let target = positive(&t.key_path("target"), t.opt_duration("target")?)?.unwrap_or(Dur::from_millis(15));
-    let t_update = positive(&t.key_path("t_update"), t.opt_duration("t_update")?)?.unwrap_or(Dur::from_millis(15));
-    let alpha = t.opt_f64("alpha", 0.0, 100.0, true)?.unwrap_or(0.125);
-    let beta = t.opt_f64("beta", 0.0, 100.0, true)?.unwrap_or(1.25);
-    let max_burst = t.opt_duration("max_burst")?.unwrap_or(Dur::from_millis(150));
-    let ecn = t.opt_bool("ecn")?.unwrap_or(false);
-    let derandomize = t.opt_bool("derandomize")?.unwrap_or(true);
-    Ok(PieParams { target, t_update, alpha, beta, max_burst, ecn, derandomize })
-}
-
-fn positive(path: &str, d: Option<Dur>) -> Res<Option<Dur>> {
-    match d {
-        Some(Dur(0)) => err(path, "must be greater than 0 (got \"0s\")"),
-        d => Ok(d),
+    match t.opt_duration(key)? {
+        Some(Dur(0)) => err(&p, "must be greater than 0 (got \"0s\")"),
+        d => Ok(d.unwrap_or(default)),
     }
 }
 
 /// A number without a useless fraction ("8083.33", "20").
-fn fmt_num(x: f64) -> String {
+pub(crate) fn fmt_num(x: f64) -> String {
     if (x - x.round()).abs() < 1e-9 {
         format!("{}", x.round() as i64)
     } else {
@@ -188,6 +87,7 @@ fn fmt_num(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::queue::{CodelParams, PieParams, RedParams, StepParams, Threshold};
     use serde_json::json;
 
     fn parse(v: Value) -> Res<QueueCfg> {
@@ -200,10 +100,7 @@ mod tests {
     }
 
     fn red_params(v: Value) -> RedParams {
-        match parse(v).unwrap().kind {
-            QueueKind::Red(p) => p,
-            k => panic!("not RED: {k:?}"),
-        }
+        *parse(v).unwrap().params.get::<RedParams>().expect("RED parameters")
     }
 
     #[test]
@@ -266,31 +163,47 @@ mod tests {
         assert_eq!(error_of(json!({ "kind": "pie", "gentle": true })).0, "topology.bottleneck_queue.gentle");
         let (p, m) = error_of(json!({ "kind": "fq_codel" }));
         assert_eq!(p, "topology.bottleneck_queue.kind");
-        assert!(m.contains("known: droptail, red, ared, codel, pie"), "{m}");
+        assert!(m.contains("known: droptail, red, ared, codel, pie, step"), "{m}");
     }
 
     #[test]
     fn codel_and_pie_defaults_and_checks() {
-        match parse(json!({ "kind": "codel" })).unwrap() {
-            QueueCfg { kind: QueueKind::Codel(c), limit } => {
-                assert_eq!(limit, QueueLimit::Packets(1000));
-                assert_eq!(c, CodelParams { target: Dur::from_millis(5), interval: Dur::from_millis(100), ecn: false });
-            }
-            q => panic!("{q:?}"),
-        }
-        match parse(json!({ "kind": "pie", "ecn": true })).unwrap().kind {
-            QueueKind::Pie(p) => {
-                assert_eq!(
-                    (p.target, p.t_update, p.max_burst),
-                    (Dur::from_millis(15), Dur::from_millis(15), Dur::from_millis(150))
-                );
-                assert_eq!((p.alpha, p.beta, p.ecn, p.derandomize), (0.125, 1.25, true, true));
-            }
-            k => panic!("{k:?}"),
-        }
+        let q = parse(json!({ "kind": "codel" })).unwrap();
+        assert_eq!((q.kind(), q.limit), ("codel", QueueLimit::Packets(1000)));
+        let c = q.params.get::<CodelParams>().unwrap();
+        assert_eq!(*c, CodelParams { target: Dur::from_millis(5), interval: Dur::from_millis(100), ecn: false });
+        let p = *parse(json!({ "kind": "pie", "ecn": true })).unwrap().params.get::<PieParams>().unwrap();
+        assert_eq!((p.target, p.t_update, p.max_burst), (Dur::from_millis(15), Dur::from_millis(15), Dur::from_millis(150)));
+        assert_eq!((p.alpha, p.beta, p.ecn, p.derandomize), (0.125, 1.25, true, true));
         assert_eq!(error_of(json!({ "kind": "codel", "target": "0ms" })).0, "topology.bottleneck_queue.target");
         assert_eq!(error_of(json!({ "kind": "pie", "alpha": -1 })).0, "topology.bottleneck_queue.alpha");
         assert_eq!(error_of(json!({ "kind": "pie", "t_update": "0s" })).0, "topology.bottleneck_queue.t_update");
         assert_eq!(error_of(json!({ "kind": "ared", "interval": "0s" })).0, "topology.bottleneck_queue.interval");
+    }
+
+    #[test]
+    fn missing_queue_is_droptail_with_the_default_limit() {
+        let q = queue("topology.reverse_queue", None).unwrap();
+        assert_eq!((q.kind(), q.limit), ("droptail", QueueLimit::Packets(1000)));
+        let q = parse(json!({ "limit": "50KB" })).unwrap();
+        assert_eq!((q.kind(), q.limit), ("droptail", QueueLimit::Bytes(50_000)));
+    }
+
+    #[test]
+    fn step_threshold_forms_and_checks() {
+        let k = |v: Value| parse(v).unwrap().params.get::<StepParams>().unwrap().threshold;
+        assert_eq!(k(json!({ "kind": "step" })), Threshold::Time(Dur::from_millis(1)));
+        assert_eq!(k(json!({ "kind": "step", "threshold": "500us" })), Threshold::Time(Dur::from_micros(500)));
+        assert_eq!(k(json!({ "kind": "step", "threshold": "30KB" })), Threshold::Bytes(30_000));
+        assert_eq!(k(json!({ "kind": "step", "threshold": "20p" })), Threshold::Packets(20));
+        let path = "topology.bottleneck_queue.threshold";
+        for bad in [json!("soon"), json!(5), json!("0ms"), json!("0p"), json!("-1ms"), json!("2.5p"), json!("1000p"), json!("1.5MB")] {
+            let (p, m) = error_of(json!({ "kind": "step", "threshold": bad }));
+            assert_eq!(p, path, "{bad}: {m}");
+            assert!(m.contains("\"1ms\"") || m.contains("greater than 0") || m.contains("negative") || m.contains("queue limit"), "{bad}: {m}");
+        }
+        let (_, m) = error_of(json!({ "kind": "step", "limit": "100p", "threshold": "100p" }));
+        assert!(m.contains("below the queue limit"), "{m}");
+        assert_eq!(error_of(json!({ "kind": "step", "ecn": true })).0, "topology.bottleneck_queue.ecn");
     }
 }

@@ -10,52 +10,59 @@
 //! 16·interval after the last scheduled drop and more than one drop happened in between
 //! (delta = count − lastcount > 1), count resumes at delta instead of 1.
 //! With ECN on, an ECN-capable packet is marked CE instead of dropped (and, as in Linux, a
-//! mark ends the drop loop for this dequeue); the world sets the mark via
-//! [`QueueDisc::last_dequeue_marked`].
+//! mark ends the drop loop for this dequeue); the dequeue result carries the mark.
+//!
+//! The control law lives in [`CodelState`], which works on any [`Fifo`]: the `codel` queue
+//! has one, FQ-CoDel one per flow queue.
 
-use super::{capacity_bytes, overflows, Backlog, DropReason, QEntry, QueueDisc, Verdict};
-use crate::config::{CodelParams, QueueLimit, MTU_BYTES};
+use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
+use crate::config::queue::positive_duration;
+use crate::config::{QueueLimit, MTU_BYTES};
 use crate::units::{Dur, SimTime};
-use std::collections::VecDeque;
 
-pub struct Codel {
-    q: VecDeque<QEntry>,
-    limit: QueueLimit,
-    bytes: u64,
-    p: CodelParams,
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CodelParams {
+    pub target: Dur,
+    pub interval: Dur,
+    pub ecn: bool,
+}
+
+pub const DEF: QueueDef = QueueDef {
+    name: "codel",
+    keys: &["target", "interval", "ecn"],
+    default_limit: super::DEFAULT_LIMIT,
+    // RFC 8289 / Linux defaults: target 5 ms, interval 100 ms, ECN off.
+    parse: |t, _| {
+        let target = positive_duration(t, "target", Dur::from_millis(5))?;
+        let interval = positive_duration(t, "interval", Dur::from_millis(100))?;
+        let ecn = t.opt_bool("ecn")?.unwrap_or(false);
+        Ok(QueueParams::new(CodelParams { target, interval, ecn }))
+    },
+    build: |p, cx: BuildCx| Box::new(Codel::new(cx.limit, *p.expect::<CodelParams>())),
+};
+
+/// CoDel's per-queue control state (RFC 8289 §5).
+#[derive(Debug, Clone, Default)]
+pub struct CodelState {
     /// When the sojourn time went (and stayed) above target, plus interval; None when below.
     first_above_time: Option<SimTime>,
-    drop_next: SimTime,
+    pub(crate) drop_next: SimTime,
     count: u32,
     lastcount: u32,
     dropping: bool,
-    /// The packet the last dequeue returned must be CE-marked.
-    marked: bool,
     /// Sojourn time of the last packet dequeued.
     ldelay: Dur,
 }
 
-impl Codel {
-    pub fn new(limit: QueueLimit, p: CodelParams) -> Codel {
-        Codel {
-            q: VecDeque::with_capacity(256),
-            limit,
-            bytes: 0,
-            p,
-            first_above_time: None,
-            drop_next: SimTime::ZERO,
-            count: 0,
-            lastcount: 0,
-            dropping: false,
-            marked: false,
-            ldelay: Dur::ZERO,
-        }
-    }
+/// `t + interval/√count` (the float square root replaces Linux's Newton step).
+pub fn control_law(interval: Dur, t: SimTime, count: u32) -> SimTime {
+    let step = interval.0 as f64 / (count.max(1) as f64).sqrt();
+    SimTime(t.0 + step.round() as u64)
+}
 
-    /// `t + interval/√count` (the float square root replaces Linux's Newton step).
-    pub fn control_law(&self, t: SimTime, count: u32) -> SimTime {
-        let step = self.p.interval.0 as f64 / (count.max(1) as f64).sqrt();
-        SimTime(t.0 + step.round() as u64)
+impl CodelState {
+    pub fn new() -> CodelState {
+        CodelState::default()
     }
 
     pub fn dropping(&self) -> bool {
@@ -66,22 +73,27 @@ impl Codel {
         self.count
     }
 
-    /// Pops the head and decides whether it is droppable (RFC 8289's dodequeue).
-    fn do_dequeue(&mut self, now: SimTime) -> Option<(QEntry, bool)> {
-        let Some(e) = self.q.pop_front() else {
+    /// The sojourn time of the last packet this state saw leave.
+    pub fn ldelay(&self) -> Dur {
+        self.ldelay
+    }
+
+    /// Pops the head and decides whether it is droppable (RFC 8289's dodequeue). `others`:
+    /// bytes queued elsewhere that count for the one-MTU rule (FQ-CoDel's other queues).
+    fn do_dequeue(&mut self, q: &mut Fifo, others: u64, now: SimTime, p: &CodelParams) -> Option<(QEntry, bool)> {
+        let Some(e) = q.pop() else {
             self.first_above_time = None;
             return None;
         };
-        self.bytes -= e.bytes as u64;
         let sojourn = now.since(e.enqueued_at);
         self.ldelay = sojourn;
-        let ok_to_drop = if sojourn < self.p.target || self.bytes <= MTU_BYTES {
+        let ok_to_drop = if sojourn < p.target || q.bytes() + others <= MTU_BYTES {
             self.first_above_time = None;
             false
         } else {
             match self.first_above_time {
                 None => {
-                    self.first_above_time = Some(now + self.p.interval);
+                    self.first_above_time = Some(now + p.interval);
                     false
                 }
                 Some(t) => now >= t,
@@ -90,29 +102,18 @@ impl Codel {
         Some((e, ok_to_drop))
     }
 
-    fn can_mark(&self, e: &QEntry) -> bool {
-        self.p.ecn && e.ecn_capable
-    }
-}
-
-impl QueueDisc for Codel {
-    fn name(&self) -> &'static str {
-        "codel"
-    }
-
-    fn enqueue(&mut self, e: QEntry, _now: SimTime) -> Verdict {
-        let full = overflows(self.limit, self.bytes, self.q.len(), &e);
-        if full {
-            return Verdict::Dropped(DropReason::Overflow);
-        }
-        self.bytes += e.bytes as u64;
-        self.q.push_back(e);
-        Verdict::Queued
-    }
-
-    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<QEntry> {
-        self.marked = false;
-        let Some((mut e, mut ok_to_drop)) = self.do_dequeue(now) else {
+    /// CoDel's dequeue from `q`: the packet to send (maybe to be CE-marked), the ones dropped
+    /// on the way appended to `dropped`.
+    pub fn dequeue(
+        &mut self,
+        q: &mut Fifo,
+        others: u64,
+        now: SimTime,
+        p: &CodelParams,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued> {
+        let can_mark = |e: &QEntry| p.ecn && e.ect();
+        let Some((mut e, mut ok_to_drop)) = self.do_dequeue(q, others, now, p) else {
             self.dropping = false;
             return None;
         };
@@ -122,13 +123,12 @@ impl QueueDisc for Codel {
             }
             while self.dropping && now >= self.drop_next {
                 self.count += 1;
-                if self.can_mark(&e) {
-                    self.marked = true;
-                    self.drop_next = self.control_law(self.drop_next, self.count);
-                    return Some(e);
+                if can_mark(&e) {
+                    self.drop_next = control_law(p.interval, self.drop_next, self.count);
+                    return Some(Dequeued { entry: e, mark: true });
                 }
                 dropped.push((e, DropReason::AqmDequeue));
-                match self.do_dequeue(now) {
+                match self.do_dequeue(q, others, now, p) {
                     None => {
                         self.dropping = false;
                         return None;
@@ -139,46 +139,33 @@ impl QueueDisc for Codel {
                     }
                 }
                 if ok_to_drop {
-                    self.drop_next = self.control_law(self.drop_next, self.count);
+                    self.drop_next = control_law(p.interval, self.drop_next, self.count);
                 } else {
                     self.dropping = false;
                 }
             }
         } else if ok_to_drop {
-            let mut out = Some(e);
-            if self.can_mark(&e) {
-                self.marked = true;
+            let out = if can_mark(&e) {
+                Some(Dequeued { entry: e, mark: true })
             } else {
                 dropped.push((e, DropReason::AqmDequeue));
-                out = self.do_dequeue(now).map(|(next, _)| next);
-            }
+                self.do_dequeue(q, others, now, p).map(|(next, _)| Dequeued::plain(next))
+            };
             self.dropping = true;
             // Re-entry: resume near the previous drop rate if the last dropping episode
             // ended recently (Linux rule, adopted by RFC 8289).
             let delta = self.count.saturating_sub(self.lastcount);
             let since_drop_next = now.0 as i128 - self.drop_next.0 as i128;
-            self.count = if delta > 1 && since_drop_next < 16 * self.p.interval.0 as i128 { delta } else { 1 };
+            self.count = if delta > 1 && since_drop_next < 16 * p.interval.0 as i128 { delta } else { 1 };
             self.lastcount = self.count;
-            self.drop_next = self.control_law(now, self.count);
+            self.drop_next = control_law(p.interval, now, self.count);
             return out;
         }
-        Some(e)
-    }
-
-    fn backlog(&self) -> Backlog {
-        Backlog { bytes: self.bytes, pkts: self.q.len() as u64 }
-    }
-
-    fn capacity_bytes(&self) -> u64 {
-        capacity_bytes(self.limit)
-    }
-
-    fn last_dequeue_marked(&self) -> bool {
-        self.marked
+        Some(Dequeued::plain(e))
     }
 
     /// The drop count while in the dropping state, 0 outside it.
-    fn internal_state(&self) -> f64 {
+    pub fn internal_state(&self) -> f64 {
         if self.dropping {
             self.count as f64
         } else {
@@ -187,8 +174,64 @@ impl QueueDisc for Codel {
     }
 }
 
+pub struct Codel {
+    q: Fifo,
+    p: CodelParams,
+    st: CodelState,
+}
+
+impl Codel {
+    pub fn new(limit: QueueLimit, p: CodelParams) -> Codel {
+        Codel { q: Fifo::new(limit), p, st: CodelState::new() }
+    }
+
+    pub fn control_law(&self, t: SimTime, count: u32) -> SimTime {
+        control_law(self.p.interval, t, count)
+    }
+
+    pub fn dropping(&self) -> bool {
+        self.st.dropping
+    }
+
+    pub fn count(&self) -> u32 {
+        self.st.count
+    }
+}
+
+impl QueueDisc for Codel {
+    fn name(&self) -> &'static str {
+        "codel"
+    }
+
+    fn enqueue(&mut self, e: QEntry, _now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+        if self.q.overflows(&e) {
+            return Verdict::Dropped(DropReason::Overflow);
+        }
+        self.q.push(e);
+        Verdict::Queued
+    }
+
+    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+        self.st.dequeue(&mut self.q, 0, now, &self.p, dropped)
+    }
+
+    fn backlog(&self) -> Backlog {
+        self.q.backlog()
+    }
+
+    fn capacity_bytes(&self) -> u64 {
+        self.q.capacity_bytes()
+    }
+
+    /// The drop count while in the dropping state, 0 outside it.
+    fn internal_state(&self) -> f64 {
+        self.st.internal_state()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::test_util::{ect, entry};
     use super::*;
     use crate::ids::PacketId;
 
@@ -204,8 +247,8 @@ mod tests {
     /// Fills the queue with `n` packets of 1500 B enqueued at `at`.
     fn fill(c: &mut Codel, n: u32, at: SimTime, ecn: bool) {
         for i in 0..n {
-            let e = QEntry { id: PacketId(i), bytes: 1500, enqueued_at: at, ecn_capable: ecn };
-            assert_eq!(c.enqueue(e, at), Verdict::Queued);
+            let e = entry(i, 1500, at, ect(ecn));
+            assert_eq!(c.enqueue(e, at, &mut Vec::new()), Verdict::Queued);
         }
     }
 
@@ -236,7 +279,7 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert!(c.dropping());
         assert_eq!(c.count(), 1);
-        assert_eq!(c.drop_next, SimTime(210 * MS));
+        assert_eq!(c.st.drop_next, SimTime(210 * MS));
         // Before drop_next: no drop.
         c.dequeue(SimTime(209 * MS), &mut d).unwrap();
         assert_eq!(d.len(), 1);
@@ -244,12 +287,12 @@ mod tests {
         c.dequeue(SimTime(210 * MS), &mut d).unwrap();
         assert_eq!(d.len(), 2);
         assert_eq!(c.count(), 2);
-        assert_eq!(c.drop_next, SimTime(210 * MS + 70_710_678));
+        assert_eq!(c.st.drop_next, SimTime(210 * MS + 70_710_678));
         // Third at that time: count 3, spacing 100/√3 ms.
-        let t3 = c.drop_next;
+        let t3 = c.st.drop_next;
         c.dequeue(t3, &mut d).unwrap();
         assert_eq!((d.len(), c.count()), (3, 3));
-        assert_eq!(c.drop_next, SimTime(t3.0 + 57_735_027));
+        assert_eq!(c.st.drop_next, SimTime(t3.0 + 57_735_027));
         assert!(d.iter().all(|(_, r)| *r == DropReason::AqmDequeue));
     }
 
@@ -279,7 +322,6 @@ mod tests {
         assert!(c.dropping());
         // Drain the old packets and queue fresh ones: low sojourn ends the state.
         c.q.clear();
-        c.bytes = 0;
         fill(&mut c, 10, SimTime(300 * MS), false);
         c.dequeue(SimTime(301 * MS), &mut d).unwrap();
         assert!(!c.dropping());
@@ -301,10 +343,10 @@ mod tests {
         let mut c = codel(false);
         let mut d = Vec::new();
         // A dropping episode that reached count 5 (lastcount 1 at entry)...
-        c.dropping = false;
-        c.count = 5;
-        c.lastcount = 1;
-        c.drop_next = SimTime(1000 * MS);
+        c.st.dropping = false;
+        c.st.count = 5;
+        c.st.lastcount = 1;
+        c.st.drop_next = SimTime(1000 * MS);
         // ...then the queue goes above target again within 16 intervals of drop_next.
         fill(&mut c, 100, SimTime(1100 * MS), false);
         c.dequeue(SimTime(1110 * MS), &mut d);
@@ -312,26 +354,26 @@ mod tests {
         assert!(c.dropping());
         // delta = 5 − 1 = 4 > 1 → count resumes at 4, drop_next = now + 100/√4 ms.
         assert_eq!(c.count(), 4);
-        assert_eq!(c.lastcount, 4);
-        assert_eq!(c.drop_next, SimTime(1210 * MS + 50 * MS));
+        assert_eq!(c.st.lastcount, 4);
+        assert_eq!(c.st.drop_next, SimTime(1210 * MS + 50 * MS));
 
         // Same, but 16 intervals or more after drop_next: count restarts at 1.
         let mut c = codel(false);
-        c.count = 5;
-        c.lastcount = 1;
-        c.drop_next = SimTime(1000 * MS);
+        c.st.count = 5;
+        c.st.lastcount = 1;
+        c.st.drop_next = SimTime(1000 * MS);
         fill(&mut c, 100, SimTime(2600 * MS), false);
         c.dequeue(SimTime(2610 * MS), &mut d);
         c.dequeue(SimTime(2710 * MS), &mut d);
         assert!(c.dropping());
         assert_eq!(c.count(), 1);
-        assert_eq!(c.drop_next, SimTime(2810 * MS));
+        assert_eq!(c.st.drop_next, SimTime(2810 * MS));
 
         // delta ≤ 1 also restarts at 1.
         let mut c = codel(false);
-        c.count = 2;
-        c.lastcount = 1;
-        c.drop_next = SimTime(1000 * MS);
+        c.st.count = 2;
+        c.st.lastcount = 1;
+        c.st.drop_next = SimTime(1000 * MS);
         fill(&mut c, 100, SimTime(1100 * MS), false);
         c.dequeue(SimTime(1110 * MS), &mut d);
         c.dequeue(SimTime(1210 * MS), &mut d);
@@ -343,25 +385,22 @@ mod tests {
         let mut c = codel(true);
         let mut d = Vec::new();
         fill(&mut c, 100, SimTime(0), true);
-        c.dequeue(SimTime(10 * MS), &mut d);
-        assert!(!c.last_dequeue_marked());
-        let e = c.dequeue(SimTime(110 * MS), &mut d).unwrap();
+        assert!(!c.dequeue(SimTime(10 * MS), &mut d).unwrap().mark);
+        let out = c.dequeue(SimTime(110 * MS), &mut d).unwrap();
         assert!(d.is_empty());
-        assert!(c.last_dequeue_marked());
-        assert_eq!(e.id, PacketId(1));
+        assert!(out.mark);
+        assert_eq!(out.entry.id, PacketId(1));
         assert!(c.dropping());
-        c.dequeue(SimTime(111 * MS), &mut d).unwrap();
-        assert!(!c.last_dequeue_marked());
+        assert!(!c.dequeue(SimTime(111 * MS), &mut d).unwrap().mark);
         // At drop_next: marked again, count 2.
-        c.dequeue(SimTime(210 * MS), &mut d).unwrap();
-        assert!(c.last_dequeue_marked() && d.is_empty());
+        assert!(c.dequeue(SimTime(210 * MS), &mut d).unwrap().mark && d.is_empty());
         assert_eq!(c.count(), 2);
         // Packets that are not ECN-capable are still dropped.
         let mut c = codel(true);
         fill(&mut c, 100, SimTime(0), false);
         c.dequeue(SimTime(10 * MS), &mut d);
-        c.dequeue(SimTime(110 * MS), &mut d);
+        let out = c.dequeue(SimTime(110 * MS), &mut d).unwrap();
         assert_eq!(d.len(), 1);
-        assert!(!c.last_dequeue_marked());
+        assert!(!out.mark);
     }
 }

@@ -1,20 +1,33 @@
 //! Queue disciplines: what a link does with packets waiting for its serializer.
-//! The trait is shaped for AQMs: enqueue may drop or mark, dequeue may drop (CoDel does).
+//! The trait is shaped for AQMs: enqueue may drop or mark, dequeue may drop (CoDel does) or
+//! ask for a mark on the packet it returns.
+//!
+//! Every discipline lives in one file that declares its name, its scenario parameters (read
+//! with the config reader, so errors name the key path) and its builder as a [`QueueDef`];
+//! [`DISCIPLINES`] lists them once. See docs/extending.md, "Adding a queue discipline".
 
 mod codel;
 mod droptail;
+mod fifo;
 mod pie;
 mod red;
+mod step;
 
-pub use codel::Codel;
+pub use codel::{Codel, CodelParams, CodelState};
 pub use droptail::DropTail;
-pub use pie::Pie;
-pub use red::Red;
+pub use fifo::Fifo;
+pub use pie::{Pie, PieParams};
+pub use red::{Red, RedParams};
+pub use step::{Step, StepParams, Threshold};
 
-use crate::config::{QueueCfg, QueueKind, QueueLimit, MTU_BYTES};
+use crate::config::{QueueCfg, QueueLimit, Res, Table, MTU_BYTES};
 use crate::engine::SimRng;
 use crate::ids::PacketId;
-use crate::units::SimTime;
+use crate::net::Ecn;
+use crate::units::{Rate, SimTime};
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
 
 /// What a queue knows about a packet: enough to decide without touching the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +35,16 @@ pub struct QEntry {
     pub id: PacketId,
     pub bytes: u32,
     pub enqueued_at: SimTime,
-    pub ecn_capable: bool,
+    /// The packet's ECN codepoint when it arrived.
+    pub ecn: Ecn,
+}
+
+impl QEntry {
+    /// ECN-capable transport: an AQM may mark it instead of dropping it.
+    #[inline]
+    pub fn ect(&self) -> bool {
+        self.ecn.is_ect()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +69,21 @@ pub enum Verdict {
     Dropped(DropReason),
 }
 
+/// The packet a dequeue hands to the serializer, and whether it must leave CE-marked (an AQM
+/// that marks at dequeue, as CoDel with ECN does; the caller sets the mark).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dequeued {
+    pub entry: QEntry,
+    pub mark: bool,
+}
+
+impl Dequeued {
+    #[inline]
+    pub fn plain(entry: QEntry) -> Dequeued {
+        Dequeued { entry, mark: false }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Backlog {
     pub bytes: u64,
@@ -56,10 +93,13 @@ pub struct Backlog {
 pub trait QueueDisc: Send {
     /// The discipline's name as used in scenarios ("droptail").
     fn name(&self) -> &'static str;
-    fn enqueue(&mut self, e: QEntry, now: SimTime) -> Verdict;
+    /// Offers `e` to the queue. The verdict is about `e`; packets already queued that the
+    /// discipline pushes out to make room (FQ-CoDel's fat-flow drops) or filters (CAKE's
+    /// ACK filter) are appended to `dropped`.
+    fn enqueue(&mut self, e: QEntry, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict;
     /// The next packet to transmit, if any. Packets the discipline drops on the way are
-    /// appended to `dropped`.
-    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<QEntry>;
+    /// appended to `dropped` (the caller keeps one vector and clears it: no allocation).
+    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued>;
     fn backlog(&self) -> Backlog;
     /// The buffer size in bytes (packet limits converted at the MTU).
     fn capacity_bytes(&self) -> u64;
@@ -69,36 +109,136 @@ pub trait QueueDisc: Send {
     fn internal_state(&self) -> f64 {
         f64::NAN
     }
-    /// Whether the packet the last `dequeue` returned must be ECN-marked (CE) on its way out
-    /// (CoDel with ECN marks at dequeue); the world sets the mark.
-    fn last_dequeue_marked(&self) -> bool {
-        false
+}
+
+/// What a builder gets besides its parameters.
+pub struct BuildCx {
+    pub limit: QueueLimit,
+    /// The nominal (mean) rate of the link the queue feeds: thresholds given as times are
+    /// converted with it.
+    pub rate: Rate,
+    /// The queue's own random stream (RED and PIE draw from it).
+    pub rng: SimRng,
+}
+
+/// A discipline's parsed parameters, type-erased so that adding a discipline does not touch
+/// the config types; the discipline's own `build` reads them back with [`QueueParams::get`].
+#[derive(Clone)]
+pub struct QueueParams(Arc<dyn AnyParams>);
+
+trait AnyParams: Any + fmt::Debug + Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Any + fmt::Debug + Send + Sync> AnyParams for T {
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 
-/// Builds a discipline; `rng` is its own random stream (RED and PIE draw from it).
-pub fn build(cfg: &QueueCfg, rng: SimRng) -> Box<dyn QueueDisc> {
-    match cfg.kind {
-        QueueKind::DropTail => Box::new(DropTail::new(cfg.limit)),
-        QueueKind::Red(p) => Box::new(Red::new(cfg.limit, p, rng)),
-        QueueKind::Codel(p) => Box::new(Codel::new(cfg.limit, p)),
-        QueueKind::Pie(p) => Box::new(Pie::new(cfg.limit, p, rng)),
+impl QueueParams {
+    pub fn new<T: Any + fmt::Debug + Send + Sync>(p: T) -> QueueParams {
+        QueueParams(Arc::new(p))
+    }
+
+    /// The parameters as `T`, if they are a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        // Deref first: the Arc itself is also `Any`.
+        (*self.0).as_any().downcast_ref()
+    }
+
+    /// The parameters as the `T` a discipline's own parse produced (a mismatch is a
+    /// registry bug, not bad input).
+    pub fn expect<T: Any>(&self) -> &T {
+        self.get().expect("queue parameters of another discipline")
     }
 }
 
-/// Would `e` overflow a buffer holding `bytes` in `pkts` packets under `limit`? (Byte limits
-/// admit a packet only if it fits whole; packet limits count packets whatever their size.)
-#[inline]
-pub(crate) fn overflows(limit: QueueLimit, bytes: u64, pkts: usize, e: &QEntry) -> bool {
-    match limit {
-        QueueLimit::Bytes(b) => bytes + e.bytes as u64 > b,
-        QueueLimit::Packets(p) => pkts as u64 >= p,
+impl fmt::Debug for QueueParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
     }
 }
 
-pub(crate) fn capacity_bytes(limit: QueueLimit) -> u64 {
+/// One queue discipline of the registry.
+pub struct QueueDef {
+    /// `kind` in scenarios.
+    pub name: &'static str,
+    /// Its parameter keys besides `kind` and `limit`.
+    pub keys: &'static [&'static str],
+    /// The limit when the scenario gives none.
+    pub default_limit: QueueLimit,
+    /// Reads the parameters from the queue's table (range checks name the key path).
+    pub parse: fn(&mut Table, QueueLimit) -> Res<QueueParams>,
+    pub build: fn(&QueueParams, BuildCx) -> Box<dyn QueueDisc>,
+}
+
+impl fmt::Debug for QueueDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "QueueDef({})", self.name)
+    }
+}
+
+/// The default limit of most queues (Linux's txqueuelen, CoDel's and PIE's default limit).
+pub const DEFAULT_LIMIT: QueueLimit = QueueLimit::Packets(1000);
+
+/// Every queue discipline, in the order error messages list them.
+pub static DISCIPLINES: &[QueueDef] = &[droptail::DEF, red::RED_DEF, red::ARED_DEF, codel::DEF, pie::DEF, step::DEF];
+
+/// The discipline called `name`.
+pub fn lookup(name: &str) -> Option<&'static QueueDef> {
+    DISCIPLINES.iter().find(|d| d.name == name)
+}
+
+/// Builds a discipline for a link of nominal rate `rate`; `rng` is its own random stream.
+pub fn build(cfg: &QueueCfg, rng: SimRng, rate: Rate) -> Box<dyn QueueDisc> {
+    (cfg.def.build)(&cfg.params, BuildCx { limit: cfg.limit, rate, rng })
+}
+
+pub fn capacity_bytes(limit: QueueLimit) -> u64 {
     match limit {
         QueueLimit::Bytes(b) => b,
         QueueLimit::Packets(p) => p * MTU_BYTES,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::*;
+
+    /// A packet of `bytes` enqueued at `at`.
+    pub fn entry(i: u32, bytes: u32, at: SimTime, ecn: Ecn) -> QEntry {
+        QEntry { id: PacketId(i), bytes, enqueued_at: at, ecn }
+    }
+
+    pub fn ect(yes: bool) -> Ecn {
+        if yes {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_unique_and_keys_exclude_kind_and_limit() {
+        for (i, d) in DISCIPLINES.iter().enumerate() {
+            assert!(DISCIPLINES[i + 1..].iter().all(|o| o.name != d.name), "{} twice", d.name);
+            assert!(!d.keys.contains(&"kind") && !d.keys.contains(&"limit"), "{}", d.name);
+            assert_eq!(lookup(d.name).unwrap().name, d.name);
+        }
+        assert!(lookup("nope").is_none());
+    }
+
+    #[test]
+    fn params_downcast_to_their_own_type_only() {
+        let p = QueueParams::new(7u32);
+        assert_eq!(p.get::<u32>(), Some(&7));
+        assert!(p.get::<u64>().is_none());
+        assert_eq!(format!("{p:?}"), "7");
     }
 }

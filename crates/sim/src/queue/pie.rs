@@ -18,19 +18,51 @@
 //! runs lazily at the next enqueue or dequeue for every T_UPDATE tick that has passed; the
 //! inputs of an update only change at those events, so this equals a real timer.
 
-use super::{capacity_bytes, overflows, Backlog, DropReason, QEntry, QueueDisc, Verdict};
-use crate::config::{PieParams, QueueLimit, MTU_BYTES};
+use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
+use crate::config::queue::positive_duration;
+use crate::config::{QueueLimit, MTU_BYTES};
 use crate::engine::SimRng;
-use crate::units::SimTime;
-use std::collections::VecDeque;
+use crate::units::{Dur, SimTime};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PieParams {
+    /// QDELAY_REF.
+    pub target: Dur,
+    /// T_UPDATE.
+    pub t_update: Dur,
+    /// α and β, per second.
+    pub alpha: f64,
+    pub beta: f64,
+    pub max_burst: Dur,
+    pub ecn: bool,
+    /// RFC 8033 §5.1 de-randomisation (Linux's default).
+    pub derandomize: bool,
+}
+
+pub const DEF: QueueDef = QueueDef {
+    name: "pie",
+    keys: &["target", "t_update", "alpha", "beta", "max_burst", "ecn", "derandomize"],
+    default_limit: super::DEFAULT_LIMIT,
+    // RFC 8033 / Linux defaults: target 15 ms, T_UPDATE 15 ms, α 0.125, β 1.25, MAX_BURST
+    // 150 ms, de-randomisation on, ECN off.
+    parse: |t, _| {
+        let target = positive_duration(t, "target", Dur::from_millis(15))?;
+        let t_update = positive_duration(t, "t_update", Dur::from_millis(15))?;
+        let alpha = t.opt_f64("alpha", 0.0, 100.0, true)?.unwrap_or(0.125);
+        let beta = t.opt_f64("beta", 0.0, 100.0, true)?.unwrap_or(1.25);
+        let max_burst = t.opt_duration("max_burst")?.unwrap_or(Dur::from_millis(150));
+        let ecn = t.opt_bool("ecn")?.unwrap_or(false);
+        let derandomize = t.opt_bool("derandomize")?.unwrap_or(true);
+        Ok(QueueParams::new(PieParams { target, t_update, alpha, beta, max_burst, ecn, derandomize }))
+    },
+    build: |p, cx: BuildCx| Box::new(Pie::new(cx.limit, *p.expect::<PieParams>(), cx.rng)),
+};
 
 /// ECN marking replaces early drops only while p is at most this (RFC 8033 §5.1, Linux).
 const MARK_ECN_THRESHOLD: f64 = 0.1;
 
 pub struct Pie {
-    q: VecDeque<QEntry>,
-    limit: QueueLimit,
-    bytes: u64,
+    q: Fifo,
     p: PieParams,
     rng: SimRng,
     prob: f64,
@@ -66,9 +98,7 @@ pub fn autotune_divisor(p: f64) -> f64 {
 impl Pie {
     pub fn new(limit: QueueLimit, p: PieParams, rng: SimRng) -> Pie {
         Pie {
-            q: VecDeque::with_capacity(256),
-            limit,
-            bytes: 0,
+            q: Fifo::new(limit),
             p,
             rng,
             prob: 0.0,
@@ -133,7 +163,7 @@ impl Pie {
         if self.qdelay_old < self.target() / 2.0 && self.prob < 0.2 {
             return false;
         }
-        if self.bytes <= 2 * MTU_BYTES {
+        if self.q.bytes() <= 2 * MTU_BYTES {
             return false;
         }
         if self.p.derandomize {
@@ -162,40 +192,37 @@ impl QueueDisc for Pie {
         "pie"
     }
 
-    fn enqueue(&mut self, e: QEntry, now: SimTime) -> Verdict {
+    fn enqueue(&mut self, e: QEntry, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
         self.catch_up(now);
-        let full = overflows(self.limit, self.bytes, self.q.len(), &e);
-        if full {
+        if self.q.overflows(&e) {
             self.accu_prob = 0.0;
             return Verdict::Dropped(DropReason::Overflow);
         }
         let mut verdict = Verdict::Queued;
         if self.drop_early() {
-            if self.p.ecn && e.ecn_capable && self.prob <= MARK_ECN_THRESHOLD {
+            if self.p.ecn && e.ect() && self.prob <= MARK_ECN_THRESHOLD {
                 verdict = Verdict::Marked;
             } else {
                 return Verdict::Dropped(DropReason::Early);
             }
         }
-        self.bytes += e.bytes as u64;
-        self.q.push_back(e);
+        self.q.push(e);
         verdict
     }
 
-    fn dequeue(&mut self, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Option<QEntry> {
+    fn dequeue(&mut self, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
         self.catch_up(now);
-        let e = self.q.pop_front()?;
-        self.bytes -= e.bytes as u64;
+        let e = self.q.pop()?;
         self.qdelay = if self.q.is_empty() { 0.0 } else { now.since(e.enqueued_at).secs_f64() };
-        Some(e)
+        Some(Dequeued::plain(e))
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { bytes: self.bytes, pkts: self.q.len() as u64 }
+        self.q.backlog()
     }
 
     fn capacity_bytes(&self) -> u64 {
-        capacity_bytes(self.limit)
+        self.q.capacity_bytes()
     }
 
     /// The drop probability.
@@ -206,10 +233,9 @@ impl QueueDisc for Pie {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_util::{ect, entry};
     use super::*;
     use crate::engine::Stream;
-    use crate::ids::PacketId;
-    use crate::units::Dur;
 
     const MS: u64 = 1_000_000;
 
@@ -230,7 +256,7 @@ mod tests {
     }
 
     fn e(i: u32, at: SimTime, ecn: bool) -> QEntry {
-        QEntry { id: PacketId(i), bytes: 1500, enqueued_at: at, ecn_capable: ecn }
+        entry(i, 1500, at, ect(ecn))
     }
 
     fn close(a: f64, b: f64) -> bool {
@@ -325,7 +351,7 @@ mod tests {
         let mut a = pie(params());
         let mut d = Vec::new();
         for i in 0..100 {
-            a.enqueue(e(i, SimTime(0), false), SimTime(0));
+            a.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new());
         }
         // Ticks at 15 and 30 ms run (with qdelay 0) before the dequeue at 40 ms, which
         // measures 40 ms of delay; the next tick is at 45 ms.
@@ -353,11 +379,11 @@ mod tests {
         q.prob = 0.5;
         q.qdelay_old = 0.1;
         for i in 0..50 {
-            assert_eq!(q.enqueue(e(i, SimTime(0), false), SimTime(0)), Verdict::Queued);
+            assert_eq!(q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Queued);
         }
         // Allowance spent: now p = 50 % applies.
         q.burst = 0;
-        let drops = (50..1050).filter(|&i| q.enqueue(e(i, SimTime(0), false), SimTime(0)) != Verdict::Queued).count();
+        let drops = (50..1050).filter(|&i| q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()) != Verdict::Queued).count();
         // Binomial(1000, 0.5): sd 15.8; ±80 is 5 sd.
         assert!((420..=580).contains(&drops), "{drops}");
         // Low delay and p < 20 %: no early drop.
@@ -366,17 +392,17 @@ mod tests {
         q.prob = 0.19;
         q.qdelay_old = 0.007;
         for i in 0..1000 {
-            assert_eq!(q.enqueue(e(i, SimTime(0), false), SimTime(0)), Verdict::Queued);
+            assert_eq!(q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Queued);
         }
         // Two MTUs or less queued: no early drop.
         let mut q = pie(params());
         q.burst = 0;
         q.prob = 1.0;
         q.qdelay_old = 0.5;
-        assert_eq!(q.enqueue(e(0, SimTime(0), false), SimTime(0)), Verdict::Queued);
-        assert_eq!(q.enqueue(e(1, SimTime(0), false), SimTime(0)), Verdict::Queued);
-        assert_eq!(q.enqueue(e(2, SimTime(0), false), SimTime(0)), Verdict::Queued);
-        assert_eq!(q.enqueue(e(3, SimTime(0), false), SimTime(0)), Verdict::Dropped(DropReason::Early));
+        assert_eq!(q.enqueue(e(0, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Queued);
+        assert_eq!(q.enqueue(e(1, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Queued);
+        assert_eq!(q.enqueue(e(2, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Queued);
+        assert_eq!(q.enqueue(e(3, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Dropped(DropReason::Early));
     }
 
     #[test]
@@ -386,12 +412,12 @@ mod tests {
         q.prob = 0.1;
         q.qdelay_old = 0.1;
         for i in 0..3 {
-            q.enqueue(e(i, SimTime(0), false), SimTime(0));
+            q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new());
         }
         let mut last = None;
         let mut gaps = Vec::new();
         for i in 0..20_000u32 {
-            if q.enqueue(e(i, SimTime(0), false), SimTime(0)) == Verdict::Dropped(DropReason::Early) {
+            if q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()) == Verdict::Dropped(DropReason::Early) {
                 if let Some(l) = last {
                     gaps.push(i - l);
                 }
@@ -411,13 +437,13 @@ mod tests {
         q.prob = 0.1;
         q.qdelay_old = 0.1;
         for i in 0..3 {
-            q.enqueue(e(i, SimTime(0), true), SimTime(0));
+            q.enqueue(e(i, SimTime(0), true), SimTime(0), &mut Vec::new());
         }
-        let v: Vec<Verdict> = (0..2000).map(|i| q.enqueue(e(i, SimTime(0), true), SimTime(0))).collect();
+        let v: Vec<Verdict> = (0..2000).map(|i| q.enqueue(e(i, SimTime(0), true), SimTime(0), &mut Vec::new())).collect();
         assert!(v.contains(&Verdict::Marked));
         assert!(!v.contains(&Verdict::Dropped(DropReason::Early)));
         q.prob = 0.3;
-        let v: Vec<Verdict> = (0..200).map(|i| q.enqueue(e(i, SimTime(0), true), SimTime(0))).collect();
+        let v: Vec<Verdict> = (0..200).map(|i| q.enqueue(e(i, SimTime(0), true), SimTime(0), &mut Vec::new())).collect();
         assert!(v.contains(&Verdict::Dropped(DropReason::Early)));
         assert!(!v.contains(&Verdict::Marked));
     }
@@ -426,10 +452,10 @@ mod tests {
     fn settled_idle_controller_skips_ticks_exactly() {
         let mut q = pie(params());
         let mut d = Vec::new();
-        q.enqueue(e(0, SimTime(0), false), SimTime(0));
+        q.enqueue(e(0, SimTime(0), false), SimTime(0), &mut Vec::new());
         q.dequeue(SimTime(1), &mut d);
         // A day of idle time costs no loop iterations and leaves the state unchanged.
-        q.enqueue(e(1, SimTime(86_400 * 1_000 * MS), false), SimTime(86_400 * 1_000 * MS));
+        q.enqueue(e(1, SimTime(86_400 * 1_000 * MS), false), SimTime(86_400 * 1_000 * MS), &mut Vec::new());
         assert_eq!(q.prob(), 0.0);
         assert_eq!(q.burst, 150 * MS);
         assert!(q.next_update > SimTime(86_400 * 1_000 * MS));

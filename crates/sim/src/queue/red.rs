@@ -19,11 +19,114 @@
 //! dequeues and uses AVPKT bytes (tc's recommended avpkt) as the typical packet; until the
 //! first measurement it assumes tc's default bandwidth of 10 Mbit/s.
 
-use super::{capacity_bytes, overflows, Backlog, DropReason, QEntry, QueueDisc, Verdict};
-use crate::config::{QueueLimit, RedParams};
+use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
+use crate::config::queue::{amount_bytes, fmt_num, positive_duration};
+use crate::config::{err, QueueLimit, Res, Table, MTU_BYTES};
 use crate::engine::SimRng;
-use crate::units::SimTime;
-use std::collections::VecDeque;
+use crate::units::{Dur, SimTime};
+
+/// RED and Adaptive RED. The queue is measured in the unit of the queue limit (bytes for a
+/// byte limit, packets for a packet limit); thresholds are in that unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RedParams {
+    pub min_th: f64,
+    pub max_th: f64,
+    /// EWMA weight of the average queue.
+    pub q_w: f64,
+    /// Probability at max_th (the initial one for Adaptive RED).
+    pub max_p: f64,
+    /// Gentle RED: the probability ramps from max_p to 1 between max_th and 2·max_th.
+    pub gentle: bool,
+    /// Mark ECN-capable packets instead of dropping them early.
+    pub ecn: bool,
+    /// Adaptive RED (Floyd, Gummadi & Shenker 2001): adapt max_p this often.
+    pub adapt_interval: Option<Dur>,
+}
+
+const RED_KEYS: &[&str] = &["min_th", "max_th", "q_w", "max_p", "gentle", "ecn"];
+
+pub const RED_DEF: QueueDef = QueueDef {
+    name: "red",
+    keys: RED_KEYS,
+    default_limit: super::DEFAULT_LIMIT,
+    parse: |t, limit| parse(t, limit, false).map(QueueParams::new),
+    build: |p, cx: BuildCx| Box::new(Red::new(cx.limit, *p.expect::<RedParams>(), cx.rng)),
+};
+
+pub const ARED_DEF: QueueDef = QueueDef {
+    name: "ared",
+    keys: &["min_th", "max_th", "q_w", "max_p", "gentle", "ecn", "interval"],
+    default_limit: super::DEFAULT_LIMIT,
+    parse: |t, limit| parse(t, limit, true).map(QueueParams::new),
+    build: RED_DEF.build,
+};
+
+/// The queue limit in the unit RED measures the queue in (bytes or packets).
+fn limit_units(limit: QueueLimit) -> f64 {
+    match limit {
+        QueueLimit::Bytes(b) => b as f64,
+        QueueLimit::Packets(p) => p as f64,
+    }
+}
+
+fn unit_name(limit: QueueLimit) -> &'static str {
+    match limit {
+        QueueLimit::Bytes(_) => "B",
+        QueueLimit::Packets(_) => "p",
+    }
+}
+
+/// A threshold key in the queue's unit (bytes converted to packets at MTU_BYTES if the limit
+/// is in packets).
+fn threshold(t: &mut Table, key: &'static str, limit: QueueLimit) -> Res<Option<f64>> {
+    let p = t.key_path(key);
+    let Some(v) = t.get(key) else { return Ok(None) };
+    let bytes = amount_bytes(&p, v)?;
+    Ok(Some(match limit {
+        QueueLimit::Bytes(_) => bytes,
+        QueueLimit::Packets(_) => bytes / MTU_BYTES as f64,
+    }))
+}
+
+/// RED / ARED parameters. Defaults are Linux's (`tc red` with only a limit): max_th =
+/// limit/4, min_th = max_th/3 (= limit/12), q_w = 0.002, max_p = 0.02 — the values of Talau
+/// et al. 2019, Table 3. With only one threshold given, tc's rules fill the other (max =
+/// 3·min, min = max/3).
+fn parse(t: &mut Table, limit: QueueLimit, adaptive: bool) -> Res<RedParams> {
+    let lim = limit_units(limit);
+    let unit = unit_name(limit);
+    let min_given = threshold(t, "min_th", limit)?;
+    let max_given = threshold(t, "max_th", limit)?;
+    let (min_th, max_th) = match (min_given, max_given) {
+        (Some(a), Some(b)) => (a, b),
+        (Some(a), None) => (a, 3.0 * a),
+        (None, Some(b)) => (b / 3.0, b),
+        (None, None) => (lim / 12.0, lim / 4.0),
+    };
+    if min_th >= max_th {
+        let key = if min_given.is_some() { "min_th" } else { "max_th" };
+        return err(
+            &t.key_path(key),
+            format!("min_th ({}{unit}) must be below max_th ({}{unit})", fmt_num(min_th), fmt_num(max_th)),
+        );
+    }
+    if max_th > lim {
+        let key = if max_given.is_some() { "max_th" } else { "min_th" };
+        return err(
+            &t.key_path(key),
+            format!("max_th ({}{unit}) must not exceed the queue limit ({}{unit})", fmt_num(max_th), fmt_num(lim)),
+        );
+    }
+    let q_w = t.opt_f64("q_w", 0.0, 1.0, true)?.unwrap_or(0.002);
+    if q_w == 0.0 {
+        return err(&t.key_path("q_w"), "must be greater than 0 (got 0)");
+    }
+    let max_p = t.opt_f64("max_p", 0.0, 1.0, true)?.unwrap_or(0.02);
+    let gentle = t.opt_bool("gentle")?.unwrap_or(true);
+    let ecn = t.opt_bool("ecn")?.unwrap_or(false);
+    let adapt_interval = if adaptive { Some(positive_duration(t, "interval", Dur::from_millis(500))?) } else { None };
+    Ok(RedParams { min_th, max_th, q_w, max_p, gentle, ecn, adapt_interval })
+}
 
 /// The "typical small packet" of the idle decay, bytes (tc-red's recommended avpkt).
 const AVPKT: f64 = 1000.0;
@@ -46,9 +149,7 @@ pub enum Region {
 }
 
 pub struct Red {
-    q: VecDeque<QEntry>,
-    limit: QueueLimit,
-    bytes: u64,
+    q: Fifo,
     p: RedParams,
     packets_mode: bool,
     /// The average queue, in the queue's unit.
@@ -71,9 +172,7 @@ pub struct Red {
 impl Red {
     pub fn new(limit: QueueLimit, p: RedParams, rng: SimRng) -> Red {
         Red {
-            q: VecDeque::with_capacity(256),
-            limit,
-            bytes: 0,
+            q: Fifo::new(limit),
             p,
             packets_mode: matches!(limit, QueueLimit::Packets(_)),
             avg: 0.0,
@@ -99,7 +198,7 @@ impl Red {
         if self.packets_mode {
             self.q.len() as f64
         } else {
-            self.bytes as f64
+            self.q.bytes() as f64
         }
     }
 
@@ -155,9 +254,6 @@ impl Red {
         }
     }
 
-    fn full(&self, e: &QEntry) -> bool {
-        overflows(self.limit, self.bytes, self.q.len(), e)
-    }
 }
 
 /// The early verdict on one arrival.
@@ -176,7 +272,7 @@ impl QueueDisc for Red {
         }
     }
 
-    fn enqueue(&mut self, e: QEntry, now: SimTime) -> Verdict {
+    fn enqueue(&mut self, e: QEntry, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
         self.update_avg(now);
         if let Some(iv) = self.p.adapt_interval {
             if now >= self.next_adapt {
@@ -197,7 +293,7 @@ impl QueueDisc for Red {
                 self.count += 1;
                 if self.rng.chance(Red::spaced_probability(p_b, self.count)) {
                     self.count = 0;
-                    if self.p.ecn && e.ecn_capable {
+                    if self.p.ecn && e.ect() {
                         Early::Mark
                     } else {
                         Early::Drop
@@ -210,11 +306,10 @@ impl QueueDisc for Red {
         if let Early::Drop = early {
             return Verdict::Dropped(DropReason::Early);
         }
-        if self.full(&e) {
+        if self.q.overflows(&e) {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.bytes += e.bytes as u64;
-        self.q.push_back(e);
+        self.q.push(e);
         self.idle_since = None;
         match early {
             Early::Mark => Verdict::Marked,
@@ -222,9 +317,8 @@ impl QueueDisc for Red {
         }
     }
 
-    fn dequeue(&mut self, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Option<QEntry> {
-        let e = self.q.pop_front()?;
-        self.bytes -= e.bytes as u64;
+    fn dequeue(&mut self, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+        let e = self.q.pop()?;
         if let Some((t, b)) = self.back_to_back {
             if now > t && b > 0 {
                 self.ns_per_byte = now.since(t).0 as f64 / b as f64;
@@ -236,15 +330,15 @@ impl QueueDisc for Red {
         } else {
             self.back_to_back = Some((now, e.bytes));
         }
-        Some(e)
+        Some(Dequeued::plain(e))
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { bytes: self.bytes, pkts: self.q.len() as u64 }
+        self.q.backlog()
     }
 
     fn capacity_bytes(&self) -> u64 {
-        capacity_bytes(self.limit)
+        self.q.capacity_bytes()
     }
 
     /// The average queue (bytes, or packets for a packet-limited queue).
@@ -255,10 +349,9 @@ impl QueueDisc for Red {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_util::{ect, entry};
     use super::*;
     use crate::engine::Stream;
-    use crate::ids::PacketId;
-    use crate::units::Dur;
 
     fn params(min_th: f64, max_th: f64, gentle: bool) -> RedParams {
         RedParams { min_th, max_th, q_w: 0.002, max_p: 0.1, gentle, ecn: false, adapt_interval: None }
@@ -269,7 +362,7 @@ mod tests {
     }
 
     fn e(i: u32, bytes: u32, ecn: bool) -> QEntry {
-        QEntry { id: PacketId(i), bytes, enqueued_at: SimTime(0), ecn_capable: ecn }
+        entry(i, bytes, SimTime(0), ect(ecn))
     }
 
     #[test]
@@ -318,20 +411,20 @@ mod tests {
         let mut r = red(QueueLimit::Packets(1000), RedParams { q_w: 0.25, ..params(500.0, 900.0, true) });
         let mut d = Vec::new();
         // First arrival: empty queue at time 0, no idle time: avg stays 0.
-        assert_eq!(r.enqueue(e(0, 1500, false), SimTime(0)), Verdict::Queued);
+        assert_eq!(r.enqueue(e(0, 1500, false), SimTime(0), &mut Vec::new()), Verdict::Queued);
         assert_eq!(r.avg(), 0.0);
         // The next arrivals see 1, 2, 3 packets (the arriving one is not counted).
-        r.enqueue(e(1, 1500, false), SimTime(10));
+        r.enqueue(e(1, 1500, false), SimTime(10), &mut Vec::new());
         assert_eq!(r.avg(), 0.25);
-        r.enqueue(e(2, 1500, false), SimTime(20));
+        r.enqueue(e(2, 1500, false), SimTime(20), &mut Vec::new());
         assert_eq!(r.avg(), 0.75 * 0.25 + 0.25 * 2.0);
-        r.enqueue(e(3, 1500, false), SimTime(30));
+        r.enqueue(e(3, 1500, false), SimTime(30), &mut Vec::new());
         let a3 = 0.75 * (0.75 * 0.25 + 0.5) + 0.25 * 3.0;
         assert!((r.avg() - a3).abs() < 1e-12);
         // Byte mode counts bytes.
         let mut b = red(QueueLimit::Bytes(1_000_000), RedParams { q_w: 0.5, ..params(500e3, 900e3, true) });
-        b.enqueue(e(0, 1000, false), SimTime(0));
-        b.enqueue(e(1, 1000, false), SimTime(1));
+        b.enqueue(e(0, 1000, false), SimTime(0), &mut Vec::new());
+        b.enqueue(e(1, 1000, false), SimTime(1), &mut Vec::new());
         assert_eq!(b.avg(), 500.0);
         assert!(r.dequeue(SimTime(40), &mut d).is_some());
     }
@@ -343,8 +436,8 @@ mod tests {
         let mut d = Vec::new();
         // Two packets back to back: the second dequeue, 1 ms after the first, measures the
         // link (1500 B in 1 ms, 12 Mbit/s: 666.7 ns/B).
-        r.enqueue(e(0, 1500, false), SimTime(0));
-        r.enqueue(e(1, 1500, false), SimTime(0));
+        r.enqueue(e(0, 1500, false), SimTime(0), &mut Vec::new());
+        r.enqueue(e(1, 1500, false), SimTime(0), &mut Vec::new());
         r.avg = 100_000.0;
         r.dequeue(SimTime(0), &mut d).unwrap();
         r.dequeue(SimTime(1_000_000), &mut d).unwrap();
@@ -352,11 +445,11 @@ mod tests {
         // The queue is empty from t = 1 ms. An arrival 20 ms later: m = 20 ms / (1000 B ·
         // 666.7 ns/B) = 30 small packets could have been sent, avg ·= (1 − w)^30.
         let t = SimTime(21_000_000);
-        r.enqueue(e(2, 1500, false), t);
+        r.enqueue(e(2, 1500, false), t, &mut Vec::new());
         let want = 100_000.0 * (1.0f64 - w).powf(30.0);
         assert!((r.avg() - want).abs() < 1e-6, "{} vs {want}", r.avg());
         // A busy queue is not decayed: the next arrival is a plain EWMA step.
-        r.enqueue(e(3, 1500, false), SimTime(21_000_001));
+        r.enqueue(e(3, 1500, false), SimTime(21_000_001), &mut Vec::new());
         assert!((r.avg() - ((1.0 - w) * want + w * 1500.0)).abs() < 1e-6);
     }
 
@@ -364,35 +457,35 @@ mod tests {
     fn drops_only_in_the_random_and_forced_regions() {
         let mut r = red(QueueLimit::Packets(1000), params(5.0, 15.0, true));
         r.avg = 4.0;
-        r.q.push_back(e(99, 1500, false)); // keep the queue non-empty: avg follows the EWMA
+        r.q.push(e(99, 1500, false)); // keep the queue non-empty: avg follows the EWMA
         for i in 0..500 {
-            assert_eq!(r.enqueue(e(i, 1500, false), SimTime(i as u64)), Verdict::Queued);
+            assert_eq!(r.enqueue(e(i, 1500, false), SimTime(i as u64), &mut Vec::new()), Verdict::Queued);
             r.avg = 4.0;
         }
         assert_eq!(r.count, -1);
         r.avg = 40.0;
-        assert_eq!(r.enqueue(e(0, 1500, false), SimTime(2000)), Verdict::Dropped(DropReason::Early));
+        assert_eq!(r.enqueue(e(0, 1500, false), SimTime(2000), &mut Vec::new()), Verdict::Dropped(DropReason::Early));
         assert_eq!(r.count, 0);
     }
 
     #[test]
     fn ecn_marks_instead_of_early_drops_but_not_forced_ones() {
         let mut r = red(QueueLimit::Packets(1000), RedParams { ecn: true, max_p: 1.0, ..params(5.0, 15.0, true) });
-        r.q.push_back(e(99, 1500, true));
+        r.q.push(e(99, 1500, true));
         // With max_p = 1 the gentle region has p_b = 1: every ECT arrival there is marked.
         r.avg = 20.0;
-        let v = r.enqueue(e(1, 1500, true), SimTime(1));
+        let v = r.enqueue(e(1, 1500, true), SimTime(1), &mut Vec::new());
         assert_eq!(v, Verdict::Marked, "avg {}", r.avg);
         r.avg = 100.0;
-        assert_eq!(r.enqueue(e(2, 1500, true), SimTime(2)), Verdict::Dropped(DropReason::Early));
+        assert_eq!(r.enqueue(e(2, 1500, true), SimTime(2), &mut Vec::new()), Verdict::Dropped(DropReason::Early));
     }
 
     #[test]
     fn full_queue_overflows() {
         let mut r = red(QueueLimit::Packets(2), params(100.0, 200.0, true));
-        assert_eq!(r.enqueue(e(0, 1500, false), SimTime(0)), Verdict::Queued);
-        assert_eq!(r.enqueue(e(1, 1500, false), SimTime(0)), Verdict::Queued);
-        assert_eq!(r.enqueue(e(2, 1500, false), SimTime(0)), Verdict::Dropped(DropReason::Overflow));
+        assert_eq!(r.enqueue(e(0, 1500, false), SimTime(0), &mut Vec::new()), Verdict::Queued);
+        assert_eq!(r.enqueue(e(1, 1500, false), SimTime(0), &mut Vec::new()), Verdict::Queued);
+        assert_eq!(r.enqueue(e(2, 1500, false), SimTime(0), &mut Vec::new()), Verdict::Dropped(DropReason::Overflow));
         assert_eq!(r.backlog(), Backlog { bytes: 3000, pkts: 2 });
     }
 
@@ -425,15 +518,15 @@ mod tests {
         assert_eq!(r.max_p(), 0.01);
         // Adaptation runs at arrivals, at most once per interval.
         let mut r = red(QueueLimit::Packets(1000), p);
-        r.q.push_back(e(99, 1500, false));
+        r.q.push(e(99, 1500, false));
         r.avg = 25.0 / (1.0 - 0.002);
-        r.enqueue(e(0, 1500, false), SimTime(Dur::from_millis(499).0));
+        r.enqueue(e(0, 1500, false), SimTime(Dur::from_millis(499).0), &mut Vec::new());
         assert_eq!(r.max_p(), 0.02);
         r.avg = 25.0;
-        r.enqueue(e(1, 1500, false), SimTime(Dur::from_millis(500).0));
+        r.enqueue(e(1, 1500, false), SimTime(Dur::from_millis(500).0), &mut Vec::new());
         assert!((r.max_p() - 0.025).abs() < 1e-12);
         r.avg = 25.0;
-        r.enqueue(e(2, 1500, false), SimTime(Dur::from_millis(900).0));
+        r.enqueue(e(2, 1500, false), SimTime(Dur::from_millis(900).0), &mut Vec::new());
         assert!((r.max_p() - 0.025).abs() < 1e-12);
     }
 }

@@ -11,7 +11,7 @@ use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
 use crate::metrics::{jain, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Series, Summary};
 use crate::net::pcap::PcapWriter;
 use crate::net::{Link, LinkStats, PacketPool, Route, TcpFlags};
-use crate::queue::{self, DropReason, QEntry, Verdict};
+use crate::queue::{self, Dequeued, DropReason, QEntry, Verdict};
 use crate::tcp::{Cx, TcpSocket};
 use crate::udp::UdpEndpoint;
 use crate::dccp::DccpEndpoint;
@@ -109,15 +109,17 @@ pub struct World {
 fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
     // The reverse member of a link pair (not lossy: the ACK direction) may have its own rate.
     let spec = if lossy { &cfg.rate } else { cfg.reverse_rate.as_ref().unwrap_or(&cfg.rate) };
+    let rate = spec.build(SimRng::new(seed, Stream::LinkRate, id as u64));
+    let queue = queue::build(q, SimRng::new(seed, Stream::Queue, id as u64), rate.mean_rate());
     Link {
         name,
-        rate: spec.build(SimRng::new(seed, Stream::LinkRate, id as u64)),
+        rate,
         delay: cfg.delay,
         loss: if lossy { cfg.loss } else { 0.0 },
         drop_list: if lossy { cfg.drop_packets.clone() } else { Vec::new() },
         drop_next: 0,
         rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
-        queue: queue::build(q, SimRng::new(seed, Stream::Queue, id as u64)),
+        queue,
         in_tx: None,
         pipe: std::collections::VecDeque::with_capacity(64),
         stats: LinkStats::new(),
@@ -431,13 +433,21 @@ impl World {
     fn link_enqueue(&mut self, l: LinkId, pid: PacketId) {
         let now = self.now;
         let p = self.pool.get(pid);
-        let e = QEntry { id: pid, bytes: p.wire_bytes, enqueued_at: now, ecn_capable: p.ecn != crate::net::Ecn::NotEct };
+        let e = QEntry { id: pid, bytes: p.wire_bytes, enqueued_at: now, ecn: p.ecn };
         let link = &mut self.links[l.idx()];
         link.stats.arrivals += 1;
         if link.stats.counting {
             link.stats.w_arrivals += 1;
         }
-        match link.queue.enqueue(e, now) {
+        let mut pushed_out = std::mem::take(&mut self.qdrops);
+        let verdict = link.queue.enqueue(e, now, &mut pushed_out);
+        // Packets the discipline pushed out of its queue to make room (or filtered).
+        for (d, r) in pushed_out.drain(..) {
+            self.drop_packet(l, d.id, r);
+        }
+        self.qdrops = pushed_out;
+        let link = &mut self.links[l.idx()];
+        match verdict {
             Verdict::Dropped(r) => {
                 self.drop_packet(l, pid, r);
                 return;
@@ -508,9 +518,9 @@ impl World {
         let mut drops = std::mem::take(&mut self.qdrops);
         let link = &mut self.links[l.idx()];
         let next = link.queue.dequeue(now, &mut drops);
-        if let Some(e) = next {
+        if let Some(Dequeued { entry: e, mark }) = next {
             // An AQM that marks at dequeue (CoDel with ECN) asks for the CE mark here.
-            if self.links[l.idx()].queue.last_dequeue_marked() {
+            if mark {
                 self.pool.get_mut(e.id).ecn = crate::net::Ecn::Ce;
             }
             if self.gateway.is_some() && l == self.bottleneck {
