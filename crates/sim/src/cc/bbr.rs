@@ -25,6 +25,17 @@ use crate::config::TCP_HEADER_BYTES;
 use crate::engine::SimRng;
 use crate::tcp::RateSample;
 use crate::units::{Dur, Rate, SimTime};
+use super::registry::{CcEntry, CcTransport, NoParams};
+use std::sync::Arc;
+
+pub(super) const ENTRY: CcEntry = CcEntry {
+    name: "bbr",
+    plus: Some("bbr+"),
+    transport: CcTransport::Tcp,
+    doc: "BBR v1 as Linux runs it",
+    params: &[],
+    parse: |_| Ok(Arc::new(NoParams(|ctx| Box::new(Bbr::new(ctx.mss, ctx.rng))))),
+};
 
 /// STARTUP gain, 2/ln 2 (Linux 739/256).
 const HIGH_GAIN: f64 = 2885.0 / 1000.0;

@@ -488,7 +488,7 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     } else if is_udp {
         Transport::Udp(udp(&mut t, app)?)
     } else {
-        let cc_name = reader::choice(&t.key_path("cc"), t.require("cc")?, "congestion control", cc::KNOWN)?;
+        let cc_name = reader::as_str(&t.key_path("cc"), t.require("cc")?)?;
         let cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &t.key_path("cc_params"))?;
         let tcp = match t.get("tcp") {
             Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),
