@@ -5,7 +5,9 @@
 //! tcp_input.c and the tcp_congestion_ops modules). Windows are in bytes.
 
 mod bbr;
+mod ccid2;
 mod cubic;
+mod dccp_bbr;
 mod delayed;
 mod minmax;
 mod registry;
@@ -13,7 +15,9 @@ mod reno;
 mod vegas;
 mod westwood;
 
-pub use bbr::Bbr;
+pub use bbr::{Bbr, Mode as BbrMode};
+pub use ccid2::Ccid2;
+pub use dccp_bbr::{cycle_gains, DccpBbr};
 pub use cubic::{Cubic, CubicParams};
 pub use delayed::{Delayed, DelayedParams};
 pub use reno::Reno;
@@ -150,13 +154,45 @@ pub trait CongestionControl: Send {
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }
-    /// A short label of the controller's internal state, for time series.
+    /// A short label of the controller's internal state, for time series. One vocabulary
+    /// for every transport: `slow_start` / `cong_avoid` for window-growth controllers, BBR's
+    /// mode names (`startup`, `drain`, `probe_bw`, `probe_rtt`) for BBR.
     fn state_label(&self, w: &Window) -> &'static str {
         if w.in_slow_start() {
             "slow_start"
         } else {
             "cong_avoid"
         }
+    }
+
+    // ---- inputs only DCCP gives (RFC 4340/4341 and the DCCP-BBR paper); TCP never calls
+    // them, so TCP controllers keep the defaults.
+
+    /// The pacing rate in (wire) bytes per second, unrounded: DCCP paces with it directly.
+    fn pacing_bytes_per_sec(&self) -> Option<f64> {
+        self.pacing_rate().map(Rate::bytes_per_sec)
+    }
+    /// Sets the initial window (and ssthresh) before the first send; a DCCP endpoint has no
+    /// `init_cwnd` of its own, each CCID has its rule.
+    fn on_init(&mut self, _w: &mut Window) {}
+    /// The handshake measured the first RTT (DCCP-Request → Response).
+    fn on_first_rtt(&mut self, _rtt: Dur, _now: SimTime) {}
+    /// The Ack Ratio in force changed (CCID2 caps slow-start growth per ACK by it).
+    fn on_ack_ratio(&mut self, _ratio: u64) {}
+    /// The receiver reported its loss rate (in [0, 1]) on the ACK about to be processed.
+    fn on_loss_rate_report(&mut self, _rate: f64) {}
+    /// Should the receiver send its loss rate on every ACK?
+    fn wants_loss_rate_reports(&self) -> bool {
+        false
+    }
+    /// Samples taken now are low on purpose (BBR's PROBE_RTT): the sender marks the flow
+    /// application-limited so they cannot lower a bandwidth estimate.
+    fn marks_app_limited(&self) -> bool {
+        false
+    }
+    /// The CCID number the DCCP-Request asks for.
+    fn ccid(&self) -> u8 {
+        0
     }
 }
 

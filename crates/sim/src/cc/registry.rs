@@ -10,7 +10,7 @@
 //! Westwood+ itself (Linux's `westwood` module), so its wrapped form is `westwood++`.
 
 use super::delayed::{Delayed, DelayedParams, DELAYED_KEYS};
-use super::{bbr, cubic, reno, vegas, westwood, CongestionControl};
+use super::{bbr, ccid2, cubic, dccp_bbr, reno, vegas, westwood, CongestionControl};
 use crate::config::{err, Res, Table};
 use crate::engine::{SimRng, Stream};
 use serde_json::Value;
@@ -60,6 +60,9 @@ pub static CONTROLLERS: &[CcEntry] = &[
     vegas::ENTRY,
     westwood::ENTRY,
     bbr::ENTRY,
+    ccid2::ENTRY,
+    dccp_bbr::ENTRY,
+    dccp_bbr::ADAPTIVE,
 ];
 
 /// The names a scenario may give for a transport: the base names, then the wrapped ones.
