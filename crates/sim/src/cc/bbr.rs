@@ -25,24 +25,38 @@ use crate::config::TCP_HEADER_BYTES;
 use crate::engine::SimRng;
 use crate::tcp::RateSample;
 use crate::units::{Dur, Rate, SimTime};
+use super::registry::{CcEntry, CcTransport, NoParams};
+use std::sync::Arc;
 
-/// STARTUP gain, 2/ln 2 (Linux 739/256).
+pub(super) const ENTRY: CcEntry = CcEntry {
+    name: "bbr",
+    plus: Some("bbr+"),
+    transport: CcTransport::Tcp,
+    doc: "BBR v1 as Linux runs it",
+    params: &[],
+    parse: |_| Ok(Arc::new(NoParams(|ctx| Box::new(Bbr::new(ctx.mss, ctx.rng))))),
+};
+
+/// STARTUP gain, 2/ln 2 written as 2885/1000 (TCP BBR's results were made with it).
 const HIGH_GAIN: f64 = 2885.0 / 1000.0;
+/// The same gain in Linux's fixed point, BBR_UNIT·2885/1000 + 1 = 739/256: the arithmetic
+/// DCCP-BBR was written with (see `dccp_bbr`).
+pub(super) const LINUX_HIGH_GAIN: f64 = 739.0 / 256.0;
 /// DRAIN pacing gain, its inverse.
 const DRAIN_GAIN: f64 = 1000.0 / 2885.0;
-const CWND_GAIN: f64 = 2.0;
-const PACING_GAIN: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+pub(super) const CWND_GAIN: f64 = 2.0;
+pub(super) const PACING_GAIN: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 const CYCLE_RAND: u64 = 7;
 /// Bandwidth filter window, in round trips.
-const BW_RTTS: u64 = 10;
-const MIN_RTT_WIN: Dur = Dur::from_secs(10);
-const PROBE_RTT_TIME: Dur = Dur::from_millis(200);
+pub(super) const BW_RTTS: u64 = 10;
+pub(super) const MIN_RTT_WIN: Dur = Dur::from_secs(10);
+pub(super) const PROBE_RTT_TIME: Dur = Dur::from_millis(200);
 /// Minimum cwnd, and cwnd in PROBE_RTT (packets).
-const CWND_MIN_TARGET: u64 = 4;
-const FULL_BW_THRESH: f64 = 1.25;
-const FULL_BW_CNT: u32 = 3;
+pub(super) const CWND_MIN_TARGET: u64 = 4;
+pub(super) const FULL_BW_THRESH: f64 = 1.25;
+pub(super) const FULL_BW_CNT: u32 = 3;
 const PACING_MARGIN: f64 = 0.01;
-const INIT_CWND: u64 = 10;
+pub(super) const INIT_CWND: u64 = 10;
 /// Below this pacing rate the TSO goal is one segment (bbr_min_tso_rate).
 const MIN_TSO_RATE_BPS: f64 = 1_200_000.0;
 /// Linux's default sk_pacing_shift: a TSO burst is ~1 ms of data at the pacing rate.
@@ -68,6 +82,18 @@ pub enum Mode {
     Drain,
     ProbeBw,
     ProbeRtt,
+}
+
+impl Mode {
+    /// The state label of time series (shared by TCP and DCCP BBR).
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Startup => "startup",
+            Mode::Drain => "drain",
+            Mode::ProbeBw => "probe_bw",
+            Mode::ProbeRtt => "probe_rtt",
+        }
+    }
 }
 
 pub struct Bbr {
@@ -619,12 +645,7 @@ impl CongestionControl for Bbr {
     }
 
     fn state_label(&self, _w: &Window) -> &'static str {
-        match self.mode {
-            Mode::Startup => "startup",
-            Mode::Drain => "drain",
-            Mode::ProbeBw => "probe_bw",
-            Mode::ProbeRtt => "probe_rtt",
-        }
+        self.mode.label()
     }
 }
 

@@ -12,6 +12,23 @@ use super::reno::slow_start;
 use super::{read_f64, AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::config::{Res, Table};
 use crate::units::{Dur, SimTime};
+use super::registry::{BuildCtx, CcBuild, CcEntry, CcTransport};
+use std::sync::Arc;
+
+pub(super) const ENTRY: CcEntry = CcEntry {
+    name: "cubic",
+    plus: Some("cubic+"),
+    transport: CcTransport::Tcp,
+    doc: "CUBIC (RFC 9438) as Linux runs it, with HyStart",
+    params: &["c", "beta", "fast_convergence", "tcp_friendliness", "hystart"],
+    parse: |t| Ok(Arc::new(CubicParams::read(t)?)),
+};
+
+impl CcBuild for CubicParams {
+    fn build(&self, _ctx: BuildCtx) -> Box<dyn CongestionControl> {
+        Box::new(Cubic::new(self.clone()))
+    }
+}
 
 /// Linux's recomputation granularity (HZ = 1000).
 const JIFFY_NS: u64 = 1_000_000;

@@ -38,6 +38,9 @@ use crate::config::{err, Res, Table};
 use crate::engine::SimRng;
 use crate::units::{Dur, Rate, SimTime};
 
+/// Keys of the wrapper's parameters (accepted with the inner controller's).
+pub(super) const DELAYED_KEYS: &[&str] = &["period", "threshold", "theta", "rtt_tolerance", "serious_requires_jitter"];
+
 /// Parameters of the mechanism (`flows[i].cc_params`). Defaults: the paper's Table 1,
 /// scenario I (period 100 ms, threshold 30 ms, θ = 0.9).
 #[derive(Debug, Clone, PartialEq)]

@@ -66,6 +66,38 @@ impl MaxFilter {
     }
 }
 
+/// Exact windowed maximum over the last `N` rounds: one slot per round holding that round's
+/// best sample. DCCP-BBR's bandwidth filter (its results were made with it; [`MaxFilter`]'s
+/// three samples can lag the exact maximum by a sub-window).
+#[derive(Debug, Clone)]
+pub struct RoundMax<const N: usize> {
+    slots: [(u64, f64); N],
+    newest: u64,
+}
+
+impl<const N: usize> Default for RoundMax<N> {
+    fn default() -> Self {
+        RoundMax { slots: [(0, 0.0); N], newest: 0 }
+    }
+}
+
+impl<const N: usize> RoundMax<N> {
+    pub fn update(&mut self, round: u64, v: f64) {
+        let s = &mut self.slots[(round % N as u64) as usize];
+        if s.0 != round {
+            *s = (round, v);
+        } else if v > s.1 {
+            s.1 = v;
+        }
+        self.newest = round;
+    }
+
+    /// The maximum over the rounds (newest − N, newest] (0 before any sample).
+    pub fn get(&self) -> f64 {
+        self.slots.iter().filter(|(r, _)| *r + N as u64 > self.newest).fold(0.0, |m, &(_, v)| if v > m { v } else { m })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,22 +5,27 @@
 //! tcp_input.c and the tcp_congestion_ops modules). Windows are in bytes.
 
 mod bbr;
+mod ccid2;
 mod cubic;
+mod dccp_bbr;
 mod delayed;
 mod minmax;
+mod registry;
 mod reno;
 mod vegas;
 mod westwood;
 
-pub use bbr::Bbr;
+pub use bbr::{Bbr, Mode as BbrMode};
+pub use ccid2::Ccid2;
+pub use dccp_bbr::{cycle_gains, DccpBbr};
 pub use cubic::{Cubic, CubicParams};
 pub use delayed::{Delayed, DelayedParams};
 pub use reno::Reno;
 pub use vegas::{Vegas, VegasParams};
 pub use westwood::Westwood;
+pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcSpec, CcTransport, NoParams, CONTROLLERS};
 
 use crate::config::{err, Res, Table};
-use crate::engine::{SimRng, Stream};
 use crate::tcp::RateSample;
 use crate::units::{Dur, Rate, SimTime};
 
@@ -149,7 +154,9 @@ pub trait CongestionControl: Send {
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }
-    /// A short label of the controller's internal state, for time series.
+    /// A short label of the controller's internal state, for time series. One vocabulary
+    /// for every transport: `slow_start` / `cong_avoid` for window-growth controllers, BBR's
+    /// mode names (`startup`, `drain`, `probe_bw`, `probe_rtt`) for BBR.
     fn state_label(&self, w: &Window) -> &'static str {
         if w.in_slow_start() {
             "slow_start"
@@ -157,99 +164,35 @@ pub trait CongestionControl: Send {
             "cong_avoid"
         }
     }
-}
 
-/// Congestion controls a scenario may name. A trailing `+` wraps the named controller in the
-/// delayed-window-update mechanism of Wang & Yuan 2016 (`cubic+` = "Cubic+"). `westwood+` is
-/// Westwood+ itself (Linux's `westwood` module); its wrapped form is `westwood++`.
-pub const KNOWN: &[&str] = &[
-    "reno", "newreno", "cubic", "vegas", "westwood+", "bbr", "reno+", "newreno+", "cubic+", "vegas+", "westwood++", "bbr+",
-];
+    // ---- inputs only DCCP gives (RFC 4340/4341 and the DCCP-BBR paper); TCP never calls
+    // them, so TCP controllers keep the defaults.
 
-/// A validated choice of controller with its parameters (from `flows[i].cc` and
-/// `flows[i].cc_params`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum CcSpec {
-    Reno,
-    NewReno,
-    Cubic(CubicParams),
-    Vegas(VegasParams),
-    Westwood,
-    Bbr,
-    /// The delayed-window-update mechanism around another controller.
-    Delayed { inner: Box<CcSpec>, params: DelayedParams },
-}
-
-/// Parameters each base controller accepts in `cc_params`.
-const CUBIC_KEYS: &[&str] = &["c", "beta", "fast_convergence", "tcp_friendliness", "hystart"];
-const VEGAS_KEYS: &[&str] = &["alpha", "beta", "gamma"];
-/// Parameters of the delayed-window-update wrapper (accepted with the inner controller's).
-const DELAYED_KEYS: &[&str] = &["period", "threshold", "theta", "rtt_tolerance", "serious_requires_jitter"];
-
-impl CcSpec {
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcSpec::Reno => "reno",
-            CcSpec::NewReno => "newreno",
-            CcSpec::Cubic(_) => "cubic",
-            CcSpec::Vegas(_) => "vegas",
-            CcSpec::Westwood => "westwood+",
-            CcSpec::Bbr => "bbr",
-            CcSpec::Delayed { inner, .. } => match **inner {
-                CcSpec::Reno => "reno+",
-                CcSpec::NewReno => "newreno+",
-                CcSpec::Cubic(_) => "cubic+",
-                CcSpec::Vegas(_) => "vegas+",
-                CcSpec::Westwood => "westwood++",
-                CcSpec::Bbr => "bbr+",
-                CcSpec::Delayed { .. } => "delayed+",
-            },
-        }
+    /// The pacing rate in (wire) bytes per second, unrounded: DCCP paces with it directly.
+    fn pacing_bytes_per_sec(&self) -> Option<f64> {
+        self.pacing_rate().map(Rate::bytes_per_sec)
     }
-
-    /// Reads `cc` (already checked against [`KNOWN`]) and its optional parameter table.
-    /// Each controller accepts only its own parameters (a wrapped controller: the wrapper's
-    /// and the inner controller's); unknown ones are named with the allowed list.
-    pub fn parse(name: &str, params: Option<&serde_json::Value>, params_path: &str) -> Res<CcSpec> {
-        let (base, wrapped) = match name.strip_suffix('+') {
-            // "westwood+" is Westwood+ itself; "westwood++" wraps it.
-            Some(b) if name != "westwood+" => (b, true),
-            _ => (name, false),
-        };
-        if !KNOWN.contains(&name) || !matches!(base, "reno" | "newreno" | "cubic" | "vegas" | "westwood+" | "bbr") {
-            // The name lives next to its parameter table: `flows[0].cc` for `flows[0].cc_params`.
-            let cc_path = params_path.strip_suffix("_params").unwrap_or(params_path);
-            return err(cc_path, format!("unknown congestion control \"{name}\" (known: {})", KNOWN.join(", ")));
-        }
-        let empty = serde_json::Value::Object(serde_json::Map::new());
-        let mut t = Table::new(params_path, params.unwrap_or(&empty))?;
-        let (inner, inner_keys): (CcSpec, &[&str]) = match base {
-            "reno" => (CcSpec::Reno, &[]),
-            "newreno" => (CcSpec::NewReno, &[]),
-            "cubic" => (CcSpec::Cubic(CubicParams::read(&mut t)?), CUBIC_KEYS),
-            "vegas" => (CcSpec::Vegas(VegasParams::read(&mut t)?), VEGAS_KEYS),
-            "westwood+" => (CcSpec::Westwood, &[]),
-            _ => (CcSpec::Bbr, &[]),
-        };
-        let spec = if wrapped {
-            CcSpec::Delayed { inner: Box::new(inner), params: DelayedParams::read(&mut t)? }
-        } else {
-            inner
-        };
-        let mut allowed: Vec<&str> = inner_keys.to_vec();
-        if wrapped {
-            allowed.extend_from_slice(DELAYED_KEYS);
-        }
-        if allowed.is_empty() {
-            // Give a clearer message than an empty allowed list.
-            let mut keys: Vec<&String> = params.and_then(|p| p.as_object()).map(|m| m.keys().collect()).unwrap_or_default();
-            keys.sort();
-            if let Some(k) = keys.first() {
-                return err(&t.key_path(k), format!("unknown key ({name} takes no parameters)"));
-            }
-        }
-        t.finish(&allowed)?;
-        Ok(spec)
+    /// Sets the initial window (and ssthresh) before the first send; a DCCP endpoint has no
+    /// `init_cwnd` of its own, each CCID has its rule.
+    fn on_init(&mut self, _w: &mut Window) {}
+    /// The handshake measured the first RTT (DCCP-Request → Response).
+    fn on_first_rtt(&mut self, _rtt: Dur, _now: SimTime) {}
+    /// The Ack Ratio in force changed (CCID2 caps slow-start growth per ACK by it).
+    fn on_ack_ratio(&mut self, _ratio: u64) {}
+    /// The receiver reported its loss rate (in [0, 1]) on the ACK about to be processed.
+    fn on_loss_rate_report(&mut self, _rate: f64) {}
+    /// Should the receiver send its loss rate on every ACK?
+    fn wants_loss_rate_reports(&self) -> bool {
+        false
+    }
+    /// Samples taken now are low on purpose (BBR's PROBE_RTT): the sender marks the flow
+    /// application-limited so they cannot lower a bandwidth estimate.
+    fn marks_app_limited(&self) -> bool {
+        false
+    }
+    /// The CCID number the DCCP-Request asks for.
+    fn ccid(&self) -> u8 {
+        0
     }
 }
 
@@ -270,35 +213,6 @@ pub(crate) fn read_f64(t: &mut Table, key: &'static str, lo: f64, lo_open: bool,
     Ok(Some(x))
 }
 
-/// Stream index of the delayed-update wrapper's generator (derived from the endpoint's).
-const WRAPPER_STREAM: u64 = 0xDE1A_7ED0;
-
-/// What a controller may use when it is built: the segment size and its own random stream.
-pub struct BuildCtx {
-    pub mss: u64,
-    pub rng: SimRng,
-}
-
-pub fn build(spec: &CcSpec, ctx: BuildCtx) -> Box<dyn CongestionControl> {
-    match spec {
-        CcSpec::Reno => Box::new(Reno::new("reno")),
-        CcSpec::NewReno => Box::new(Reno::new("newreno")),
-        CcSpec::Cubic(p) => Box::new(Cubic::new(p.clone())),
-        CcSpec::Vegas(p) => Box::new(Vegas::new(p.clone())),
-        CcSpec::Westwood => Box::new(Westwood::new()),
-        CcSpec::Bbr => Box::new(Bbr::new(ctx.mss, ctx.rng)),
-        CcSpec::Delayed { inner, params } => {
-            let name = spec.name();
-            // The inner controller keeps the endpoint's stream (so wrapping does not change
-            // the numbers it draws); the wrapper's suspend timer uses a stream seeded from it.
-            let seed = (ctx.rng.clone().uniform() * (1u64 << 53) as f64) as u64;
-            let own = SimRng::new(seed, Stream::Endpoint, WRAPPER_STREAM);
-            let inner = build(inner, ctx);
-            Box::new(Delayed::new(name, inner, params.clone(), own))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,10 +224,10 @@ mod tests {
 
     #[test]
     fn every_known_name_parses_and_round_trips() {
-        for &n in KNOWN {
+        for n in known_names(CcTransport::Tcp) {
             let s = CcSpec::parse(n, None, "flows[0].cc_params").unwrap_or_else(|e| panic!("{n}: {e}"));
             assert_eq!(s.name(), n);
-            let _ = build(&s, BuildCtx { mss: 1448, rng: SimRng::new(1, crate::engine::Stream::Endpoint, 0) });
+            let _ = build(&s, BuildCtx { mss: 1448, rng: crate::engine::SimRng::new(1, crate::engine::Stream::Endpoint, 0) });
         }
     }
 
@@ -330,15 +244,12 @@ mod tests {
     #[test]
     fn wrapper_parameters_are_read_and_checked() {
         let s = parse("cubic+", json!({"period": "200ms", "threshold": "0.6ms", "theta": 0.8, "beta": 0.5})).unwrap();
-        match s {
-            CcSpec::Delayed { inner, params } => {
-                assert_eq!(params.period, Dur::from_millis(200));
-                assert_eq!(params.threshold, Dur::from_micros(600));
-                assert_eq!(params.theta, 0.8);
-                assert!(matches!(*inner, CcSpec::Cubic(ref c) if c.beta == 0.5));
-            }
-            other => panic!("{other:?}"),
-        }
+        let params = s.wrapper().expect("wrapped");
+        assert_eq!(params.period, Dur::from_millis(200));
+        assert_eq!(params.threshold, Dur::from_micros(600));
+        assert_eq!(params.theta, 0.8);
+        assert_eq!(s.entry().name, "cubic");
+        assert!(format!("{:?}", s.params()).contains("beta: 0.5"), "{s:?}");
         let d = DelayedParams::default();
         assert_eq!((d.period, d.threshold, d.theta), (Dur::from_millis(100), Dur::from_millis(30), 0.9));
 
@@ -388,6 +299,6 @@ mod tests {
         let e = parse("vegas", json!({"gamma": -1})).unwrap_err();
         assert_eq!(e.path, "flows[0].cc_params.gamma");
         let ok = parse("vegas", json!({"alpha": 1, "beta": 3})).unwrap();
-        assert_eq!(ok, CcSpec::Vegas(VegasParams { alpha: 1, beta: 3, gamma: 1 }));
+        assert_eq!(format!("{:?}", ok.params()), format!("{:?}", VegasParams { alpha: 1, beta: 3, gamma: 1 }));
     }
 }

@@ -15,6 +15,17 @@
 use super::reno::{halve, reno_grow};
 use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::units::{Dur, SimTime};
+use super::registry::{CcEntry, CcTransport, NoParams};
+use std::sync::Arc;
+
+pub(super) const ENTRY: CcEntry = CcEntry {
+    name: "westwood+",
+    plus: Some("westwood++"),
+    transport: CcTransport::Tcp,
+    doc: "Westwood+ (Linux's westwood module): ssthresh from the bandwidth estimate",
+    params: &[],
+    parse: |_| Ok(Arc::new(NoParams(|_| Box::new(Westwood::new())))),
+};
 
 /// Shortest sampling interval.
 const RTT_MIN_INTERVAL: Dur = Dur::from_millis(50);

@@ -235,28 +235,6 @@ pub enum Transport {
     Dccp(DccpCfg),
 }
 
-/// The congestion control of a DCCP flow (its CCID).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DccpCcKind {
-    /// CCID 2, TCP-like (RFC 4341).
-    Ccid2,
-    /// BBR v1 with the DCCP-BBR paper's bandwidth sampling.
-    Bbr,
-    /// The paper's loss-adaptive DCCP-BBR.
-    BbrAdaptive,
-}
-
-impl DccpCcKind {
-    pub const KNOWN: &'static [&'static str] = &["ccid2", "bbr", "bbr-adaptive"];
-    pub fn name(self) -> &'static str {
-        match self {
-            DccpCcKind::Ccid2 => "ccid2",
-            DccpCcKind::Bbr => "bbr",
-            DccpCcKind::BbrAdaptive => "bbr-adaptive",
-        }
-    }
-}
-
 /// What drives a DCCP sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DccpApp {
@@ -268,9 +246,10 @@ pub enum DccpApp {
 }
 
 /// A DCCP flow's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DccpCfg {
-    pub cc: DccpCcKind,
+    /// Its congestion control (a DCCP entry of the `cc` registry: the CCID).
+    pub cc: crate::cc::CcSpec,
     /// ACK after this many data packets (RFC 4341 default 2).
     pub ack_ratio: u32,
     /// The receiver's loss-rate window (`bbr-adaptive`; the paper's 10 s).

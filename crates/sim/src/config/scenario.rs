@@ -468,11 +468,9 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         u => u.map(|u| u as u32),
     };
     let transport = if let Some(app) = dccp_app {
-        let cc = match reader::choice(&t.key_path("cc"), t.require("cc")?, "DCCP congestion control", DccpCcKind::KNOWN)? {
-            "ccid2" => DccpCcKind::Ccid2,
-            "bbr" => DccpCcKind::Bbr,
-            _ => DccpCcKind::BbrAdaptive,
-        };
+        let name = reader::as_str(&t.key_path("cc"), t.require("cc")?)?;
+        // DCCP flows take no `cc_params` (refused above); the path only names `cc` in errors.
+        let cc = cc::CcSpec::parse_for(cc::CcTransport::Dccp, name, None, &t.key_path("cc_params"))?;
         let ack_ratio = t.opt_int("ack_ratio", 1, u16::MAX as i64)?.unwrap_or(2) as u32;
         let loss_window = match t.opt_duration("loss_window")? {
             None => Dur::from_secs(10),
@@ -488,7 +486,7 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     } else if is_udp {
         Transport::Udp(udp(&mut t, app)?)
     } else {
-        let cc_name = reader::choice(&t.key_path("cc"), t.require("cc")?, "congestion control", cc::KNOWN)?;
+        let cc_name = reader::as_str(&t.key_path("cc"), t.require("cc")?)?;
         let cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &t.key_path("cc_params"))?;
         let tcp = match t.get("tcp") {
             Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),

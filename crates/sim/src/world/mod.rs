@@ -230,8 +230,8 @@ impl World {
                     }
                     Transport::Dccp(d) => {
                         let rng = |sock: SockId| SimRng::new(seed, Stream::Endpoint, sock.0 as u64);
-                        let mut c = DccpEndpoint::new(client, FlowId(f), fwd, *d, rng(client));
-                        let mut s = DccpEndpoint::new(server, FlowId(f), rev, *d, rng(server));
+                        let mut c = DccpEndpoint::new(client, FlowId(f), fwd, d.clone(), rng(client));
+                        let mut s = DccpEndpoint::new(server, FlowId(f), rev, d.clone(), rng(server));
                         c.metrics_from = from;
                         s.metrics_from = from;
                         s.listen();
@@ -754,18 +754,15 @@ impl World {
                 Endpoint::Dccp(c) => {
                     // Windows in packets, reported in bytes of full data packets.
                     let w = c.data_wire_bytes();
-                    series.f_cwnd.push((c.cc.cwnd() * w) as i64);
-                    series.f_ssthresh.push(match &c.cc {
-                        crate::dccp::Controller::Ccid2(k) if k.ssthresh < u32::MAX as u64 => (k.ssthresh * w) as i64,
-                        _ => -1,
-                    });
+                    series.f_cwnd.push(c.w.cwnd as i64);
+                    series.f_ssthresh.push(if c.w.ssthresh / w < u32::MAX as u64 { c.w.ssthresh as i64 } else { -1 });
                     series.f_inflight.push((c.pipe * w) as i64);
                     series.f_rwnd.push(0);
                     series.f_srtt_ms.push(c.srtt().map_or(f64::NAN, |d| d.millis_f64()));
                     series.f_rtt_ms.push(c.latest_rtt.map_or(f64::NAN, |d| d.millis_f64()));
-                    series.f_pacing.push(c.cc.pacing_rate().map_or(0.0, |r| r * 8.0 / 1e6));
+                    series.f_pacing.push(c.cc.pacing_bytes_per_sec().map_or(0.0, |r| r * 8.0 / 1e6));
                     series.f_ca_state.push(String::new());
-                    series.f_cc_state.push(c.cc.label().to_string());
+                    series.f_cc_state.push(c.cc.state_label(&c.w).to_string());
                 }
             }
         }

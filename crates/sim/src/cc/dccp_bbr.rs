@@ -9,11 +9,39 @@
 //! The adaptive variant picks its PROBE_BW gain pair at the start of every cycle from the loss
 //! rate the receiver reports (eq. 9), and uses a lower STARTUP gain (see [`ADAPTIVE_STARTUP_GAIN`]).
 
+use super::bbr::{
+    Mode, BW_RTTS, CWND_GAIN, CWND_MIN_TARGET as MIN_CWND, FULL_BW_CNT, FULL_BW_THRESH, INIT_CWND, LINUX_HIGH_GAIN,
+    MIN_RTT_WIN as MIN_RTT_WINDOW, PACING_GAIN, PROBE_RTT_TIME,
+};
+use super::minmax::RoundMax;
+use super::registry::{CcEntry, CcTransport, NoParams};
+use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::engine::SimRng;
-use crate::units::{Dur, SimTime};
+use crate::units::{Dur, Rate, SimTime};
+use std::sync::Arc;
 
-/// BBR v1's STARTUP gain, 2/ln 2 (Linux: 739/256).
-pub const HIGH_GAIN: f64 = 739.0 / 256.0;
+pub(super) const ENTRY: CcEntry = CcEntry {
+    name: "bbr",
+    plus: None,
+    transport: CcTransport::Dccp,
+    doc: "BBR v1 over DCCP with the DCCP-BBR paper's bandwidth sampling",
+    params: &[],
+    parse: |_| Ok(Arc::new(NoParams(|ctx| Box::new(DccpBbr::new(false, ctx.mss, ctx.rng))))),
+};
+
+pub(super) const ADAPTIVE: CcEntry = CcEntry {
+    name: "bbr-adaptive",
+    plus: None,
+    transport: CcTransport::Dccp,
+    doc: "the DCCP-BBR paper's loss-adaptive BBR (gain pair from the receiver's loss rate)",
+    params: &[],
+    parse: |_| Ok(Arc::new(NoParams(|ctx| Box::new(DccpBbr::new(true, ctx.mss, ctx.rng))))),
+};
+
+/// BBR v1's STARTUP gain as DCCP-BBR has always computed it: Linux's fixed-point 739/256
+/// (TCP BBR's [`super::bbr`] writes the same 2/ln 2 as 2885/1000; each keeps its arithmetic
+/// so that neither one's results move).
+pub const HIGH_GAIN: f64 = LINUX_HIGH_GAIN;
 /// The STARTUP gain of `bbr-adaptive`. The paper says the 2/ln 2 gain "can be lowered" for
 /// real-time traffic without giving a value. STARTUP ends when the measured delivery rate
 /// grows less than 1.25× in three rounds, and under random loss LR it grows by
@@ -22,45 +50,15 @@ pub const HIGH_GAIN: f64 = 739.0 / 256.0;
 /// only 1.2× per round, STARTUP quits at a tiny rate, and the flow starves — 1 Mbit/s in
 /// two of three seeds.) It still lowers the STARTUP queue overshoot against 2/ln 2.
 pub const ADAPTIVE_STARTUP_GAIN: f64 = 2.5;
-pub const CWND_GAIN: f64 = 2.0;
-const CYCLE_LEN: usize = 8;
-const BW_WINDOW_ROUNDS: u64 = 10;
-const MIN_RTT_WINDOW: Dur = Dur::from_secs(10);
-const PROBE_RTT_TIME: Dur = Dur::from_millis(200);
-const MIN_CWND: u64 = 4;
-const INIT_CWND: u64 = 10;
-
-/// Windowed maximum of the bandwidth samples over the last [`BW_WINDOW_ROUNDS`] rounds: one
-/// slot per round (the best sample of that round), so the maximum is exact.
-#[derive(Debug, Clone, Default)]
-struct RoundMax {
-    slots: [(u64, f64); BW_WINDOW_ROUNDS as usize],
-    newest: u64,
-}
-
-impl RoundMax {
-    fn update(&mut self, round: u64, v: f64) {
-        let s = &mut self.slots[(round % BW_WINDOW_ROUNDS) as usize];
-        if s.0 != round {
-            *s = (round, v);
-        } else if v > s.1 {
-            s.1 = v;
-        }
-        self.newest = round;
-    }
-    fn get(&self) -> f64 {
-        self.slots
-            .iter()
-            .filter(|(r, _)| *r + BW_WINDOW_ROUNDS > self.newest)
-            .fold(0.0, |m, &(_, v)| if v > m { v } else { m })
-    }
-}
+const CYCLE_LEN: usize = PACING_GAIN.len();
+/// The standard PROBE_BW pair (probe, drain).
+const STANDARD_GAINS: (f64, f64) = (PACING_GAIN[0], PACING_GAIN[1]);
 
 /// The PROBE_BW pair (probe gain, drain gain) for a loss rate `lr` (eq. 9). The remaining six
 /// phases of the cycle are 1.
 pub fn cycle_gains(lr: f64) -> (f64, f64) {
     if lr <= 0.2 {
-        (1.25, 0.75)
+        STANDARD_GAINS
     } else if lr <= 0.3 {
         (1.0 / (1.0 - lr), (1.0 - 2.0 * lr) / (1.0 - lr))
     } else {
@@ -68,43 +66,23 @@ pub fn cycle_gains(lr: f64) -> (f64, f64) {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Startup,
-    Drain,
-    ProbeBw,
-    ProbeRtt,
-}
-
-impl Mode {
-    pub fn label(self) -> &'static str {
-        match self {
-            Mode::Startup => "startup",
-            Mode::Drain => "drain",
-            Mode::ProbeBw => "probe_bw",
-            Mode::ProbeRtt => "probe_rtt",
-        }
-    }
-}
-
-/// What one ACK told the sender.
+/// What one ACK told the sender, in packets (read from the endpoint's [`AckSample`], whose
+/// byte counts are whole data packets).
 #[derive(Debug, Clone, Copy)]
-pub struct AckSample {
-    pub now: SimTime,
+struct DccpAck {
+    now: SimTime,
     /// Packets newly reported received.
-    pub acked: u64,
+    acked: u64,
     /// Packets newly declared lost by this ACK.
-    pub lost: u64,
+    lost: u64,
     /// Packets still outstanding after it.
-    pub pipe: u64,
+    pipe: u64,
     /// The connection's delivered packets and bytes after it.
-    pub delivered_pkts: u64,
+    delivered_pkts: u64,
     /// The paper's sample from the most recently sent packet the ACK covers:
     /// delivered bytes since it was sent, its RTT, its "delivered packets" at send and
     /// whether it was sent while the application had nothing to send.
-    pub sample: Option<(u64, Dur, u64, bool)>,
-    /// The receiver's loss rate, when reported.
-    pub loss_rate: Option<f64>,
+    sample: Option<(u64, Dur, u64, bool)>,
 }
 
 #[derive(Debug, Clone)]
@@ -113,7 +91,7 @@ pub struct DccpBbr {
     pub mode: Mode,
     /// Bytes (on the wire) of a full data packet.
     mss: f64,
-    bw: RoundMax,
+    bw: RoundMax<{ BW_RTTS as usize }>,
     pub min_rtt: Option<Dur>,
     min_rtt_stamp: SimTime,
     round: u64,
@@ -137,7 +115,7 @@ pub struct DccpBbr {
     /// Pacing rate, wire bytes per second (0 before the first estimate).
     pacing: f64,
     /// Latest loss rate reported by the receiver.
-    pub loss_rate: f64,
+    loss_rate: f64,
     rng: SimRng,
 }
 
@@ -159,7 +137,7 @@ impl DccpBbr {
             full_bw_reached: false,
             cycle_idx: 0,
             cycle_stamp: SimTime::ZERO,
-            gains: (1.25, 0.75),
+            gains: STANDARD_GAINS,
             pacing_gain: startup_gain,
             cwnd_gain: startup_gain,
             startup_gain,
@@ -176,18 +154,13 @@ impl DccpBbr {
 
     /// The first RTT (from the handshake) sets the initial pacing rate, as BBR's
     /// high_gain · init_cwnd / RTT.
-    pub fn on_handshake_rtt(&mut self, rtt: Dur, now: SimTime) {
+    fn on_handshake_rtt(&mut self, rtt: Dur, now: SimTime) {
         if self.min_rtt.is_none() {
             self.min_rtt = Some(rtt);
             self.min_rtt_stamp = now;
         }
         let secs = rtt.secs_f64().max(1e-6);
         self.pacing = self.pacing.max(self.startup_gain * INIT_CWND as f64 * self.mss / secs);
-    }
-
-    /// Pacing rate in wire bytes per second (None until there is one).
-    pub fn pacing_rate(&self) -> Option<f64> {
-        (self.pacing > 0.0).then_some(self.pacing)
     }
 
     pub fn bw(&self) -> f64 {
@@ -210,10 +183,7 @@ impl DccpBbr {
         }
     }
 
-    pub fn on_ack(&mut self, a: &AckSample) {
-        if let Some(lr) = a.loss_rate {
-            self.loss_rate = lr;
-        }
+    fn update(&mut self, a: &DccpAck) {
         if self.restore_cwnd && a.acked > 0 {
             self.cwnd = self.cwnd.max(self.prior_cwnd);
             self.restore_cwnd = false;
@@ -242,12 +212,12 @@ impl DccpBbr {
         // 4. Full pipe.
         if !self.full_bw_reached && self.round_start && !app_limited {
             let bw = self.bw.get();
-            if bw >= self.full_bw * 1.25 {
+            if bw >= self.full_bw * FULL_BW_THRESH {
                 self.full_bw = bw;
                 self.full_bw_cnt = 0;
             } else {
                 self.full_bw_cnt += 1;
-                self.full_bw_reached = self.full_bw_cnt >= 3;
+                self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT;
             }
         }
         // 5. STARTUP → DRAIN → PROBE_BW.
@@ -330,7 +300,8 @@ impl DccpBbr {
 
     fn enter_probe_bw(&mut self, now: SimTime) {
         self.mode = Mode::ProbeBw;
-        // Start in a random phase other than the drain phase (Linux: 7 − rand(0..6), +1).
+        // Start at a random phase (r in 0..=7, so unlike Linux's 7 − rand(0..=6) the drain
+        // phase can come first; kept so DCCP-BBR's results do not move).
         let r = self.rng.range_u64(0, 7) as usize;
         self.cycle_idx = (CYCLE_LEN - 1 - r) % CYCLE_LEN;
         self.advance_cycle(now);
@@ -340,11 +311,11 @@ impl DccpBbr {
         self.cycle_idx = (self.cycle_idx + 1) % CYCLE_LEN;
         self.cycle_stamp = now;
         if self.cycle_idx == 0 || !self.adaptive {
-            self.gains = if self.adaptive { cycle_gains(self.loss_rate) } else { (1.25, 0.75) };
+            self.gains = if self.adaptive { cycle_gains(self.loss_rate) } else { STANDARD_GAINS };
         }
     }
 
-    fn update_cycle(&mut self, a: &AckSample) {
+    fn update_cycle(&mut self, a: &DccpAck) {
         let full_length = self.min_rtt.is_some_and(|m| a.now.since(self.cycle_stamp) > m);
         let g = self.phase_gain();
         let advance = if g == 1.0 {
@@ -361,18 +332,90 @@ impl DccpBbr {
 
     /// The retransmission timer expired: BBR keeps its model; the window drops to one packet
     /// until the next ACK and is then restored (as Linux's BBR does after an RTO).
-    pub fn on_timeout(&mut self) {
+    fn on_timeout(&mut self) {
         self.save_cwnd();
         self.cwnd = 1;
         self.restore_cwnd = true;
         self.full_bw = 0.0;
         self.full_bw_cnt = 0;
     }
+}
 
-    /// Whether the window is the binding limit is the endpoint's business; it tells us when
-    /// the application had nothing to send (samples then only raise the filter).
-    pub fn label(&self) -> &'static str {
+impl CongestionControl for DccpBbr {
+    fn name(&self) -> &'static str {
+        if self.adaptive {
+            "bbr-adaptive"
+        } else {
+            "bbr"
+        }
+    }
+
+    fn on_init(&mut self, w: &mut Window) {
+        w.cwnd = self.cwnd * w.mss;
+    }
+
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        let m = w.mss;
+        let s = DccpAck {
+            now: a.now,
+            acked: a.acked_bytes / m,
+            lost: a.lost_bytes / m,
+            pipe: a.in_flight / m,
+            delivered_pkts: a.delivered / m,
+            sample: a.rate.map(|r| (r.delivered, r.interval, r.prior_delivered / m, r.app_limited)),
+        };
+        self.update(&s);
+        w.cwnd = self.cwnd * m;
+    }
+
+    /// DCCP has no recovery state: a loss only leaves the pipe; a timeout drops the window.
+    fn on_congestion_event(&mut self, w: &mut Window, e: &CongestionEvent) {
+        if e.kind == CongestionKind::Rto {
+            self.on_timeout();
+            w.cwnd = self.cwnd * w.mss;
+        }
+    }
+
+    fn owns_cwnd(&self) -> bool {
+        true
+    }
+
+    fn pacing_rate(&self) -> Option<Rate> {
+        self.pacing_bytes_per_sec().map(Rate::from_bytes_per_sec)
+    }
+
+    fn pacing_bytes_per_sec(&self) -> Option<f64> {
+        (self.pacing > 0.0).then_some(self.pacing)
+    }
+
+    fn state_label(&self, _w: &Window) -> &'static str {
         self.mode.label()
+    }
+
+    fn on_first_rtt(&mut self, rtt: Dur, now: SimTime) {
+        self.on_handshake_rtt(rtt, now);
+    }
+
+    fn on_loss_rate_report(&mut self, rate: f64) {
+        self.loss_rate = rate;
+    }
+
+    fn wants_loss_rate_reports(&self) -> bool {
+        self.adaptive
+    }
+
+    fn marks_app_limited(&self) -> bool {
+        self.mode == Mode::ProbeRtt
+    }
+
+    /// No IANA CCID is BBR: 5 is the number the CCID5 draft uses for BBR, 248 one of the
+    /// experimental values, for the adaptive variant.
+    fn ccid(&self) -> u8 {
+        if self.adaptive {
+            248
+        } else {
+            5
+        }
     }
 }
 

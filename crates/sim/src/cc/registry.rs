@@ -1,0 +1,207 @@
+//! The one table of congestion controls, for every transport.
+//!
+//! Each controller's own file declares a [`CcEntry`]: its name, the transport it drives, a
+//! doc line, the keys of its parameter table and a parse function that reads them (with the
+//! config reader) into a [`CcBuild`] — the validated parameters, which build a controller
+//! per endpoint. Adding a controller is one new file and one line in [`CONTROLLERS`].
+//!
+//! A trailing `+` on a TCP name wraps the controller in the delayed-window-update mechanism of
+//! Wang & Yuan 2016 (`cubic+`); the entry gives that name in `plus`. `westwood+` is
+//! Westwood+ itself (Linux's `westwood` module), so its wrapped form is `westwood++`.
+
+use super::delayed::{Delayed, DelayedParams, DELAYED_KEYS};
+use super::{bbr, ccid2, cubic, dccp_bbr, reno, vegas, westwood, CongestionControl};
+use crate::config::{err, Res, Table};
+use crate::engine::{SimRng, Stream};
+use serde_json::Value;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+/// Which transport a controller drives (its ACK information and window units differ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CcTransport {
+    /// Windows in bytes, ACKs with SACK (`flows[i].cc` of a TCP flow).
+    Tcp,
+    /// Windows in whole data packets, Ack Vectors (`flows[i].cc` of a DCCP flow).
+    Dccp,
+}
+
+/// Validated parameters of one controller: builds a fresh controller for each endpoint.
+pub trait CcBuild: Debug + Send + Sync {
+    fn build(&self, ctx: BuildCtx) -> Box<dyn CongestionControl>;
+}
+
+/// What a controller may use when it is built: the segment size (TCP: the MSS; DCCP: the wire
+/// bytes of a data packet) and its own random stream.
+pub struct BuildCtx {
+    pub mss: u64,
+    pub rng: SimRng,
+}
+
+/// One registered controller.
+pub struct CcEntry {
+    pub name: &'static str,
+    /// The name of its delayed-update-wrapped form, when it has one (TCP only).
+    pub plus: Option<&'static str>,
+    pub transport: CcTransport,
+    /// One line for docs and listings.
+    pub doc: &'static str,
+    /// Keys its parameter table (`cc_params`) accepts.
+    pub params: &'static [&'static str],
+    /// Reads those keys; the caller rejects any other key afterwards.
+    pub parse: fn(&mut Table) -> Res<Arc<dyn CcBuild>>,
+}
+
+/// Every congestion control, in listing order.
+pub static CONTROLLERS: &[CcEntry] = &[
+    reno::RENO,
+    reno::NEWRENO,
+    cubic::ENTRY,
+    vegas::ENTRY,
+    westwood::ENTRY,
+    bbr::ENTRY,
+    ccid2::ENTRY,
+    dccp_bbr::ENTRY,
+    dccp_bbr::ADAPTIVE,
+];
+
+/// The names a scenario may give for a transport: the base names, then the wrapped ones.
+pub fn known_names(tr: CcTransport) -> Vec<&'static str> {
+    let of = || CONTROLLERS.iter().filter(move |e| e.transport == tr);
+    of().map(|e| e.name).chain(of().filter_map(|e| e.plus)).collect()
+}
+
+/// The entry registered under `name` for a transport.
+pub fn entry(tr: CcTransport, name: &str) -> Option<&'static CcEntry> {
+    CONTROLLERS.iter().find(|e| e.transport == tr && e.name == name)
+}
+
+/// A validated choice of controller with its parameters (from `flows[i].cc` and
+/// `flows[i].cc_params`).
+#[derive(Clone)]
+pub struct CcSpec {
+    entry: &'static CcEntry,
+    params: Arc<dyn CcBuild>,
+    /// The delayed-update wrapper's parameters, when the name had the `+`.
+    wrap: Option<DelayedParams>,
+}
+
+impl Debug for CcSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CcSpec").field("name", &self.name()).field("params", &self.params).field("wrap", &self.wrap).finish()
+    }
+}
+
+impl PartialEq for CcSpec {
+    fn eq(&self, o: &CcSpec) -> bool {
+        // Parameters are plain values: their Debug form is their identity.
+        std::ptr::eq(self.entry, o.entry)
+            && self.wrap == o.wrap
+            && format!("{:?}", self.params) == format!("{:?}", o.params)
+    }
+}
+
+/// Stream index of the delayed-update wrapper's generator (derived from the endpoint's).
+const WRAPPER_STREAM: u64 = 0xDE1A_7ED0;
+
+impl CcSpec {
+    pub fn name(&self) -> &'static str {
+        match self.wrap {
+            Some(_) => self.entry.plus.expect("only entries with a `+` name are wrapped"),
+            None => self.entry.name,
+        }
+    }
+
+    pub fn entry(&self) -> &'static CcEntry {
+        self.entry
+    }
+
+    /// The parameters, for inspection (tests, listings).
+    pub fn params(&self) -> &dyn CcBuild {
+        &*self.params
+    }
+
+    pub fn wrapper(&self) -> Option<&DelayedParams> {
+        self.wrap.as_ref()
+    }
+
+    /// The TCP controller `name` with its default parameters (tests, packetdrill).
+    pub fn tcp(name: &str) -> Res<CcSpec> {
+        CcSpec::parse(name, None, "cc_params")
+    }
+
+    /// Reads a TCP `cc` and its optional parameter table.
+    pub fn parse(name: &str, params: Option<&Value>, params_path: &str) -> Res<CcSpec> {
+        CcSpec::parse_for(CcTransport::Tcp, name, params, params_path)
+    }
+
+    /// Reads `cc` for a transport and its optional parameter table at `params_path`. Each
+    /// controller accepts only its own parameters (a wrapped one: the wrapper's and its own);
+    /// unknown ones are named with the allowed list.
+    pub fn parse_for(tr: CcTransport, name: &str, params: Option<&Value>, params_path: &str) -> Res<CcSpec> {
+        let (entry, wrapped) = match entry(tr, name) {
+            Some(e) => (e, false),
+            None => match CONTROLLERS.iter().find(|e| e.transport == tr && e.plus == Some(name)) {
+                Some(e) => (e, true),
+                None => {
+                    // The name lives next to its parameter table: `flows[0].cc` for `flows[0].cc_params`.
+                    let cc_path = params_path.strip_suffix("_params").unwrap_or(params_path);
+                    let what = match tr {
+                        CcTransport::Tcp => "congestion control",
+                        CcTransport::Dccp => "DCCP congestion control",
+                    };
+                    return err(cc_path, format!("unknown {what} \"{name}\" (known: {})", known_names(tr).join(", ")));
+                }
+            },
+        };
+        let empty = Value::Object(serde_json::Map::new());
+        let mut t = Table::new(params_path, params.unwrap_or(&empty))?;
+        let own = (entry.parse)(&mut t)?;
+        let wrap = if wrapped { Some(DelayedParams::read(&mut t)?) } else { None };
+        let mut allowed: Vec<&str> = entry.params.to_vec();
+        if wrapped {
+            allowed.extend_from_slice(DELAYED_KEYS);
+        }
+        if allowed.is_empty() {
+            // Give a clearer message than an empty allowed list.
+            let mut keys: Vec<&String> = params.and_then(|p| p.as_object()).map(|m| m.keys().collect()).unwrap_or_default();
+            keys.sort();
+            if let Some(k) = keys.first() {
+                return err(&t.key_path(k), format!("unknown key ({name} takes no parameters)"));
+            }
+        }
+        t.finish(&allowed)?;
+        Ok(CcSpec { entry, params: own, wrap })
+    }
+
+    /// A controller for one endpoint.
+    pub fn build(&self, ctx: BuildCtx) -> Box<dyn CongestionControl> {
+        match &self.wrap {
+            None => self.params.build(ctx),
+            Some(p) => {
+                // The inner controller keeps the endpoint's stream (so wrapping does not change
+                // the numbers it draws); the wrapper's suspend timer uses a stream seeded from it.
+                let seed = (ctx.rng.clone().uniform() * (1u64 << 53) as f64) as u64;
+                let own = SimRng::new(seed, Stream::Endpoint, WRAPPER_STREAM);
+                let inner = self.params.build(ctx);
+                Box::new(Delayed::new(self.name(), inner, p.clone(), own))
+            }
+        }
+    }
+}
+
+/// Builds the controller a spec names (the world's call).
+pub fn build(spec: &CcSpec, ctx: BuildCtx) -> Box<dyn CongestionControl> {
+    spec.build(ctx)
+}
+
+/// The `parse` of a controller without parameters: its builder, whatever the table holds
+/// (the registry rejects the keys).
+#[derive(Debug)]
+pub struct NoParams(pub fn(BuildCtx) -> Box<dyn CongestionControl>);
+
+impl CcBuild for NoParams {
+    fn build(&self, ctx: BuildCtx) -> Box<dyn CongestionControl> {
+        (self.0)(ctx)
+    }
+}
