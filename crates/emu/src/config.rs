@@ -6,7 +6,7 @@
 use crate::core::{Core, CoreCfg};
 use crate::shaper::{Direction, DirectionCfg};
 use crate::slab::Slab;
-use bloatlab_sim::config::{AppKind, RateSpec, RwndPolicy, Scenario, StartSpec, TopologyKind, Transport};
+use bloatlab_sim::config::{AppKind, RateSpec, Scenario, StartSpec, TopologyKind, Transport};
 use bloatlab_sim::engine::{SimRng, Stream};
 use bloatlab_sim::units::{Dur, Rate};
 use bloatlab_sim::ScenarioError;
@@ -85,7 +85,7 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
                 return refuse(p("rtt"), format!("emulation gives every flow the topology's base RTT (allowed: {default} or no rtt key)"));
             }
         }
-        if matches!(f.rwnd, RwndPolicy::Abrwda { .. }) {
+        if f.rwnd.needs_channel() {
             return refuse(p("rwnd"), "abrwda needs a cellular link (allowed: static, drwa)");
         }
         if f.direction != bloatlab_sim::config::Direction::Forward {
@@ -114,11 +114,7 @@ pub fn plan(s: &Scenario) -> Value {
                 StartSpec::At(d) => d.0,
                 StartSpec::Uniform(a, b) => SimRng::new(s.seed, Stream::FlowStart, id).range_u64(a.0, b.0),
             };
-            let rwnd = match spec.rwnd {
-                RwndPolicy::Static => json!({"kind": "static"}),
-                RwndPolicy::Drwa { lambda } => json!({"kind": "drwa", "lambda": lambda}),
-                RwndPolicy::Abrwda { alpha, lambda } => json!({"kind": "abrwda", "alpha": alpha, "lambda": lambda}),
-            };
+            let rwnd = spec.rwnd.to_json();
             flows.push(json!({
                 "id": id, "entry": entry, "group": spec.group, "cc": spec.cc_name(), "start_ns": start,
                 "size": spec.size, "app": if spec.size.is_some() { "file" } else { "bulk" },

@@ -10,6 +10,9 @@ pub(crate) mod scenario;
 
 pub use reader::{err, join, Res, Table};
 pub use crate::api::ScenarioError;
+pub use crate::gateway::{AwmParams, EwaParams, EwtParams, GatewayCfg};
+pub use crate::tcp::rwnd::RwndPolicy;
+pub(crate) use gateway::within_buffer;
 
 use crate::units::{Dur, Rate};
 
@@ -82,50 +85,6 @@ pub struct Topology {
     pub gateway: Option<GatewayCfg>,
     /// Number of UEs (cellular); 1 for the dumbbell.
     pub ues: u32,
-}
-
-/// A gateway ACK-rewriting scheme and its parameters (see docs/gateway.md). Sizes are bytes,
-/// already resolved against the forward bottleneck buffer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum GatewayCfg {
-    /// Early Window Tailoring (Talau et al. 2019).
-    Ewt(EwtParams),
-    /// Explicit Window Adaptation (Kalampoukas et al. 2002).
-    Ewa(EwaParams),
-    /// Active Window Management (Barbera et al. 2007).
-    Awm(AwmParams),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct EwtParams {
-    /// S_t: EWT acts only while the forward queue holds more than this many bytes.
-    pub start: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct EwaParams {
-    /// Initial α, bytes of window per doubling of the free buffer (in packets).
-    pub alpha: f64,
-    /// EWMA gain g of the average occupancy Q̄.
-    pub g: f64,
-    /// T: how often α is adapted.
-    pub interval: Dur,
-    /// T_l and T_h: α grows while Q̄ < low, shrinks while Q̄ > high (bytes).
-    pub low: u64,
-    pub high: u64,
-    /// W_up and W_down: α's steps (bytes per doubling).
-    pub w_up: f64,
-    pub w_down: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AwmParams {
-    /// α of DT = α·(target − q), per queue event.
-    pub alpha: f64,
-    /// The queue occupancy AWM steers to (bytes).
-    pub target: u64,
-    /// N: the number of flows sharing the gateway.
-    pub flows: u32,
 }
 
 /// How a link's capacity behaves over time.
@@ -322,16 +281,6 @@ pub struct WebCfg {
 pub enum StartSpec {
     At(Dur),
     Uniform(Dur, Dur),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum RwndPolicy {
-    /// Advertise the receive buffer.
-    Static,
-    /// Jiang et al. 2012: rwnd = λ · (RTT_min / RTT_est) · cwnd_est, once per RTT.
-    Drwa { lambda: f64 },
-    /// The ABRWDA paper's Algorithm 1: rwnd from the radio capacity and the minimum RTT.
-    Abrwda { alpha: f64, lambda: f64 },
 }
 
 /// One `[[flows]]` entry (before `count` is expanded).

@@ -4,6 +4,7 @@ use super::reader::{self, err, Res, Table};
 use super::{cellular, gateway, queue, rate};
 use super::*;
 use crate::cc;
+use crate::tcp::rwnd::POLICIES;
 use serde_json::Value;
 
 const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows", "capture"];
@@ -30,7 +31,6 @@ const DCCP_ONLY: &[&str] = &["ack_ratio", "loss_window"];
 const DCCP_KEYS: &[&str] = &["cc", "ack_ratio", "loss_window", "packet_size", "app", "rate"];
 const NOT_DCCP: &[&str] = &["cc_params", "tcp", "rwnd", "rwnd_params", "size", "interval"];
 const DCCP_APPS: &[&str] = &["greedy", "cbr"];
-const RWND_POLICIES: &[&str] = &["static", "drwa", "abrwda"];
 const RECOVERIES: &[&str] = &["sack", "newreno", "reno"];
 
 impl Scenario {
@@ -262,55 +262,23 @@ impl TcpPartial {
     }
 }
 
-/// `rwnd = "static" | "drwa" | "abrwda"` with `rwnd_params`.
+/// `rwnd` (an entry of the receive-window registry, default `static`) with `rwnd_params`.
 fn rwnd_policy(t: &mut Table, topo: &Topology) -> Res<RwndPolicy> {
-    let name = t.opt_choice("rwnd", "receive-window policy", RWND_POLICIES)?.unwrap_or("static");
+    let known: Vec<&'static str> = POLICIES.iter().map(|e| e.name).collect();
+    let name = t.opt_choice("rwnd", "receive-window policy", &known)?.unwrap_or("static");
+    let entry = POLICIES.iter().find(|e| e.name == name).expect("opt_choice() only returns known names");
+    if entry.needs_channel && topo.kind != TopologyKind::Cellular {
+        return err(
+            &t.key_path("rwnd"),
+            format!("{name} reads the capacity of the receiver's radio link, which only the cellular topology models (kind = \"cellular\")"),
+        );
+    }
     let pp = t.key_path("rwnd_params");
-    let params = t.get("rwnd_params");
-    let mut pt = match params {
-        Some(v) => Some(Table::new(&pp, v)?),
-        None => None,
-    };
-    let policy = match name {
-        "static" => {
-            if let Some(p) = pt.take() {
-                p.finish(&[])?;
-            }
-            RwndPolicy::Static
-        }
-        "drwa" => {
-            let lambda = match pt.as_mut() {
-                Some(p) => p.opt_f64("lambda", 0.1, 100.0, true)?,
-                None => None,
-            };
-            if let Some(p) = pt.take() {
-                p.finish(&["lambda"])?;
-            }
-            RwndPolicy::Drwa { lambda: lambda.unwrap_or(3.0) }
-        }
-        _ => {
-            if topo.kind != TopologyKind::Cellular {
-                return err(
-                    &t.key_path("rwnd"),
-                    "abrwda reads the capacity of the receiver's radio link, which only the cellular topology models (kind = \"cellular\")",
-                );
-            }
-            let (mut alpha, mut lambda) = (None, None);
-            if let Some(p) = pt.as_mut() {
-                alpha = p.opt_f64("alpha", 0.0, 1.0, true)?;
-                lambda = p.opt_f64("lambda", 0.1, 100.0, true)?;
-            }
-            if let Some(p) = pt.take() {
-                p.finish(&["alpha", "lambda"])?;
-            }
-            let alpha = alpha.unwrap_or(0.25);
-            if alpha == 0.0 {
-                return err(&join(&pp, "alpha"), "must be in (0, 1] (got 0)");
-            }
-            RwndPolicy::Abrwda { alpha, lambda: lambda.unwrap_or(1.2) }
-        }
-    };
-    Ok(policy)
+    let empty = Value::Object(Default::default());
+    let mut pt = Table::new(&pp, t.get("rwnd_params").unwrap_or(&empty))?;
+    let params = (entry.parse)(&mut pt)?;
+    pt.finish(entry.params)?;
+    Ok(RwndPolicy::new(entry, params))
 }
 
 fn positive(path: &str, d: Option<Dur>) -> Res<Option<Dur>> {

@@ -9,8 +9,53 @@
 //! could not restrict anyone, and an unbounded integral would make AWM blind to the next
 //! congestion episode.
 
-use super::{AckRewriter, QueueView};
-use crate::config::AwmParams;
+use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
+use crate::config::{Res, Table};
+use crate::config::{err, within_buffer};
+use std::sync::Arc;
+
+pub(super) const ENTRY: RewriterEntry = RewriterEntry {
+    name: "awm",
+    doc: "Active Window Management (Barbera et al. 2007)",
+    params: &["alpha", "target", "flows"],
+    parse: |t, ctx| Ok(Arc::new(read(t, ctx.capacity_bytes)?)),
+};
+
+impl RewriterBuild for AwmParams {
+    fn build(&self) -> Box<dyn AckRewriter> {
+        Box::new(Awm::new(*self))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AwmParams {
+    /// α of DT = α·(target − q), per queue event.
+    pub alpha: f64,
+    /// The queue occupancy AWM steers to (bytes).
+    pub target: u64,
+    /// N: the number of flows sharing the gateway.
+    pub flows: u32,
+}
+
+/// AWM: N (`flows`) is required — the scheme divides queue changes among the flows and a
+/// wrong N makes it unstable; α = 1e-4 per queue event and target = B/4 are bloatlab's
+/// choices (the original values were not available).
+fn read(t: &mut Table, b: u64) -> Res<AwmParams> {
+    let alpha = t.opt_f64("alpha", 0.0, 1.0, true)?.unwrap_or(1e-4);
+    let target = within_buffer(t, "target", b)?.unwrap_or(b / 4);
+    let fp = t.key_path("flows");
+    let flows = match t.opt_int("flows", 1, 1_000_000)? {
+        Some(n) => n as u32,
+        None => {
+            return err(
+                &fp,
+                "missing required key: AWM needs N, the number of flows sharing the gateway (e.g. flows = 17)",
+            )
+        }
+    };
+    Ok(AwmParams { alpha, target, flows })
+}
+
 
 pub struct Awm {
     p: AwmParams,

@@ -9,9 +9,72 @@
 //! logarithm, α in bytes of window per doubling of the free buffer; a free buffer below one
 //! packet gives the one-MSS floor. docs/gateway.md lists the parameter choices.
 
-use super::{AckRewriter, QueueView};
-use crate::config::{EwaParams, MTU_BYTES};
-use crate::units::SimTime;
+use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
+use crate::config::{Res, Table};
+use crate::config::{err, within_buffer};
+use crate::config::MTU_BYTES;
+use crate::units::{Dur, SimTime};
+use std::sync::Arc;
+
+pub(super) const ENTRY: RewriterEntry = RewriterEntry {
+    name: "ewa",
+    doc: "Explicit Window Adaptation (Kalampoukas et al. 2002)",
+    params: &["alpha", "g", "interval", "low", "high", "w_up", "w_down"],
+    parse: |t, ctx| Ok(Arc::new(read(t, ctx.capacity_bytes)?)),
+};
+
+impl RewriterBuild for EwaParams {
+    fn build(&self) -> Box<dyn AckRewriter> {
+        Box::new(Ewa::new(*self))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EwaParams {
+    /// Initial α, bytes of window per doubling of the free buffer (in packets).
+    pub alpha: f64,
+    /// EWMA gain g of the average occupancy Q̄.
+    pub g: f64,
+    /// T: how often α is adapted.
+    pub interval: Dur,
+    /// T_l and T_h: α grows while Q̄ < low, shrinks while Q̄ > high (bytes).
+    pub low: u64,
+    pub high: u64,
+    /// W_up and W_down: α's steps (bytes per doubling).
+    pub w_up: f64,
+    pub w_down: f64,
+}
+
+/// EWA: g = 1/128 (Talau 2019 §3.1); the rest are bloatlab's choices (the original values
+/// were not available): α0 makes the window equal to B when the buffer is empty, T = 500 ms,
+/// T_l = B/4, T_h = B/2, W_up = α0/32, W_down = α0/8.
+fn read(t: &mut Table, b: u64) -> Res<EwaParams> {
+    let pkts = (b as f64 / MTU_BYTES as f64).max(2.0);
+    let alpha0 = b as f64 / pkts.log2();
+    let alpha = t.opt_f64("alpha", 0.0, f64::MAX, true)?.unwrap_or(alpha0);
+    let g = t.opt_f64("g", 0.0, 1.0, true)?.unwrap_or(1.0 / 128.0);
+    if g == 0.0 {
+        return err(&t.key_path("g"), "must be greater than 0 (got 0)");
+    }
+    let ip = t.key_path("interval");
+    let interval = match t.opt_duration("interval")? {
+        Some(Dur(0)) => return err(&ip, "must be greater than 0 (got \"0s\")"),
+        Some(d) => d,
+        None => Dur::from_millis(500),
+    };
+    let low_given = within_buffer(t, "low", b)?;
+    let high_given = within_buffer(t, "high", b)?;
+    let low = low_given.unwrap_or(b / 4);
+    let high = high_given.unwrap_or(b / 2);
+    if low >= high {
+        let key = if low_given.is_some() { "low" } else { "high" };
+        return err(&t.key_path(key), format!("low ({low}B) must be below high ({high}B)"));
+    }
+    let w_up = t.opt_f64("w_up", 0.0, f64::MAX, true)?.unwrap_or(alpha0 / 32.0);
+    let w_down = t.opt_f64("w_down", 0.0, f64::MAX, true)?.unwrap_or(alpha0 / 8.0);
+    Ok(EwaParams { alpha, g, interval, low, high, w_up, w_down })
+}
+
 
 pub struct Ewa {
     p: EwaParams,

@@ -190,7 +190,7 @@ impl TcpSocket {
             ts_recent: 0,
             last_ack_sent: 0,
             rcv_buf: cfg.rcvbuf,
-            rwnd: RwndState::Static,
+            rwnd: RwndState::default(),
             expect: None,
             completed_at: None,
             timers: [TimerSlot::default(); 3],
@@ -203,7 +203,7 @@ impl TcpSocket {
     // ----- application interface -------------------------------------------------------
 
     /// Sets how this endpoint sizes the window it advertises.
-    pub fn set_rwnd_policy(&mut self, policy: crate::config::RwndPolicy) {
+    pub fn set_rwnd_policy(&mut self, policy: &crate::config::RwndPolicy) {
         self.rwnd = RwndState::new(policy, self.cfg.mss as u64);
     }
 
@@ -688,7 +688,7 @@ impl TcpSocket {
             return;
         }
         // In order (possibly overlapping old data).
-        if !matches!(self.rwnd, RwndState::Static) {
+        if !self.rwnd.is_static() {
             // The receiver's own RTT sample: now minus the echo of one of its ACK timestamps.
             let rtt = match h.ts {
                 Some((_, ecr)) if self.ts_ok && ecr > 0 => Some(cx.now.since(SimTime(ecr))),

@@ -214,7 +214,7 @@ impl World {
                         c.metrics_from = from;
                         s.metrics_from = from;
                         s.listen();
-                        s.set_rwnd_policy(spec.rwnd);
+                        s.set_rwnd_policy(&spec.rwnd);
                         eps.push(Endpoint::Tcp(c));
                         eps.push(Endpoint::Tcp(s));
                         tcp.mss as u64

@@ -49,7 +49,7 @@ impl WebRt {
             response: spec.size.expect("web flows have a response size"),
             tcp: tcp.clone(),
             cc: cc.clone(),
-            rwnd: spec.rwnd,
+            rwnd: spec.rwnd.clone(),
             server: sender,
             client: receiver,
             server_route: fwd,
@@ -119,7 +119,7 @@ impl World {
         let mut client = build(w.client, w.client_route, w);
         server.listen();
         server.expect = Some(w.cfg.request);
-        client.set_rwnd_policy(w.rwnd);
+        client.set_rwnd_policy(&w.rwnd);
         client.expect = Some(w.response);
         w.phase = Phase::Requesting;
         w.started = self.now;

@@ -1,0 +1,35 @@
+//! Every registered plug-in name is documented in docs/scenario.md (in backticks). One
+//! function per registry kind; a new kind (e.g. queue disciplines) is one more function
+//! calling `check`.
+
+use bloatlab_sim::cc::{known_names, CcTransport};
+use bloatlab_sim::gateway::REWRITERS;
+use bloatlab_sim::tcp::rwnd::POLICIES;
+
+fn scenario_doc() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario.md");
+    std::fs::read_to_string(path).expect("docs/scenario.md")
+}
+
+/// Fails with the list of `names` of a `kind` that docs/scenario.md never writes as `name`.
+fn check(kind: &str, names: impl IntoIterator<Item = &'static str>) {
+    let doc = scenario_doc();
+    let missing: Vec<&str> = names.into_iter().filter(|n| !doc.contains(&format!("`{n}`"))).collect();
+    assert!(missing.is_empty(), "{kind} not documented in docs/scenario.md: {missing:?}");
+}
+
+#[test]
+fn congestion_controls_are_documented() {
+    check("TCP congestion controls", known_names(CcTransport::Tcp));
+    check("DCCP congestion controls", known_names(CcTransport::Dccp));
+}
+
+#[test]
+fn ack_rewriters_are_documented() {
+    check("ACK rewriters", REWRITERS.iter().map(|e| e.name));
+}
+
+#[test]
+fn receive_window_policies_are_documented() {
+    check("receive-window policies", POLICIES.iter().map(|e| e.name));
+}
