@@ -10,14 +10,12 @@
     >>> bloatlab.Store("out/cc").bottleneck      # and .runs, .flows, .timeseries, .queues
 """
 
-from . import _core
 from .api import run, sweep
 from .errors import ScenarioError, SimulationError
 from .result import Result
 from .store import Store
+from .simcore import __version__
 from .sweeps import Sweep, load_sweep, make_sweep
-
-__version__: str = _core.version()
 
 __all__ = [
     "run", "sweep", "load_sweep", "make_sweep", "Sweep", "Store", "Result",

@@ -19,6 +19,14 @@ def run_json(
     With ``capture_dir``, the links named in the scenario's ``capture`` are written there as
     ``{link}.pcap``."""
 
+def validate_json(scenario_json: str) -> None:
+    """Checks a scenario given as JSON text without running it; raises ScenarioError (the
+    same key path and message as run_json would)."""
+
+def summary_json(measure_json: str) -> str:
+    """The summary JSON (pretty, the simulator's shape) built from a run's measurements
+    (``bloatlab_sim::metrics::RunMeasure`` as JSON). Raises ValueError on malformed input."""
+
 def version() -> str: ...
 
 def emu_plan(scenario_json: str) -> str:

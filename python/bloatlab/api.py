@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import inspect
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _core
-from .errors import ScenarioError
 from .result import Result
 from .scenario import ScenarioLike, resolve, to_json
+from .simcore import call_core, validate_scenario, wants_capture
+
+__all__ = ["run", "run_resolved", "sweep", "call_core", "validate_scenario", "wants_capture"]
 
 if TYPE_CHECKING:
     import os
@@ -21,39 +20,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .sweeps import Sweep
-
-
-@lru_cache(maxsize=1)
-def core_supports_capture() -> bool:
-    """True when the simulator accepts ``capture_dir`` (packet capture to pcap files)."""
-    sig = getattr(_core.run_json, "__text_signature__", None) or ""
-    if "capture_dir" in sig:
-        return True
-    try:
-        return "capture_dir" in inspect.signature(_core.run_json).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def wants_capture(doc: Mapping[str, Any]) -> bool:
-    """True when the scenario asks for packet capture (a ``capture`` table)."""
-    return "capture" in doc
-
-
-def call_core(text: str, *, series: bool, capture_dir: str | None = None) -> tuple[str, dict[str, Any]]:
-    """``_core.run_json`` with a ``capture_dir`` when there is one; core ScenarioErrors become
-    :class:`bloatlab.ScenarioError`."""
-    try:
-        if capture_dir is not None:
-            if not core_supports_capture():
-                raise ScenarioError("capture", "this build of the simulator cannot capture packets "
-                                    "(_core.run_json has no capture_dir); rebuild bloatlab")
-            return _core.run_json(text, None, bool(series), capture_dir)
-        return _core.run_json(text, None, bool(series))
-    except ScenarioError:
-        raise
-    except _core.ScenarioError as e:
-        raise ScenarioError.from_core(e) from None
 
 
 def run_resolved(doc: Mapping[str, Any], *, series: bool = True) -> Result:
@@ -64,7 +30,7 @@ def run_resolved(doc: Mapping[str, Any], *, series: bool = True) -> Result:
     """
     text = to_json(doc)
     capture_dir = None
-    if wants_capture(doc) and core_supports_capture():
+    if wants_capture(doc):
         capture_dir = tempfile.mkdtemp(prefix="bloatlab-pcap-")
     try:
         summary_json, tables = call_core(text, series=series, capture_dir=capture_dir)
@@ -104,58 +70,6 @@ def run(
     """
     doc = resolve(scenario, seed=seed, set=set)
     return run_resolved(doc, series=series)
-
-
-# --------------------------------------------------------------------------- validation
-
-# A scenario that is cheap to run for any duration: it checks `duration` and `warmup`.
-_PROBE = {
-    "name": "validate",
-    "metrics": {"interval": "0s"},
-    "topology": {"bottleneck": {"rate": "1Gbps", "delay": "1ms"}},
-    "flows": [{"transport": "udp", "rate": "1Mbps", "size": "1B"}],
-}
-_TIMING_KEYS = ("duration", "warmup")
-
-
-def validate_scenario(doc: Mapping[str, Any]) -> None:
-    """Checks a resolved scenario against the simulator without running it for long.
-
-    Uses ``_core.validate_json`` when the core has it; otherwise two short probes:
-    ``duration`` and ``warmup`` in a minimal scenario, then the whole scenario with
-    ``duration`` cut to 1 ns (so the world is built and every key checked, but
-    nothing is simulated). Raises :class:`ScenarioError` naming the key path.
-    """
-    text = to_json(doc)
-    validate_json = getattr(_core, "validate_json", None)
-    if validate_json is not None:  # pragma: no cover - when the core grows one
-        try:
-            validate_json(text)
-        except _core.ScenarioError as e:
-            raise ScenarioError.from_core(e) from None
-        return
-    probe = dict(_PROBE)
-    for key in _TIMING_KEYS:
-        if key in doc:
-            probe[key] = doc[key]
-    call_core(to_json(probe), series=False)
-    short = {k: v for k, v in doc.items() if k not in _TIMING_KEYS}
-    short["duration"] = "1ns"
-    if wants_capture(doc):
-        _validate_capture(short)
-    else:
-        call_core(to_json(short), series=False)
-
-
-def _validate_capture(short: dict[str, Any]) -> None:
-    if not core_supports_capture():
-        call_core(to_json(short), series=False)  # the core names `capture` as an unknown key
-        raise ScenarioError("capture", "this build of the simulator cannot capture packets; rebuild bloatlab")
-    tmp = tempfile.mkdtemp(prefix="bloatlab-validate-")
-    try:
-        call_core(to_json(short), series=False, capture_dir=tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- sweeps

@@ -55,8 +55,8 @@ def execute(task: Task) -> Outcome:
     (but KeyboardInterrupt/SystemExit)."""
     import io
 
-    from . import __version__, _core
-    from .api import call_core
+    from . import _core
+    from .simcore import __version__, call_core
     from .result import Result
 
     t0 = time.perf_counter()
@@ -170,7 +170,7 @@ class _Worker:
         self.started = False
 
     def _read(self) -> Any:
-        from .worker import read_msg
+        from .wire import read_msg
 
         try:
             msg = read_msg(self.proc.stdout)  # type: ignore[arg-type]
@@ -194,7 +194,7 @@ class _Worker:
         return f"the worker process exited with status {code} while running this scenario"
 
     def call(self, task: Task) -> Outcome:
-        from .worker import write_msg
+        from .wire import write_msg
 
         if not self.started:
             self._read()  # {"ready": pid}

@@ -171,7 +171,7 @@ def run_suite(
     *, quick: bool = False, scale: float = 1.0, progress: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
     """Runs every case; returns the report (what ``bloatlab bench --json`` prints)."""
-    from . import __version__
+    from .simcore import __version__
 
     runs = []
     for case in CASES:
@@ -264,7 +264,8 @@ def run_sweep_bench(
     import tempfile
     import time
 
-    from . import __version__, _core
+    from . import _core
+    from .simcore import __version__
     from .scenario import to_json
     from .sweeprun import execute_sweep
     from .sweeps import make_sweep

@@ -10,67 +10,15 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-import traceback
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
 import click
 
-from . import __version__, _core
-from .errors import ScenarioError, SimulationError
-
-T = TypeVar("T")
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_INVALID = 2
-
-
-def _err(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-
-
-def _fail(code: int, message: str) -> NoReturn:
-    _err(message)
-    sys.exit(code)
-
-
-def _unexpected(e: BaseException) -> NoReturn:
-    if os.environ.get("BLOATLAB_DEBUG"):
-        traceback.print_exception(e)
-    msg = str(e).strip() or type(e).__name__
-    hint = "" if os.environ.get("BLOATLAB_DEBUG") else " (set BLOATLAB_DEBUG=1 for a traceback)"
-    _fail(EXIT_FAILURE, f"{type(e).__name__}: {msg}{hint}")
-
-
-def _call_interruptibly(fn: Callable[[], T]) -> T:
-    """Runs ``fn`` in a worker thread so that Ctrl-C ends the program at once.
-
-    The simulator releases the GIL but does not poll for signals, so without
-    this a KeyboardInterrupt would wait until the run finished.
-    """
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as e:  # re-raised in the calling thread
-            box["error"] = e
-
-    worker = threading.Thread(target=target, name="bloatlab-run", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.1)
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.stderr.flush()
-        os._exit(130)
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+from .clikit import EXIT_FAILURE, EXIT_INVALID, EXIT_OK, call_interruptibly, cli_errors, fail, unexpected
+from .errors import ScenarioError
+from .simcore import __version__
+__all__ = ["main", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID"]
 
 
 def _stderr_console():
@@ -101,14 +49,14 @@ class _Group(click.Group):
             message = e.format_message()
             if e.ctx is not None and "No such command" in message:
                 message += f" (commands: {', '.join(sorted(self.commands))})"
-            _fail(EXIT_INVALID, f"{where}{message}")
+            fail(EXIT_INVALID, f"{where}{message}")
         except click.exceptions.Abort:
             sys.stderr.write("interrupted\n")
             sys.exit(130)
         except click.exceptions.Exit as e:
             sys.exit(e.exit_code)
         except click.ClickException as e:
-            _fail(EXIT_INVALID, e.format_message())
+            fail(EXIT_INVALID, e.format_message())
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -158,10 +106,10 @@ def run(scenario: str | None, seed: int | None, overrides: tuple[str, ...], out:
     from .scenario import demo, resolve
 
     if out is not None and out.exists() and not out.is_dir():
-        _fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
+        fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
     if pcap and out is None:
-        _fail(EXIT_INVALID, "--pcap: needs --out DIR (the capture files are written there)")
-    try:
+        fail(EXIT_INVALID, "--pcap: needs --out DIR (the capture files are written there)")
+    with cli_errors(simulation=True):
         if scenario is None:
             click.echo(
                 "note: no scenario file given; running the built-in demo (bloatlab/scenarios/demo.toml). "
@@ -182,23 +130,17 @@ def run(scenario: str | None, seed: int | None, overrides: tuple[str, ...], out:
 
         if sys.stderr.isatty():
             with _stderr_console().status(f"simulating {doc.get('name', 'scenario')} ...", spinner="dots"):
-                result = _call_interruptibly(simulate)
+                result = call_interruptibly(simulate)
         else:
-            result = _call_interruptibly(simulate)
-    except _core.ScenarioError as e:
-        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
-    except SimulationError as e:
-        _fail(EXIT_FAILURE, f"simulation failed: {e}")
-    except Exception as e:  # noqa: BLE001 - the CLI turns everything into an exit code
-        _unexpected(e)
+            result = call_interruptibly(simulate)
 
     if out is not None:
         try:
             result.to_dir(out)
         except OSError as e:
-            _fail(EXIT_FAILURE, f"--out: cannot write {out}: {e.strerror or e}")
+            fail(EXIT_FAILURE, f"--out: cannot write {out}: {e.strerror or e}")
         except Exception as e:  # noqa: BLE001
-            _unexpected(e)
+            unexpected(e)
 
     if as_json:
         text = result.summary_json
@@ -252,20 +194,20 @@ def bench(quick: bool, as_json: bool, scale: float, sweep_mode: bool, runs: int,
     from . import bench as benchmod
 
     if not scale > 0:
-        _fail(EXIT_INVALID, f"--scale: must be greater than 0 (got {scale})")
+        fail(EXIT_INVALID, f"--scale: must be greater than 0 (got {scale})")
     progress = None if as_json else (lambda msg: click.echo(msg, err=True))
     if sweep_mode:
         if runs < 1:
-            _fail(EXIT_INVALID, f"--runs: must be at least 1 (got {runs})")
+            fail(EXIT_INVALID, f"--runs: must be at least 1 (got {runs})")
         if jobs is not None and jobs < 1:
-            _fail(EXIT_INVALID, f"--jobs: must be at least 1 (got {jobs})")
+            fail(EXIT_INVALID, f"--jobs: must be at least 1 (got {jobs})")
         try:
             rep = benchmod.run_sweep_bench(runs=runs, duration_s=(5.0 if quick else 20.0) * scale, jobs=jobs,
                                            progress=progress)
         except benchmod.BenchError as e:
-            _fail(EXIT_FAILURE, str(e))
+            fail(EXIT_FAILURE, str(e))
         except Exception as e:  # noqa: BLE001
-            _unexpected(e)
+            unexpected(e)
         if as_json:
             click.echo(json.dumps(rep, indent=2))
         else:
@@ -276,9 +218,9 @@ def bench(quick: bool, as_json: bool, scale: float, sweep_mode: bool, runs: int,
     try:
         report = benchmod.run_suite(quick=quick, scale=scale, progress=progress)
     except benchmod.BenchError as e:
-        _fail(EXIT_FAILURE, str(e))
+        fail(EXIT_FAILURE, str(e))
     except Exception as e:  # noqa: BLE001
-        _unexpected(e)
+        unexpected(e)
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:
@@ -318,15 +260,14 @@ def sweep(sweep_file: str, jobs: int | None, backend: str, address: str | None, 
 
     err = lambda msg: click.echo(msg, err=True)  # noqa: E731
     try:
-        spec = load_sweep(sweep_file)
-        store = out if out is not None else Path("out") / _safe_name(spec.name)
-        if dry_run:
-            runs = validate(spec)
-            _print_plan(spec, runs)
-            return
-        outcome = execute_sweep(spec, backend=backend, jobs=jobs, address=address, out=store, progress=True, log=err)
-    except _core.ScenarioError as e:
-        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
+        with cli_errors():
+            spec = load_sweep(sweep_file)
+            store = out if out is not None else Path("out") / _safe_name(spec.name)
+            if dry_run:
+                runs = validate(spec)
+                _print_plan(spec, runs)
+                return
+            outcome = execute_sweep(spec, backend=backend, jobs=jobs, address=address, out=store, progress=True, log=err)
     except SweepInterrupted as e:
         o = e.outcome
         err(f"interrupted: {o.done} of {o.total} runs are stored in {o.store}; "
@@ -335,8 +276,6 @@ def sweep(sweep_file: str, jobs: int | None, backend: str, address: str | None, 
     except KeyboardInterrupt:
         err("interrupted (nothing was run)")
         sys.exit(130)
-    except Exception as e:  # noqa: BLE001
-        _unexpected(e)
 
     try:
         _print_sweep_results(store)
@@ -460,7 +399,7 @@ def plot(directory: Path, kind: str | None, metrics: tuple[str, ...], x: str | N
     from . import plot as P
     from .store import is_store
 
-    try:
+    with cli_errors():
         if not directory.is_dir():
             raise ScenarioError(str(directory), "no such directory")
         sweep_dir = is_store(directory)
@@ -495,10 +434,6 @@ def plot(directory: Path, kind: str | None, metrics: tuple[str, ...], x: str | N
         for name, fig in figures:
             for f in fmts:
                 click.echo(str(P.save(fig, target / f"{name}.{f}")))
-    except _core.ScenarioError as e:
-        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
-    except Exception as e:  # noqa: BLE001
-        _unexpected(e)
 
 
 @main.command()
@@ -516,12 +451,8 @@ def report(directory: Path, out: Path | None) -> None:
     matplotlib.use("Agg")
     from .report import write_report
 
-    try:
+    with cli_errors():
         path = write_report(directory, out)
-    except _core.ScenarioError as e:
-        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
-    except Exception as e:  # noqa: BLE001
-        _unexpected(e)
     click.echo(str(path))
 
 
@@ -554,18 +485,15 @@ def reproduce(experiment: str, quick: bool, seeds: int | None, jobs: int | None,
 
     err = lambda msg: click.echo(msg, err=True)  # noqa: E731
     try:
-        # experiments.reproduce checks every argument before it writes anything.
-        target = out if out is not None else Path("out") / "reproduce" / experiment
-        t0 = time.monotonic()
-        claims = experiments.reproduce(experiment, target, quick=quick, seeds=seeds, jobs=jobs,
-                                       backend=backend, progress=True)
-    except _core.ScenarioError as e:
-        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
+        with cli_errors():
+            # experiments.reproduce checks every argument before it writes anything.
+            target = out if out is not None else Path("out") / "reproduce" / experiment
+            t0 = time.monotonic()
+            claims = experiments.reproduce(experiment, target, quick=quick, seeds=seeds, jobs=jobs,
+                                           backend=backend, progress=True)
     except KeyboardInterrupt:
         err("interrupted: finished runs are cached; run the same command again to resume")
         sys.exit(130)
-    except Exception as e:  # noqa: BLE001
-        _unexpected(e)
     held = sum(c.holds for c in claims)
     for c in claims:
         mark = "[holds]" if c.holds else "[FAILS]"
@@ -596,20 +524,15 @@ def rrul(scenario: str | None, flows: int, cc: str, probe_interval: str, seed: i
     from . import rrul as rrul_test
 
     if out is not None and out.exists() and not out.is_dir():
-        _fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
-    try:
-        res = _call_interruptibly(lambda: rrul_test.run(scenario, seed=seed, set=list(overrides), flows=flows, cc=cc,
-                                                        probe_interval=probe_interval))
-        if out is not None:
-            rrul_test.write(res, out)
-    except _core.ScenarioError as e:
-        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
-    except SimulationError as e:
-        _fail(EXIT_FAILURE, f"simulation failed: {e}")
-    except OSError as e:
-        _fail(EXIT_FAILURE, f"--out: cannot write {out}: {e.strerror or e}")
-    except Exception as e:  # noqa: BLE001
-        _unexpected(e)
+        fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
+    with cli_errors(simulation=True):
+        try:
+            res = call_interruptibly(lambda: rrul_test.run(scenario, seed=seed, set=list(overrides), flows=flows, cc=cc,
+                                                            probe_interval=probe_interval))
+            if out is not None:
+                rrul_test.write(res, out)
+        except OSError as e:
+            fail(EXIT_FAILURE, f"--out: cannot write {out}: {e.strerror or e}")
     if as_json:
         sys.stdout.write(res.to_json())
     else:
@@ -641,21 +564,15 @@ def fixes(bases: tuple[str, ...], fix_names: tuple[str, ...], duration: str, flo
     from . import fixes as every_fix
 
     if out.exists() and not out.is_dir():
-        _fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
+        fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
     if jobs is not None and jobs < 1:
-        _fail(EXIT_INVALID, f"--jobs: must be at least 1 (got {jobs})")
-    try:
+        fail(EXIT_INVALID, f"--jobs: must be at least 1 (got {jobs})")
+    with cli_errors(simulation=True):
         every_fix.plan(bases=list(bases), fixes=list(fix_names), duration=duration, flows=flows, seed=seed)
-        rows = _call_interruptibly(lambda: every_fix.run(jobs=jobs, bases=list(bases) or None,
+        rows = call_interruptibly(lambda: every_fix.run(jobs=jobs, bases=list(bases) or None,
                                                          fixes=list(fix_names) or None, duration=duration,
                                                          flows=flows, seed=seed))
         every_fix.write(rows, out)
-    except _core.ScenarioError as e:
-        _fail(EXIT_INVALID, str(e if isinstance(e, ScenarioError) else ScenarioError.from_core(e)))
-    except SimulationError as e:
-        _fail(EXIT_FAILURE, f"simulation failed: {e}")
-    except Exception as e:  # noqa: BLE001
-        _unexpected(e)
     for r in rows:
         o = r.outcome
         line = f"skipped ({r.skipped})" if o is None else (

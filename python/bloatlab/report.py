@@ -153,7 +153,7 @@ def write_report(path: str | os.PathLike[str], out: str | os.PathLike[str] | Non
 
 
 def _page(title: str, body: str) -> str:
-    from . import __version__
+    from .simcore import __version__
 
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     return (

@@ -39,7 +39,7 @@ import secrets
 import shutil
 import socket
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -180,7 +180,7 @@ class StoreWriter:
     # -- content
 
     def write_plan(self, sweep: Sweep, runs: list[RunSpec]) -> None:
-        from . import __version__
+        from .simcore import __version__
 
         doc = {
             "format": FORMAT,
@@ -192,8 +192,8 @@ class StoreWriter:
         }
         atomic_write(self.path / SWEEP_FILE, _json_bytes(doc), fsync=self.fsync)
 
-    def records(self) -> dict[str, dict[str, Any]]:
-        return read_records(self.path)
+    def records(self, run_ids: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+        return read_records(self.path, run_ids)
 
     def commit(self, record: Mapping[str, Any], files: Mapping[str, bytes]) -> Path:
         """Writes one finished run: ``run.json`` from ``record`` plus ``files``; all or nothing.
@@ -277,19 +277,29 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def read_records(path: Path) -> dict[str, dict[str, Any]]:
-    """``run.json`` of every run in the store, by run_id (unreadable ones are skipped)."""
-    out: dict[str, dict[str, Any]] = {}
+def read_record(path: Path, run_id: str) -> dict[str, Any] | None:
+    """``run.json`` of one run of the store; None when it is not there, unreadable or not whole."""
+    d = path / RUNS / run_id
+    try:
+        rec = json.loads((d / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(rec, dict) and rec.get("run_id") == run_id and is_whole(d, rec):
+        return rec
+    return None
+
+
+def read_records(path: Path, run_ids: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """``run.json`` of every run in the store (or of ``run_ids``), by run_id; runs that are
+    missing, unreadable or not whole are left out."""
     runs = path / RUNS
-    if not runs.is_dir():
-        return out
-    for d in runs.iterdir():
-        try:
-            rec = json.loads((d / RUN_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(rec, dict) and rec.get("run_id") == d.name and is_whole(d, rec):
-            out[d.name] = rec
+    if run_ids is None:
+        run_ids = [d.name for d in runs.iterdir()] if runs.is_dir() else []
+    out: dict[str, dict[str, Any]] = {}
+    for rid in run_ids:
+        rec = read_record(path, rid)
+        if rec is not None:
+            out[rid] = rec
     return out
 
 
@@ -427,8 +437,8 @@ class Store:
         return [{"run_id": r, "point": rec.get("point", 0), "seed": rec.get("seed"),
                  "params": rec.get("params") or {}} for r, rec in sorted(recs.items())]
 
-    def records(self) -> dict[str, dict[str, Any]]:
-        return read_records(self.path)
+    def records(self, run_ids: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+        return read_records(self.path, run_ids)
 
     def run_dir(self, run_id: str) -> Path:
         """The directory of one run (``bloatlab plot`` and ``bloatlab run`` read it)."""

@@ -13,7 +13,7 @@ import datetime
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,9 +79,6 @@ def execute_sweep(
 
     Raises ScenarioError (nothing written) for invalid input, SweepInterrupted on Ctrl-C.
     """
-    from . import __version__
-    from .api import wants_capture
-
     out = Path(out)
     runs = validate(spec)
     check_out(out)
@@ -92,31 +89,19 @@ def execute_sweep(
     try:
         with StoreWriter(out, fsync=fsync) as writer:
             writer.write_plan(spec, runs)
-            records = writer.records()
-            unique: dict[str, RunSpec] = {}
-            for r in runs:
-                unique.setdefault(r.run_id, r)
-            done = {rid for rid in unique if records.get(rid, {}).get("status") == "ok"}
-            todo = [r for rid, r in unique.items() if rid not in done]
-            outcome.total, outcome.skipped = len(unique), len(done)
+            todo, done, records = pending(writer, runs)
+            outcome.total, outcome.skipped = len(todo) + len(done), len(done)
             if on_plan is not None:
                 on_plan(runs, len(done))
             if log is not None:
                 n_points = len({r.point for r in runs})
                 retry = sum(1 for r in todo if r.run_id in records)
-                log(f"sweep {spec.name}: {len(unique)} runs ({n_points} point{'s' if n_points != 1 else ''} x "
+                log(f"sweep {spec.name}: {outcome.total} runs ({n_points} point{'s' if n_points != 1 else ''} x "
                     f"{len(spec.seeds)} seed{'s' if len(spec.seeds) != 1 else ''}) on {be.describe()}, "
                     f"store {out}" + (f"; {len(done)} already done" if done else "")
                     + (f"; retrying {retry} that failed before" if retry else ""))
-            tasks = [{"run_id": r.run_id, "scenario_json": to_json(r.scenario), "capture": wants_capture(r.scenario)}
-                     for r in todo]
-            by_id = {r.run_id: r for r in todo}
             with SweepProgress(len(todo), spec.name, enabled=progress, skipped=len(done)) as bar:
-                for res in be.run(tasks):
-                    run = by_id[res["run_id"]]
-                    record, files = _record(run, res, __version__)
-                    files["scenario.json"] = _scenario_bytes(run.scenario)
-                    writer.commit(record, files)
+                for run, record, res in run_and_commit(writer, todo, be):
                     outcome.ran += 1
                     if record["status"] == "ok":
                         outcome.ok += 1
@@ -139,6 +124,35 @@ def execute_sweep(
         be.close()
     outcome.wall_s = time.perf_counter() - t0
     return outcome
+
+
+def pending(writer: StoreWriter, runs: Sequence[RunSpec]) -> tuple[list[RunSpec], set[str], dict[str, Any]]:
+    """The distinct runs still to do (first occurrence of each run_id, in order), the run_ids
+    already done (stored with status ok, every file whole) and the stored records of all."""
+    unique: dict[str, RunSpec] = {}
+    for r in runs:
+        unique.setdefault(r.run_id, r)
+    records = writer.records(unique)
+    done = {rid for rid in unique if records.get(rid, {}).get("status") == "ok"}
+    return [r for rid, r in unique.items() if rid not in done], done, records
+
+
+def run_and_commit(writer: StoreWriter, todo: Sequence[RunSpec],
+                   be: Backend) -> Iterator[tuple[RunSpec, dict[str, Any], dict[str, Any]]]:
+    """Runs ``todo`` on the back end and commits each run to the store as it finishes (ok or
+    failed); yields (run, its record, the back end's result) after each commit. The one
+    run-and-store path of sweeps and of ``bloatlab reproduce``."""
+    from .simcore import __version__, wants_capture
+
+    tasks = [{"run_id": r.run_id, "scenario_json": to_json(r.scenario), "capture": wants_capture(r.scenario)}
+             for r in todo]
+    by_id = {r.run_id: r for r in todo}
+    for res in be.run(tasks):
+        run = by_id[res["run_id"]]
+        record, files = _record(run, res, __version__)
+        files["scenario.json"] = _scenario_bytes(run.scenario)
+        writer.commit(record, files)
+        yield run, record, res
 
 
 def _scenario_bytes(doc: dict[str, Any]) -> bytes:

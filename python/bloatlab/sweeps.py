@@ -54,7 +54,8 @@ def build_id() -> str:
     """The bloatlab version and a digest of the compiled simulator (``0.1.0+1f2e...``): what a
     stored run is valid for, so that a rebuilt simulator (same version, new code) never reuses
     runs of the old one."""
-    from . import __version__, _core
+    from . import _core
+    from .simcore import __version__
 
     h = hashlib.sha256()
     with open(_core.__file__, "rb") as f:
@@ -386,7 +387,7 @@ def validate(sweep: Sweep, runs: list[RunSpec] | None = None) -> list[RunSpec]:
 
     Raises ScenarioError naming the key path, with the sweep point in the message.
     """
-    from .api import validate_scenario
+    from .simcore import validate_scenario
 
     points = sweep.points()
     for params in points:  # apply every axis first: cheap, and errors name the axis

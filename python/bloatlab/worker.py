@@ -12,33 +12,12 @@ never re-imported, so a user's script needs no ``if __name__ == "__main__"`` gua
 from __future__ import annotations
 
 import os
-import pickle
 import signal
-import struct
 import sys
 import threading
 import time
-from typing import BinaryIO
 
-_LEN = struct.Struct(">Q")
-
-
-def read_msg(f: BinaryIO) -> object | None:
-    head = f.read(_LEN.size)
-    if len(head) < _LEN.size:
-        return None
-    (n,) = _LEN.unpack(head)
-    data = f.read(n)
-    if len(data) < n:
-        return None
-    return pickle.loads(data)
-
-
-def write_msg(f: BinaryIO, obj: object) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    f.write(_LEN.pack(len(data)))
-    f.write(data)
-    f.flush()
+from .wire import read_msg, write_msg
 
 
 def _watch_parent(parent: int) -> None:

@@ -191,3 +191,48 @@ def test_real_scenario_errors(overrides, path):
         bloatlab.run(SMALL, set=overrides)
     assert info.value.path == path
     assert info.value.message
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"topology.bottlenek": {"rate": "1Mbps"}},
+        {"flows[0].cc": "cubik"},
+        {"duration": "0s"},
+        {"warmup": "1h"},
+        {"capture": {"links": ["nowhere"]}},
+        {"topology.bottleneck.rate": "2Mbit"},
+    ],
+)
+def test_validate_reports_what_a_run_reports(overrides):
+    """One core call checks a scenario without running it, with the run's key path and message."""
+    from bloatlab.scenario import resolve
+    from bloatlab.simcore import validate_scenario
+
+    doc = resolve(SMALL, set=overrides)
+    with pytest.raises(ScenarioError) as checked:
+        validate_scenario(doc)
+    with pytest.raises(ScenarioError) as ran:
+        bloatlab.run(doc)
+    assert checked.value.args == ran.value.args
+
+
+def test_a_sweep_checks_each_point_with_one_core_call(monkeypatch: pytest.MonkeyPatch):
+    """Issue 17: a sweep goes through the core once per point to validate it and once per run."""
+    calls = {"validate": 0, "run": 0}
+    real_validate, real_run = _core.validate_json, _core.run_json
+
+    def validate(text):
+        calls["validate"] += 1
+        return real_validate(text)
+
+    def run(text, *args):
+        calls["run"] += 1
+        return real_run(text, *args)
+
+    monkeypatch.setattr(_core, "validate_json", validate)
+    monkeypatch.setattr(_core, "run_json", run)
+    df = bloatlab.sweep(SMALL, {"flows[0].cc": ["reno", "cubic"]}, seeds=2, set={"duration": "1s"},
+                        backend="serial", progress=False)
+    assert df["run_id"].nunique() == 4
+    assert calls == {"validate": 2, "run": 4}

@@ -92,3 +92,43 @@ def test_tcp_info_fields_are_where_the_kernel_puts_them():
     assert tcpinfo.read(s).bytes_received >= 100_000
     for x in (c, s, ls):
         x.close()
+
+
+def test_the_emulation_summary_is_built_by_the_simulators_builder():
+    """Issue 17: one summary builder. The emulation front gathers measurements; the shape
+    (keys, order, derived fields) comes from crates/sim/src/metrics/measure.rs."""
+    import json
+
+    import bloatlab
+    from bloatlab.emulate.summary import build
+
+    plan = {"duration_ns": 10_000_000_000, "warmup_ns": 0, "name": "units", "seed": 3,
+            "flows": [{"id": 0, "group": "g", "cc": "cubic", "start_ns": 0, "size": None, "base_rtt_ns": 20_000_000}]}
+    snd = {"flows": [{"id": 0, "base": None, "rtt_us": [20_000, 30_000],
+                      "final": {"bytes_sent": 2_000_000, "bytes_retrans": 500_000, "total_retrans": 3, "total_rto": 1}}],
+           "rows": []}
+    rcv = {"flows": [{"id": 0, "complete_s": None, "bytes_window": 1_250_000}]}
+    queue = {"aqm": "fifo", "capacity_bytes": 100_000, "rate_mbps": 10.0, "window_s": 10.0,
+             "backlog_area": 5e14, "sojourn_n": 4, "sojourn_sum_ns": 8e7, "sojourn_p95_ns": 30_000_000,
+             "arrivals": 100, "drop_reasons": {"overflow": 4, "early": 0, "aqm_dequeue": 1}, "random_losses": 0,
+             "tx_packets": 95, "tx_bytes": 142_500, "busy": {"time": {"busy_s": 5.0}}}
+    bn = {"flows": [{"data_pkts": 100, "data_drops": 5}], "bottleneck": queue, "bottleneck_rev": {},
+          "io": {"rounds": 7, "bottleneck_packets": 95}, "queues": {}}
+    summary, _ = build({}, plan, bn, snd, rcv, wall_s=2.0)
+    f = summary["flows"][0]
+    assert f["throughput_mbps"] == 2_000_000 * 8 / 10 / 1e6 and f["goodput_mbps"] == 1.0
+    assert f["loss_pct"] == 5.0 and f["efficiency_pct"] == 75.0 and f["recoveries"] is None
+    assert f["rtt_mean_ms"] == 25.0 and f["rtt_p95_ms"] == 30.0
+    b = summary["bottleneck"]
+    assert b["mean_bytes"] == 50_000.0 and b["buffer_usage_pct"] == 50.0 and b["drops"] == 5
+    assert b["utilization_pct"] == 50.0 and b["mean_sojourn_ms"] == 20.0 and b["p95_sojourn_ms"] == 30.0
+    assert summary["engine"]["packets_per_wall_s"] == 47.5 and summary["fairness"]["jain_goodput"] == 1.0
+    assert summary["emulation"]["bottleneck_window"] == {"arrivals": 100, "tx_packets": 95, "tx_bytes": 142_500}
+    # The same keys in the same order as a simulated run's summary.
+    sim = json.loads(bloatlab.run(SIM_SMALL, set=["duration=1s"], series=False).summary_json)
+    assert list(summary)[:-1] == list(sim)
+    assert list(f) == list(sim["flows"][0]) and list(b) == list(sim["bottleneck"])
+
+
+SIM_SMALL = {"duration": "1s", "topology": {"bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
+             "flows": [{"cc": "cubic"}]}

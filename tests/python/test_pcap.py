@@ -15,9 +15,6 @@ import pytest
 from helpers import SCENARIOS, assert_invalid, cli
 
 import bloatlab
-from bloatlab.api import core_supports_capture
-
-pytestmark = pytest.mark.skipif(not core_supports_capture(), reason="this build of the core cannot capture")
 
 DEMO = SCENARIOS / "demo.toml"
 DURATION_S = 5.0

@@ -13,7 +13,7 @@ import pytest
 
 from helpers import assert_invalid, cli
 
-from bloatlab import experiments
+from bloatlab import SimulationError, Store, experiments
 from bloatlab.experiments import framework
 
 EXPERIMENTS = list(experiments.MODULES)
@@ -87,7 +87,7 @@ def test_same_seeds_same_outputs_and_the_cache_is_reused(tmp_path: Path):
     for rel in ("claims.json", "report.md", "tables/fig7-goodput.csv", "figures/fig7-loss.svg"):
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
     # A second run into the same directory runs nothing: every simulation is cached.
-    before = sorted(p.name for p in (a / "cache").iterdir())
+    before = sorted(p.name for p in (a / "cache" / "runs").iterdir())
     ctx_sims = []
     original = framework.Context.run
 
@@ -102,7 +102,11 @@ def test_same_seeds_same_outputs_and_the_cache_is_reused(tmp_path: Path):
     finally:
         framework.Context.run = original
     assert ctx_sims and ctx_sims[-1] == 0
-    assert sorted(p.name for p in (a / "cache").iterdir()) == before
+    assert sorted(p.name for p in (a / "cache" / "runs").iterdir()) == before
+    # The cache is a results store: every run whole and ok, its scenario beside it.
+    runs = Store(a / "cache").runs
+    assert len(runs) == len(before) and (runs["status"] == "ok").all()
+    assert all((a / "cache" / "runs" / rid / "scenario.json").is_file() for rid in before)
     for rel in ("claims.json", "report.md"):  # a rerun from the cache reports the same
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
 
@@ -152,6 +156,31 @@ def test_out_is_a_file(tmp_path: Path):
     f = tmp_path / "file"
     f.write_text("x")
     assert_invalid(cli("reproduce", "dccp-bbr", "--out", str(f)), "--out")
+
+
+def test_a_cache_in_the_old_layout_is_refused(tmp_path: Path):
+    old = tmp_path / "o" / "cache" / "0123456789abcdef"
+    old.mkdir(parents=True)
+    (old / "summary.json").write_text("{}")
+    assert_invalid(cli("reproduce", "dccp-bbr", "--out", str(tmp_path / "o")), "--out", "older layout")
+
+
+def test_a_failed_run_is_stored_and_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from bloatlab import _core
+
+    real = _core.run_json
+
+    def broken(*args, **kwargs):
+        raise _core.SimulationError("boom")
+
+    monkeypatch.setattr(_core, "run_json", broken)
+    with pytest.raises(SimulationError, match="boom"):
+        experiments.reproduce("dccp-bbr", tmp_path, smoke=True, backend="serial", progress=False)
+    runs = Store(tmp_path / "cache").runs
+    assert len(runs) == 1 and runs["status"].tolist() == ["error"]
+    monkeypatch.setattr(_core, "run_json", real)
+    experiments.reproduce("dccp-bbr", tmp_path, smoke=True, backend="serial", progress=False)
+    assert (Store(tmp_path / "cache").runs["status"] == "ok").all()
 
 
 def test_api_rejects_unknown_names(tmp_path: Path):

@@ -2,6 +2,7 @@
 //! JSON): time-average backlog, sojourn from enqueue to the start of serialization, drops by
 //! cause, busy time; counters restart when the warm-up ends. Everything is preallocated.
 
+use bloatlab_sim::metrics::{Busy, DropReasons, QueueMeasure};
 use bloatlab_sim::queue::{DropReason, DROP_REASONS};
 use bloatlab_sim::units::SimTime;
 use hdrhistogram::Histogram;
@@ -133,34 +134,44 @@ impl QueueStats {
         (s, b)
     }
 
-    /// The bottleneck block of the summary (the simulator's field names), over [window, end].
-    pub fn summary(&mut self, end: SimTime, aqm: &str, capacity_bytes: u64, rate_mbps: f64, random_losses: u64) -> Value {
+    /// What the queue measured over [window, end], for the summary builder shared with the
+    /// simulator (`bloatlab_sim::metrics::measure`).
+    pub fn measure(&mut self, end: SimTime, aqm: &str, capacity_bytes: u64, rate_mbps: f64, random_losses: u64) -> QueueMeasure {
         self.backlog_changed(end, self.last_backlog);
-        let span = end.0.saturating_sub(self.window_start.0).max(1) as f64;
-        let mean_bytes = self.backlog_integral as f64 / span;
-        let drops: u64 = self.drops.iter().sum();
-        json!({
-            "aqm": aqm,
-            "capacity_bytes": capacity_bytes,
-            "mean_bytes": mean_bytes,
-            "buffer_usage_pct": if capacity_bytes > 0 { 100.0 * mean_bytes / capacity_bytes as f64 } else { 0.0 },
-            "mean_sojourn_ms": if self.sojourn_n > 0 { self.sojourn_sum as f64 / self.sojourn_n as f64 / 1e6 } else { 0.0 },
-            "p95_sojourn_ms": if self.sojourn_n > 0 { self.sojourn_hist.value_at_quantile(0.95) as f64 / 1e6 } else { 0.0 },
-            "drops": drops,
-            "drop_pct": if self.arrivals > 0 { 100.0 * drops as f64 / self.arrivals as f64 } else { 0.0 },
-            "utilization_pct": 100.0 * self.busy_ns as f64 / span,
-            "drop_reasons": {
-                "overflow": self.drops[DropReason::Overflow as usize],
-                "early": self.drops[DropReason::Early as usize],
-                "aqm_dequeue": self.drops[DropReason::AqmDequeue as usize],
+        QueueMeasure {
+            aqm: aqm.to_string(),
+            capacity_bytes,
+            rate_mbps,
+            window_s: end.0.saturating_sub(self.window_start.0) as f64 / 1e9,
+            backlog_area: self.backlog_integral as f64,
+            sojourn_n: self.sojourn_n,
+            sojourn_sum_ns: self.sojourn_sum as f64,
+            sojourn_p95_ns: self.sojourn_hist.value_at_quantile(0.95),
+            arrivals: self.arrivals,
+            drop_reasons: DropReasons {
+                overflow: self.drops[DropReason::Overflow as usize],
+                early: self.drops[DropReason::Early as usize],
+                aqm_dequeue: self.drops[DropReason::AqmDequeue as usize],
             },
-            "random_losses": random_losses,
-            "rate_mbps": rate_mbps,
-            "arrivals": self.arrivals,
-            "tx_packets": self.tx_pkts,
-            "tx_bytes": self.tx_bytes,
-        })
+            random_losses,
+            tx_packets: self.tx_pkts,
+            tx_bytes: self.tx_bytes,
+            // The emulated links have a constant rate: utilization is busy time.
+            busy: Busy::Time { busy_s: self.busy_ns as f64 / 1e9 },
+        }
     }
+}
+
+/// A queue's block in the summary's shape (the builder's), plus the window's arrivals and
+/// transmissions: what the emulation block reports of the reverse bottleneck.
+pub fn queue_block(m: &QueueMeasure) -> Value {
+    let mut v = serde_json::to_value(m.summary()).unwrap_or(Value::Null);
+    if let Value::Object(o) = &mut v {
+        o.insert("arrivals".into(), json!(m.arrivals));
+        o.insert("tx_packets".into(), json!(m.tx_packets));
+        o.insert("tx_bytes".into(), json!(m.tx_bytes));
+    }
+    v
 }
 
 /// Per-flow counters at the bottleneck (data direction), for `loss_pct`.

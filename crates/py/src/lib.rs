@@ -44,6 +44,21 @@ fn run_json<'py>(
     }
 }
 
+/// Checks a scenario given as JSON text without running it (every key, as run_json reads
+/// them). Raises ScenarioError like run_json; returns None when the scenario is valid.
+#[pyfunction]
+fn validate_json(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
+    let json = scenario_json.to_owned();
+    py.detach(move || bloatlab_sim::validate_json(&json)).map_err(|e| ScenarioError::new_err((e.path, e.message)))
+}
+
+/// Builds the summary JSON (the simulator's shape) from measurements given as JSON text
+/// (bloatlab_sim::metrics::RunMeasure): the emulation front's one way to make a summary.
+#[pyfunction]
+fn summary_json(measure_json: &str) -> PyResult<String> {
+    bloatlab_sim::metrics::measure::build_json(measure_json).map_err(PyValueError::new_err)
+}
+
 /// Validates a scenario for emulation (JSON text); returns the emulation plan as JSON text
 /// (expanded flows with start times, timing, queue). Raises ScenarioError like run_json.
 #[pyfunction]
@@ -85,6 +100,8 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(emu_plan, m)?)?;
     m.add_function(wrap_pyfunction!(packetdrill_run, m)?)?;

@@ -87,6 +87,17 @@ pub fn run_json(json: &str, opts: &RunOptions) -> Result<RunOutput, RunError> {
     run_value(&value, opts)
 }
 
+/// Checks a scenario given as JSON text without running it: every key is read and checked
+/// exactly as [`run_json`] does before it builds the world, so the errors (key path and
+/// message) are the same. Cheap: no world is built.
+pub fn validate_json(json: &str) -> Result<(), ScenarioError> {
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| ScenarioError {
+        path: String::new(),
+        message: format!("malformed scenario JSON: {e}"),
+    })?;
+    crate::config::Scenario::from_value(&value).map(|_| ())
+}
+
 /// Runs a scenario given as TOML text.
 pub fn run_toml(text: &str, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let value: serde_json::Value = toml::from_str(text).map_err(|e| ScenarioError {
@@ -94,6 +105,37 @@ pub fn run_toml(text: &str, opts: &RunOptions) -> Result<RunOutput, RunError> {
         message: format!("malformed TOML: {e}"),
     })?;
     run_value(&value, opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"{"duration": "1s", "topology": {"bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
+                         "flows": [{"cc": "reno"}]}"#;
+
+    #[test]
+    fn validate_accepts_what_runs() {
+        validate_json(OK).unwrap();
+        run_json(OK, &RunOptions::default()).unwrap();
+    }
+
+    #[test]
+    fn validate_reports_what_run_reports() {
+        for bad in [
+            OK.replace("\"reno\"", "\"renoo\""),
+            OK.replace("\"1s\"", "\"1 parsec\""),
+            OK.replace("\"duration\": \"1s\",", "\"duration\": \"1s\", \"warmup\": \"2s\","),
+            OK.replace("\"duration\"", "\"capture\": {\"links\": [\"nowhere\"]}, \"duration\""),
+            "{not json".to_string(),
+        ] {
+            let v = validate_json(&bad).unwrap_err();
+            match run_json(&bad, &RunOptions::default()) {
+                Err(RunError::Invalid(r)) => assert_eq!(v, r, "{bad}"),
+                other => panic!("{bad}: run gave {:?}", other.map(|_| ())),
+            }
+        }
+    }
 }
 
 fn run_value(value: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {

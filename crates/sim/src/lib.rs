@@ -24,4 +24,4 @@ pub mod udp;
 pub mod units;
 pub mod world;
 
-pub use api::{run_json, run_toml, Column, RunError, RunOptions, RunOutput, ScenarioError, Table};
+pub use api::{run_json, run_toml, validate_json, Column, RunError, RunOptions, RunOutput, ScenarioError, Table};

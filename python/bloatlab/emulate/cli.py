@@ -13,52 +13,38 @@ from typing import Any
 
 import click
 
+from ..clikit import EXIT_FAILURE, EXIT_INVALID, cli_errors, fail
+
 _SET_HELP = "Override a key (as for `bloatlab run`), e.g. --set topology.bottleneck.rate=20Mbps. Repeatable."
 
 
-def _cli():
-    from .. import cli
-
-    return cli
-
-
 def _guard(fn):
-    """Runs ``fn`` turning errors into the CLI's exit codes and messages."""
-    from ..errors import ScenarioError
+    """Runs ``fn`` turning errors into the CLI's exit codes and messages (an emulation
+    failure exits 1 with its message; Ctrl-C exits 130)."""
     from .netns import EmulationError
 
-    c = _cli()
-    try:
-        return fn()
-    except ScenarioError as e:
-        c._fail(c.EXIT_INVALID, str(e))
-    except EmulationError as e:
-        c._fail(c.EXIT_FAILURE, str(e))
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
-    except Exception as e:  # noqa: BLE001 - the CLI turns everything into an exit code
-        from .._core import ScenarioError as CoreScenarioError
-
-        if isinstance(e, CoreScenarioError):
-            c._fail(c.EXIT_INVALID, str(ScenarioError.from_core(e)))
-        c._unexpected(e)
+    with cli_errors():
+        try:
+            return fn()
+        except EmulationError as e:
+            fail(EXIT_FAILURE, str(e))
+        except KeyboardInterrupt:
+            sys.stderr.write("interrupted\n")
+            sys.exit(130)
 
 
 def _check_out(out: Path | None) -> None:
-    c = _cli()
     if out is not None and out.exists() and not out.is_dir():
-        c._fail(c.EXIT_INVALID, f"--out: {out} exists and is not a directory")
+        fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
 
 
 def _write(result: Any, out: Path | None) -> None:
-    c = _cli()
     if out is None:
         return
     try:
         result.to_dir(out)
     except OSError as e:
-        c._fail(c.EXIT_FAILURE, f"--out: cannot write {out}: {e.strerror or e}")
+        fail(EXIT_FAILURE, f"--out: cannot write {out}: {e.strerror or e}")
 
 
 def register(group: click.Group) -> None:
@@ -85,24 +71,23 @@ def register(group: click.Group) -> None:
         which applies the scenario's rate, delays, loss, queue discipline and ACK rewriter on
         the wall clock. Prints the same summary as `bloatlab run`.
         """
-        c = _cli()
         if cleanup:
             from . import netns
 
             if scenario is not None:
-                c._fail(c.EXIT_INVALID, "--cleanup: takes no scenario")
+                fail(EXIT_INVALID, "--cleanup: takes no scenario")
             if netns.os.geteuid() != 0:
-                c._fail(c.EXIT_FAILURE, "bloatlab emulate --cleanup needs root")
+                fail(EXIT_FAILURE, "bloatlab emulate --cleanup needs root")
             removed = netns.cleanup_leftovers()
             for r in removed:
                 click.echo(f"removed {r}", err=True)
             click.echo(f"cleanup: {len(removed)} leftover(s) removed", err=True)
             return
         if scenario is None:
-            c._fail(c.EXIT_INVALID, "SCENARIO.toml: missing argument (or use --cleanup)")
+            fail(EXIT_INVALID, "SCENARIO.toml: missing argument (or use --cleanup)")
         _check_out(out)
         if pcap and out is None:
-            c._fail(c.EXIT_INVALID, "--pcap: needs --out DIR (the capture files are written there)")
+            fail(EXIT_INVALID, "--pcap: needs --out DIR (the capture files are written there)")
         from .runner import emulate as run_emulation
 
         progress = (lambda m: click.echo(m, err=True)) if not as_json else None
@@ -142,8 +127,7 @@ def register(group: click.Group) -> None:
             try:
                 cmp.write(comparison, out)
             except OSError as e:
-                c = _cli()
-                c._fail(c.EXIT_FAILURE, f"--out: cannot write {out}: {e.strerror or e}")
+                        fail(EXIT_FAILURE, f"--out: cannot write {out}: {e.strerror or e}")
         if as_json:
             import json
 

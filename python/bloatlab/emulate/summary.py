@@ -10,16 +10,13 @@ episodes); ``timeouts`` is ``tcpi_total_rto`` (Linux 6.7+).
 
 from __future__ import annotations
 
+import json
 import math
 import platform
 from collections.abc import Mapping
 from typing import Any
 
-from ..aggregate import jain_index
-
-#: The simulator's bottleneck block, in its order.
-BOTTLENECK_KEYS = ("aqm", "capacity_bytes", "mean_bytes", "buffer_usage_pct", "mean_sojourn_ms", "p95_sojourn_ms",
-                   "drops", "drop_pct", "utilization_pct", "drop_reasons", "random_losses", "rate_mbps")
+from .. import _core
 
 
 def _pct(values: list[int], q: float) -> float:
@@ -29,16 +26,17 @@ def _pct(values: list[int], q: float) -> float:
 
 def build(doc: Mapping[str, Any], plan: Mapping[str, Any], bn: Mapping[str, Any], snd: Mapping[str, Any],
           rcv: Mapping[str, Any], wall_s: float) -> tuple[dict[str, Any], dict[str, dict[str, list[Any]]]]:
+    """The summary and the time-series tables of an emulation run. The summary's shape is
+    built by the simulator's builder (``_core.summary_json``, crates/sim/src/metrics/measure.rs)
+    from the measurements gathered here; only the ``emulation`` block is added in Python."""
     dur = plan["duration_ns"] / 1e9
     warm = plan["warmup_ns"] / 1e9
     flows = []
-    goodputs = []
     for f, s, r, c in zip(plan["flows"], snd["flows"], rcv["flows"], bn["flows"], strict=True):
         start = f["start_ns"] / 1e9
         sized = f["size"] is not None
         done = r["complete_s"] if r else None
         end = done if (sized and done is not None) else dur
-        active = max(end - max(start, warm), 1e-9)
         base, final = s["base"], s["final"]
         sent = retx = retrans = rtos = 0
         if final:
@@ -47,52 +45,40 @@ def build(doc: Mapping[str, Any], plan: Mapping[str, Any], bn: Mapping[str, Any]
             retx = final["bytes_retrans"] - b.get("bytes_retrans", 0)
             retrans = final["total_retrans"] - b.get("total_retrans", 0)
             rtos = final["total_rto"] - b.get("total_rto", 0)
-        delivered = r["bytes_window"] if r else 0
-        goodput = delivered * 8 / active / 1e6
-        goodputs.append(goodput)
-        rtts = s["rtt_us"]
+        rtts = s["rtt_us"]  # the kernel's smoothed RTT, sampled every 10 ms
         flows.append({
             "id": f["id"], "group": f["group"], "transport": "tcp", "cc": f["cc"],
             "start_s": start, "end_s": done if sized else None,
-            "throughput_mbps": sent * 8 / active / 1e6,
-            "goodput_mbps": goodput,
-            "bytes_delivered": delivered,
-            "loss_pct": 100.0 * c["data_drops"] / c["data_pkts"] if c["data_pkts"] else 0.0,
-            "efficiency_pct": 100.0 * (sent - retx) / sent if sent else 100.0,
             "fct_s": (done - start) if (sized and done is not None) else None,
-            "rtt_mean_ms": sum(rtts) / len(rtts) / 1e3 if rtts else None,
-            "rtt_p95_ms": _pct(rtts, 0.95) / 1e3 if rtts else None,
-            "owd_mean_ms": None, "owd_p95_ms": None,
+            "active_s": max(end - max(start, warm), 1e-9),
+            "bytes_sent": sent, "bytes_retrans": retx, "bytes_delivered": r["bytes_window"] if r else 0,
+            "data_pkts": c["data_pkts"], "data_drops": c["data_drops"],
+            "rtt": {"n": len(rtts), "sum_ns": sum(rtts) * 1e3, "p95_ns": int(_pct(rtts, 0.95) * 1000) if rtts else 0},
+            "owd": {"n": 0, "sum_ns": 0.0, "p95_ns": 0},
             "base_rtt_ms": f["base_rtt_ns"] / 1e6,
             "retransmits": retrans, "timeouts": rtos, "recoveries": None,
-            "responses": None, "datagrams_delivered": None,
+            "responses": None, "datagrams_delivered": None, "jitter_ms": None,
         })
-    raw = bn["bottleneck"]
-    b = {k: raw[k] for k in BOTTLENECK_KEYS}
-    extra = {k: raw[k] for k in ("arrivals", "tx_packets", "tx_bytes")}
+    raw = bn["bottleneck"]  # the forward queue's measurements (crates/emu/src/stats.rs)
     io = bn["io"]
+    measure = {
+        "name": plan["name"], "seed": plan["seed"], "duration_s": dur, "flows": flows, "bottleneck": raw,
+        "engine": {"wall_s": wall_s, "events": io["rounds"], "bottleneck_packets": io["bottleneck_packets"]},
+    }
+    summary: dict[str, Any] = json.loads(_core.summary_json(json.dumps(measure)))
+    extra = {k: raw[k] for k in ("arrivals", "tx_packets", "tx_bytes")}
     errors = [f"flow {s['id']}: {s['error']}" for s in snd["flows"] if s.get("error")]
-    summary = {
-        "name": plan["name"], "seed": plan["seed"], "duration_s": dur,
-        "flows": flows,
-        "bottleneck": b,
-        "fairness": {"jain_goodput": jain_index(goodputs)},
-        "engine": {
-            "wall_s": wall_s, "events": io["rounds"], "bottleneck_packets": io["bottleneck_packets"],
-            "packets_per_wall_s": io["bottleneck_packets"] / wall_s if wall_s > 0 else 0.0,
-        },
-        "emulation": {
-            "kernel": platform.release(),
-            "bottleneck_window": extra,
-            "reverse": bn["bottleneck_rev"],
-            "gateway": bn.get("gateway"),
-            "io": io,
-            # Kernel drops at the TUN devices, outside the emulated queue (should be 0: the
-            # bottleneck reads faster than the senders write).
-            "device_drops": {"sender_side": snd.get("device"), "receiver_side": rcv.get("device")},
-            "errors": errors,
-            "drwa_clamps": {str(r["id"]): r["drwa_clamps"] for r in rcv["flows"] if r and "drwa_clamps" in r},
-        },
+    summary["emulation"] = {
+        "kernel": platform.release(),
+        "bottleneck_window": extra,
+        "reverse": bn["bottleneck_rev"],
+        "gateway": bn.get("gateway"),
+        "io": io,
+        # Kernel drops at the TUN devices, outside the emulated queue (should be 0: the
+        # bottleneck reads faster than the senders write).
+        "device_drops": {"sender_side": snd.get("device"), "receiver_side": rcv.get("device")},
+        "errors": errors,
+        "drwa_clamps": {str(r["id"]): r["drwa_clamps"] for r in rcv["flows"] if r and "drwa_clamps" in r},
     }
     rows = snd["rows"]
     cols = ["t_s", "flow", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "rwnd_bytes", "srtt_ms", "rtt_ms",

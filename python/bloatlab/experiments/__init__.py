@@ -45,6 +45,7 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     experiment of ``all``), so an interrupted reproduction resumes where it stopped.
     """
     from ..backends import make_backend
+    from ..store import StoreWriter
     from .framework import write_bytes_atomic
     from .render import index_markdown, markdown_to_html, write_claims, write_outputs
 
@@ -58,21 +59,25 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     if out.exists() and not out.is_dir():
         raise ScenarioError("--out", f"{out} exists and is not a directory")
     cache_dir = Path(cache) if cache is not None else out / "cache"
+    _check_cache(cache_dir)
     options = Options(quick=quick, seeds=seeds, progress=progress, smoke=smoke)
     be = make_backend(backend, jobs=jobs)
     be.start()
     entries = []
     all_claims: list[Claim] = []
     try:
-        for exp in experiments:
-            exp_out = out / exp.name if name == "all" else out
-            exp_out.mkdir(parents=True, exist_ok=True)
-            cache_dir.mkdir(parents=True, exist_ok=True)
-            ctx = Context(exp, exp_out, options, be, cache_dir)
-            exp.reproduce(ctx)
-            write_outputs(ctx, _meta(ctx))
-            entries.append((exp.name, exp.title, ctx.claims))
-            all_claims += ctx.claims
+        # The cache is a results store (bloatlab.store), written like a sweep's: locked, each
+        # run committed whole by one rename with its files' sizes and CRC-32. No fsync: a run
+        # torn by a crash fails the size check and is simply run again.
+        with StoreWriter(cache_dir, fsync=False) as store:
+            for exp in experiments:
+                exp_out = out / exp.name if name == "all" else out
+                exp_out.mkdir(parents=True, exist_ok=True)
+                ctx = Context(exp, exp_out, options, be, store)
+                exp.reproduce(ctx)
+                write_outputs(ctx, _meta(ctx))
+                entries.append((exp.name, exp.title, ctx.claims))
+                all_claims += ctx.claims
     finally:
         be.close()
     if name == "all":
@@ -84,10 +89,23 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     return all_claims
 
 
+def _check_cache(cache: Path) -> None:
+    """The cache must be a results store, or new. Earlier builds kept it as a plain directory
+    of run directories, which this build would not reuse anyway (run ids include a digest of
+    the compiled simulator)."""
+    from ..store import is_store
+
+    if cache.exists() and not cache.is_dir():
+        raise ScenarioError("--out", f"{cache} exists and is not a directory")
+    if cache.is_dir() and not is_store(cache) and any(cache.iterdir()):
+        raise ScenarioError("--out", f"{cache} holds runs cached in an older layout, which this build "
+                            "would not reuse; delete it and run again")
+
+
 def _meta(ctx: Context) -> dict[str, Any]:
     """What the report says of the reproduction: the same on a first run and on a rerun
     from the cache (no wall-clock values, no count of what this invocation simulated)."""
-    from .. import __version__
+    from ..simcore import __version__
 
     mode = "smallest (test)" if ctx.smoke else "quick" if ctx.quick else "full"
     return {"bloatlab": __version__, "mode": mode, "seeds": ctx.n_seeds, "simulations": len(ctx.run_ids),

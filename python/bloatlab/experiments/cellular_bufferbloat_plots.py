@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .cellular_bufferbloat import (
+from .cellular_bufferbloat_runs import (
     CC_LABEL,
     CCS,
     N_BACKGROUND,

@@ -188,14 +188,14 @@ def unfinished(results: list[RunResult], group: str) -> int:
 def reproduce(ctx: Context) -> None:
     seeds = ctx.seeds()
     dur = {"I": ctx.pick("200s", "200s", "20s"), "II": ctx.pick("200s", "60s", "5s")}
-    texts.setup(ctx, dur)
+    texts.setup(ctx, dur, settings=SETTINGS, jitter_s=START_JITTER_S, theta=THETA)
     table2(ctx, seeds, dur)
     table3_4(ctx, seeds, dur)
     fig6(ctx, seeds, dur)
     fig7_8(ctx, seeds, dur)
     table5(ctx, seeds, dur)
     fig9(ctx, seeds, dur)
-    texts.unstated(ctx)
+    texts.unstated(ctx, fg_delay_s=FG_DELAY_S, jitter_s=START_JITTER_S)
 
 
 # --------------------------------------------------------------------------- Table 2

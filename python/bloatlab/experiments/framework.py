@@ -16,8 +16,7 @@ import io
 import json
 import math
 import os
-import shutil
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -25,12 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..aggregate import jain_index, mean_ci
 from ..errors import ScenarioError, SimulationError
+from ..store import RUNS
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
     from ..backends import Backend
+    from ..store import StoreWriter
 
 
 # --------------------------------------------------------------------------- statistics
@@ -249,7 +250,7 @@ class Context:
     """What an experiment's ``reproduce`` works with. See the module docstring."""
 
     def __init__(self, experiment: Experiment, out: Path, options: Options, backend: Backend,
-                 cache: Path) -> None:
+                 cache: StoreWriter) -> None:
         self.experiment = experiment
         self.out = out
         self.options = options
@@ -293,58 +294,42 @@ class Context:
     def run(self, specs: Sequence[Spec], what: str = "") -> list[RunResult]:
         """Runs every spec (in parallel; runs already in the cache are not run again) and
         returns their results in the order of ``specs``. A run that fails raises
-        :class:`SimulationError` (a scenario error: :class:`ScenarioError`)."""
-        from ..api import validate_scenario
+        :class:`SimulationError` (a scenario error: :class:`ScenarioError`); it is recorded in
+        the cache as failed, so the next reproduction runs it again."""
         from ..scenario import to_json
-        from ..sweeprun import SweepProgress
-        from ..sweeps import build_id, run_id
+        from ..simcore import validate_scenario
+        from ..sweeprun import SweepProgress, pending, run_and_commit
+        from ..sweeps import RunSpec, build_id, run_id
 
-        ids = []
+        runs = []
         version = build_id()
-        for spec in specs:
+        for i, spec in enumerate(specs):
             spec.scenario = json.loads(to_json(spec.scenario))  # plain JSON types, a private copy
-            ids.append(run_id(spec.scenario, version))
-        todo: dict[str, Spec] = {}
-        for rid, spec in zip(ids, specs):
-            if not (self.cache / rid / "summary.json").exists() and rid not in todo:
-                todo[rid] = spec
-        for spec in todo.values():
-            validate_scenario(spec.scenario)
-        self.run_ids.update(ids)
+            labels = json.loads(json.dumps(spec.labels, default=str))
+            runs.append(RunSpec(run_id(spec.scenario, version), i, spec.seed, labels, spec.scenario))
+        todo, _, _ = pending(self.cache, runs)
+        for r in todo:
+            validate_scenario(r.scenario)
+        self.run_ids.update(r.run_id for r in runs)
         if todo:
-            tasks = [{"run_id": rid, "scenario_json": to_json(s.scenario), "capture": False}
-                     for rid, s in todo.items()]
             label = f"{self.experiment.name}: {what}" if what else self.experiment.name
-            with SweepProgress(len(tasks), label, enabled=self.options.progress) as bar:
-                for outcome in self.backend.run(tasks):
-                    ok = outcome["status"] == "ok"
+            with SweepProgress(len(todo), label, enabled=self.options.progress) as bar:
+                for run, record, _ in run_and_commit(self.cache, todo, self.backend):
+                    ok = record["status"] == "ok"
                     bar.advance(ok=ok)
                     if not ok:
-                        err = outcome["error"]
-                        spec = todo[outcome["run_id"]]
+                        err = record["error"]
+                        spec = specs[run.point]
                         where = ", ".join(f"{k}={v}" for k, v in spec.labels.items())
                         if err.get("type") == "ScenarioError":
                             raise ScenarioError(err.get("path", ""), f"{err['message']} (in {where})")
-                        raise SimulationError(f"{self.experiment.name}: run {outcome['run_id']} ({where}) "
+                        raise SimulationError(f"{self.experiment.name}: run {run.run_id} ({where}) "
                                               f"failed: {err['type']}: {err['message']}")
-                    self._store(outcome)
-            self.simulations += len(tasks)
-        results = [RunResult(spec, rid, self.cache / rid) for rid, spec in zip(ids, specs)]
+            self.simulations += len(todo)
+        results = [RunResult(spec, r.run_id, self.cache.path / RUNS / r.run_id) for r, spec in zip(runs, specs)]
         for r in results:
             self.sim_seconds += float(r.summary.get("duration_s") or 0.0)
         return results
-
-    def _store(self, outcome: Mapping[str, Any]) -> None:
-        """Writes a run's files under a temporary name, then renames: all or nothing."""
-        final = self.cache / outcome["run_id"]
-        tmp = self.cache / f".tmp-{outcome['run_id']}-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        for name, data in outcome["files"].items():
-            (tmp / name).write_bytes(data)
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
 
     # -- report items
 

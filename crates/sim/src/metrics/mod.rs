@@ -1,10 +1,15 @@
-//! Metrics: the summary JSON (DESIGN.md contract) and the sampled time series.
+//! Metrics: the summary JSON (DESIGN.md contract; measurements in, one builder) and the sampled
+//! time series.
 
+pub mod measure;
 mod series;
+pub mod stats;
 mod summary;
 
+pub use measure::{Busy, DelayMeasure, EngineMeasure, FlowMeasure, QueueMeasure, RunMeasure};
 pub use series::Series;
-pub use summary::{jain, t95, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};
+pub use stats::{jain, mean_ci95, t95};
+pub use summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};
 
 use hdrhistogram::Histogram;
 

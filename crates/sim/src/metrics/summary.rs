@@ -1,7 +1,9 @@
-//! The summary JSON. Field names and units are a contract (DESIGN.md); fields beyond it are
-//! documented in docs/scenario.md.
+//! The summary JSON's shape. Field names and units are a contract (DESIGN.md); fields beyond
+//! it are documented in docs/scenario.md. Built only by `metrics::measure::build`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use super::stats::mean_ci95;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -18,8 +20,8 @@ pub struct Summary {
 pub struct FlowSummary {
     pub id: u32,
     pub group: String,
-    pub transport: &'static str,
-    pub cc: &'static str,
+    pub transport: String,
+    pub cc: String,
     pub start_s: f64,
     pub end_s: Option<f64>,
     /// Payload bytes sent, retransmissions included, per second of active time.
@@ -41,7 +43,8 @@ pub struct FlowSummary {
     pub base_rtt_ms: f64,
     pub retransmits: u64,
     pub timeouts: u64,
-    pub recoveries: u64,
+    /// None where the engine cannot count them (the emulation: Linux has no counter).
+    pub recoveries: Option<u64>,
     /// Web flows: the response times of requests started in the measurement window.
     pub responses: Option<Responses>,
     /// Datagram transports (UDP, DCCP): datagrams delivered to the receiving application.
@@ -62,40 +65,16 @@ pub struct Responses {
     pub times_s: Vec<f64>,
 }
 
-/// Two-sided 95 % quantiles of Student's t for 1..=30 degrees of freedom.
-const T95: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-    2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-];
-
-/// The 97.5 % quantile of Student's t with `df` degrees of freedom (normal beyond 30).
-pub fn t95(df: usize) -> f64 {
-    match df {
-        0 => f64::NAN,
-        d if d <= 30 => T95[d - 1],
-        d if d <= 60 => 2.000 + (2.042 - 2.000) * (60 - d) as f64 / 30.0,
-        _ => 1.960,
-    }
-}
-
 impl Responses {
     pub fn from_times(times: &[f64]) -> Responses {
-        let n = times.len();
-        let mean = (n > 0).then(|| times.iter().sum::<f64>() / n as f64);
-        let ci = match (mean, n) {
-            (Some(m), n) if n >= 2 => {
-                let var = times.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64;
-                Some(t95(n - 1) * (var / n as f64).sqrt())
-            }
-            _ => None,
-        };
-        Responses { n, mean_s: mean, ci95_s: ci, times_s: times.to_vec() }
+        let (mean, ci) = mean_ci95(times);
+        Responses { n: times.len(), mean_s: mean, ci95_s: ci, times_s: times.to_vec() }
     }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct BottleneckSummary {
-    pub aqm: &'static str,
+    pub aqm: String,
     pub capacity_bytes: u64,
     pub mean_bytes: f64,
     pub buffer_usage_pct: f64,
@@ -111,7 +90,7 @@ pub struct BottleneckSummary {
     pub rate_mbps: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DropReasons {
     pub overflow: u64,
     pub early: u64,
@@ -131,22 +110,8 @@ pub struct EngineSummary {
     pub packets_per_wall_s: f64,
 }
 
-/// Jain's fairness index (Σx)² / (n·Σx²); 1 for an empty or all-zero set.
-pub fn jain(xs: &[f64]) -> f64 {
-    let n = xs.len() as f64;
-    let s: f64 = xs.iter().sum();
-    let s2: f64 = xs.iter().map(|x| x * x).sum();
-    if xs.is_empty() || s2 == 0.0 {
-        1.0
-    } else {
-        s * s / (n * s2)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::jain;
-
     #[test]
     fn confidence_interval_uses_student_t() {
         let r = super::Responses::from_times(&[1.0, 2.0, 3.0]);
@@ -154,12 +119,5 @@ mod tests {
         // s = 1, n = 3: 4.303 · 1/√3.
         assert!((r.ci95_s.unwrap() - 4.303 / 3f64.sqrt()).abs() < 1e-9);
         assert!(super::Responses::from_times(&[1.0]).ci95_s.is_none());
-    }
-
-    #[test]
-    fn jain_bounds() {
-        assert_eq!(jain(&[5.0, 5.0, 5.0]), 1.0);
-        assert!((jain(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
-        assert!((jain(&[1.0, 2.0]) - 0.9).abs() < 1e-12);
     }
 }

@@ -8,7 +8,7 @@ use crate::config::{AppKind, Direction, LinkCfg, QueueCfg, Scenario, StartSpec, 
 use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::gateway::{self, AckRewriter, QueueView};
 use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
-use crate::metrics::{jain, BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Series, Summary};
+use crate::metrics::{measure, Busy, DelayMeasure, DropReasons, EngineMeasure, FlowMeasure, QueueMeasure, RunMeasure, Series, Summary};
 use crate::net::pcap::PcapWriter;
 use crate::net::{Link, LinkStats, PacketPool, Route, TcpFlags};
 use crate::queue::{self, Dequeued, DropReason, QEntry, Verdict};
@@ -876,88 +876,59 @@ impl World {
             let w = |a: u64, b: u64| a - b;
             let from = f.start.max(self.warmup);
             let to = done.unwrap_or(self.end).min(self.end);
-            let active = if to > from { to.since(from).secs_f64() } else { 0.0 };
-            let sent = w(now_c.bytes_sent, f.snap.bytes_sent);
-            let retx = w(now_c.bytes_retx, f.snap.bytes_retx);
-            let delivered = w(now_c.bytes_delivered, f.snap.bytes_delivered);
-            let data_pkts = w(now_c.data_pkts_sent, f.snap.data_pkts_sent);
-            let per_s = |b: u64| if active > 0.0 { b as f64 * 8.0 / active / 1e6 } else { 0.0 };
-            let rtt_n = w(now_c.rtt_n, f.snap.rtt_n);
-            let rtt_sum = now_c.rtt_sum_ns - f.snap.rtt_sum_ns;
-            let owd_n = w(now_c.owd_n, f.snap.owd_n);
-            let owd_sum = now_c.owd_sum_ns - f.snap.owd_sum_ns;
-            flows.push(FlowSummary {
+            let delays = |n: u64, sum: f64, p95: u64| DelayMeasure { n, sum_ns: sum, p95_ns: p95 };
+            flows.push(FlowMeasure {
                 id: i as u32,
                 group: f.group.clone(),
-                transport: f.transport,
-                cc: f.cc,
+                transport: f.transport.to_string(),
+                cc: f.cc.to_string(),
                 start_s: f.start.secs_f64(),
                 end_s: done.map(|t| t.secs_f64()),
-                throughput_mbps: per_s(sent),
-                goodput_mbps: per_s(delivered),
-                bytes_delivered: delivered,
-                loss_pct: if data_pkts > 0 { f.w_data_drops as f64 / data_pkts as f64 * 100.0 } else { 0.0 },
-                efficiency_pct: if sent > 0 { (sent - retx) as f64 / sent as f64 * 100.0 } else { 100.0 },
                 fct_s: done.map(|t| t.since(f.start).secs_f64()),
-                rtt_mean_ms: (rtt_n > 0).then(|| rtt_sum / rtt_n as f64 / 1e6),
-                rtt_p95_ms: (rtt_n > 0).then(|| rtt_p95 as f64 / 1e6),
-                owd_mean_ms: (owd_n > 0).then(|| owd_sum / owd_n as f64 / 1e6),
-                owd_p95_ms: (owd_n > 0).then(|| owd_p95 as f64 / 1e6),
+                active_s: if to > from { to.since(from).secs_f64() } else { 0.0 },
+                bytes_sent: w(now_c.bytes_sent, f.snap.bytes_sent),
+                bytes_retrans: w(now_c.bytes_retx, f.snap.bytes_retx),
+                bytes_delivered: w(now_c.bytes_delivered, f.snap.bytes_delivered),
+                data_pkts: w(now_c.data_pkts_sent, f.snap.data_pkts_sent),
+                data_drops: f.w_data_drops,
+                rtt: delays(w(now_c.rtt_n, f.snap.rtt_n), now_c.rtt_sum_ns - f.snap.rtt_sum_ns, rtt_p95),
+                owd: delays(w(now_c.owd_n, f.snap.owd_n), now_c.owd_sum_ns - f.snap.owd_sum_ns, owd_p95),
                 base_rtt_ms: f.base_rtt.millis_f64(),
                 retransmits: w(now_c.retransmits, f.snap.retransmits),
                 timeouts: w(now_c.timeouts, f.snap.timeouts),
-                recoveries: w(now_c.recoveries, f.snap.recoveries),
-                responses: f.web.as_ref().map(|wr| Responses::from_times(&wr.times)),
+                recoveries: Some(w(now_c.recoveries, f.snap.recoveries)),
+                responses: f.web.as_ref().map(|wr| wr.times.clone()),
                 datagrams_delivered: (f.transport != "tcp").then(|| w(now_c.datagrams, f.snap.datagrams)),
                 jitter_ms: jitter,
             });
         }
-        let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();
         let bn = &self.links[self.bottleneck.idx()];
         let st = &bn.stats;
-        let cap = bn.queue.capacity_bytes();
-        let mean_bytes = if window > 0.0 { st.w_backlog_area as f64 / (window * 1e9) } else { 0.0 };
-        let reasons = DropReasons {
-            overflow: st.w_drops[DropReason::Overflow as usize],
-            early: st.w_drops[DropReason::Early as usize],
-            aqm_dequeue: st.w_drops[DropReason::AqmDequeue as usize],
+        let bottleneck = QueueMeasure {
+            aqm: bn.queue.name().to_string(),
+            capacity_bytes: bn.queue.capacity_bytes(),
+            rate_mbps: bn.rate.mean_rate().mbps_f64(),
+            window_s: window,
+            backlog_area: st.w_backlog_area as f64,
+            sojourn_n: st.w_sojourn_n,
+            sojourn_sum_ns: st.w_sojourn_sum as f64,
+            sojourn_p95_ns: st.sojourn_hist.value_at_quantile(0.95),
+            arrivals: st.w_arrivals,
+            drop_reasons: DropReasons {
+                overflow: st.w_drops[DropReason::Overflow as usize],
+                early: st.w_drops[DropReason::Early as usize],
+                aqm_dequeue: st.w_drops[DropReason::AqmDequeue as usize],
+            },
+            random_losses: st.w_drops[DropReason::RandomLoss as usize],
+            tx_packets: st.w_tx_pkts,
+            tx_bytes: st.w_tx_bytes,
+            busy: if bn.rate.is_constant() {
+                Busy::Time { busy_s: st.w_busy.secs_f64() }
+            } else {
+                Busy::Offered { offered_bytes: st.w_capacity }
+            },
         };
-        let drops = reasons.overflow + reasons.early + reasons.aqm_dequeue;
-        let bottleneck_packets = st.transmitted;
-        Summary {
-            name: self.name.clone(),
-            seed: self.seed,
-            duration_s: self.end.secs_f64(),
-            flows,
-            bottleneck: BottleneckSummary {
-                aqm: bn.queue.name(),
-                capacity_bytes: cap,
-                mean_bytes,
-                buffer_usage_pct: if cap > 0 { mean_bytes / cap as f64 * 100.0 } else { 0.0 },
-                mean_sojourn_ms: if st.w_sojourn_n > 0 { st.w_sojourn_sum as f64 / st.w_sojourn_n as f64 / 1e6 } else { 0.0 },
-                p95_sojourn_ms: if st.w_sojourn_n > 0 { st.sojourn_hist.value_at_quantile(0.95) as f64 / 1e6 } else { 0.0 },
-                drops,
-                drop_pct: if st.w_arrivals > 0 { drops as f64 / st.w_arrivals as f64 * 100.0 } else { 0.0 },
-                // Busy time on a constant link; on a variable one, bytes carried over the
-                // capacity offered (waiting for a trace opportunity is not work).
-                utilization_pct: if bn.rate.is_constant() {
-                    if window > 0.0 { st.w_busy.secs_f64() / window * 100.0 } else { 0.0 }
-                } else if st.w_capacity > 0 {
-                    st.w_tx_bytes as f64 / st.w_capacity as f64 * 100.0
-                } else {
-                    0.0
-                },
-                drop_reasons: reasons,
-                random_losses: st.w_drops[DropReason::RandomLoss as usize],
-                rate_mbps: bn.rate.mean_rate().mbps_f64(),
-            },
-            fairness: Fairness { jain_goodput: jain(&goodputs) },
-            engine: EngineSummary {
-                wall_s,
-                events: self.events.processed(),
-                bottleneck_packets,
-                packets_per_wall_s: if wall_s > 0.0 { bottleneck_packets as f64 / wall_s } else { 0.0 },
-            },
-        }
+        let engine = EngineMeasure { wall_s, events: self.events.processed(), bottleneck_packets: st.transmitted };
+        measure::build(&RunMeasure { name: self.name.clone(), seed: self.seed, duration_s: self.end.secs_f64(), flows, bottleneck, engine })
     }
 }
