@@ -6,20 +6,25 @@
 
 mod bbr;
 mod cubic;
+mod dctcp;
 mod delayed;
 mod minmax;
+mod prague;
 mod reno;
 mod vegas;
 mod westwood;
 
 pub use bbr::Bbr;
 pub use cubic::{Cubic, CubicParams};
+pub use dctcp::{Dctcp, DctcpParams};
 pub use delayed::{Delayed, DelayedParams};
+pub use prague::{Prague, PragueParams, RttIndependence};
 pub use reno::Reno;
 pub use vegas::{Vegas, VegasParams};
 pub use westwood::Westwood;
 
-use crate::config::{err, Res, Table};
+use crate::config::{err, EcnMode, Res, Table};
+use crate::net::Ecn;
 use crate::engine::{SimRng, Stream};
 use crate::tcp::RateSample;
 use crate::units::{Dur, Rate, SimTime};
@@ -85,6 +90,21 @@ pub struct AckSample {
     pub cwnd_limited: bool,
     pub snd_una: u64,
     pub snd_nxt: u64,
+    /// Payload bytes (and packets) newly reported CE-marked by this ACK's ECN feedback: the
+    /// AccECN counters, or with classic ECN the bytes an ECE-flagged ACK acknowledges (RFC
+    /// 8257 §3.3). Filled in only for controllers that react to marks themselves.
+    pub ce_bytes: u64,
+    pub ce_pkts: u64,
+}
+
+/// What a controller does with the ECN feedback the handshake settled on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EcnUse {
+    /// The codepoint on new data segments (retransmissions stay Not-ECT, RFC 3168 §6.1.5).
+    pub ect: Ecn,
+    /// The controller reacts to CE counts itself ([`AckSample::ce_bytes`]); otherwise the core
+    /// answers any new mark with one RFC 3168 reduction per window.
+    pub scalable: bool,
 }
 
 #[cfg(test)]
@@ -106,6 +126,8 @@ impl AckSample {
             cwnd_limited: true,
             snd_una: 0,
             snd_nxt: 0,
+            ce_bytes: 0,
+            ce_pkts: 0,
         }
     }
 }
@@ -149,6 +171,11 @@ pub trait CongestionControl: Send {
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }
+    /// The ECN feedback negotiated on the handshake (called when the connection is
+    /// established and when the controller is switched on a live socket): how to mark data.
+    fn ecn_setup(&mut self, _feedback: EcnMode) -> EcnUse {
+        EcnUse { ect: Ecn::Ect0, scalable: false }
+    }
     /// A short label of the controller's internal state, for time series.
     fn state_label(&self, w: &Window) -> &'static str {
         if w.in_slow_start() {
@@ -164,6 +191,7 @@ pub trait CongestionControl: Send {
 /// Westwood+ itself (Linux's `westwood` module); its wrapped form is `westwood++`.
 pub const KNOWN: &[&str] = &[
     "reno", "newreno", "cubic", "vegas", "westwood+", "bbr", "reno+", "newreno+", "cubic+", "vegas+", "westwood++", "bbr+",
+    "dctcp", "prague",
 ];
 
 /// A validated choice of controller with its parameters (from `flows[i].cc` and
@@ -176,6 +204,8 @@ pub enum CcSpec {
     Vegas(VegasParams),
     Westwood,
     Bbr,
+    Dctcp(DctcpParams),
+    Prague(PragueParams),
     /// The delayed-window-update mechanism around another controller.
     Delayed { inner: Box<CcSpec>, params: DelayedParams },
 }
@@ -195,6 +225,8 @@ impl CcSpec {
             CcSpec::Vegas(_) => "vegas",
             CcSpec::Westwood => "westwood+",
             CcSpec::Bbr => "bbr",
+            CcSpec::Dctcp(_) => "dctcp",
+            CcSpec::Prague(_) => "prague",
             CcSpec::Delayed { inner, .. } => match **inner {
                 CcSpec::Reno => "reno+",
                 CcSpec::NewReno => "newreno+",
@@ -202,7 +234,7 @@ impl CcSpec {
                 CcSpec::Vegas(_) => "vegas+",
                 CcSpec::Westwood => "westwood++",
                 CcSpec::Bbr => "bbr+",
-                CcSpec::Delayed { .. } => "delayed+",
+                CcSpec::Delayed { .. } | CcSpec::Dctcp(_) | CcSpec::Prague(_) => "delayed+",
             },
         }
     }
@@ -216,7 +248,8 @@ impl CcSpec {
             Some(b) if name != "westwood+" => (b, true),
             _ => (name, false),
         };
-        if !KNOWN.contains(&name) || !matches!(base, "reno" | "newreno" | "cubic" | "vegas" | "westwood+" | "bbr") {
+        let base_ok = matches!(base, "reno" | "newreno" | "cubic" | "vegas" | "westwood+" | "bbr" | "dctcp" | "prague");
+        if !KNOWN.contains(&name) || !base_ok {
             // The name lives next to its parameter table: `flows[0].cc` for `flows[0].cc_params`.
             let cc_path = params_path.strip_suffix("_params").unwrap_or(params_path);
             return err(cc_path, format!("unknown congestion control \"{name}\" (known: {})", KNOWN.join(", ")));
@@ -229,8 +262,14 @@ impl CcSpec {
             "cubic" => (CcSpec::Cubic(CubicParams::read(&mut t)?), CUBIC_KEYS),
             "vegas" => (CcSpec::Vegas(VegasParams::read(&mut t)?), VEGAS_KEYS),
             "westwood+" => (CcSpec::Westwood, &[]),
+            "dctcp" => (CcSpec::Dctcp(DctcpParams::read(&mut t)?), dctcp::KEYS),
+            "prague" => (CcSpec::Prague(PragueParams::read(&mut t)?), prague::KEYS),
             _ => (CcSpec::Bbr, &[]),
         };
+        if !matches!(inner, CcSpec::Dctcp(_)) && t.has("ect") {
+            // ECT(1) is the L4S identifier (RFC 9331 §4.2): only a scalable controller may send it.
+            return err(&t.key_path("ect"), format!("{name} cannot choose its ECN codepoint: ECT(1) (L4S) needs a scalable controller (dctcp; prague always sends ECT(1))"));
+        }
         let spec = if wrapped {
             CcSpec::Delayed { inner: Box::new(inner), params: DelayedParams::read(&mut t)? }
         } else {
@@ -250,6 +289,17 @@ impl CcSpec {
         }
         t.finish(&allowed)?;
         Ok(spec)
+    }
+}
+
+impl CcSpec {
+    /// The ECN feedback a controller requests when the flow does not set `ecn` (None: off).
+    pub fn ecn_needs(&self) -> Option<EcnMode> {
+        match self {
+            CcSpec::Dctcp(_) => Some(EcnMode::Classic),
+            CcSpec::Prague(_) => Some(EcnMode::AccEcn),
+            _ => None,
+        }
     }
 }
 
@@ -287,6 +337,8 @@ pub fn build(spec: &CcSpec, ctx: BuildCtx) -> Box<dyn CongestionControl> {
         CcSpec::Vegas(p) => Box::new(Vegas::new(p.clone())),
         CcSpec::Westwood => Box::new(Westwood::new()),
         CcSpec::Bbr => Box::new(Bbr::new(ctx.mss, ctx.rng)),
+        CcSpec::Dctcp(p) => Box::new(Dctcp::new(*p)),
+        CcSpec::Prague(p) => Box::new(Prague::new(*p, ctx.mss)),
         CcSpec::Delayed { inner, params } => {
             let name = spec.name();
             // The inner controller keeps the endpoint's stream (so wrapping does not change

@@ -192,7 +192,8 @@ struct TcpPartial {
     timestamps: Option<bool>,
     rcvbuf: Option<u64>,
     pacing: Option<bool>,
-    ecn: Option<bool>,
+    /// The mode and the key path it was read from (errors about it name that path).
+    ecn: Option<(EcnMode, String)>,
 }
 
 impl TcpPartial {
@@ -220,14 +221,14 @@ impl TcpPartial {
             timestamps: t.opt_bool("timestamps")?,
             rcvbuf: t.opt_size("rcvbuf")?,
             pacing: t.opt_bool("pacing")?,
-            ecn: t.opt_bool("ecn")?,
+            ecn: ecn_mode(&mut t)?,
         };
         t.finish(TCP_KEYS)?;
         Ok(p)
     }
 
     fn over(&self, base: &TcpPartial) -> TcpPartial {
-        macro_rules! pick { ($($f:ident),*) => { TcpPartial { $($f: self.$f.or(base.$f)),* } } }
+        macro_rules! pick { ($($f:ident),*) => { TcpPartial { $($f: self.$f.clone().or(base.$f.clone())),* } } }
         pick!(mss, init_cwnd, recovery, delack, ack_every, rto_min, rto_initial, rto_max, timestamps, rcvbuf, pacing, ecn)
     }
 
@@ -247,7 +248,7 @@ impl TcpPartial {
             timestamps: self.timestamps.unwrap_or(true),
             rcvbuf: self.rcvbuf.unwrap_or(6_000_000),
             pacing: self.pacing.unwrap_or(false),
-            ecn: self.ecn.unwrap_or(false),
+            ecn: self.ecn.as_ref().map_or(EcnMode::Off, |e| e.0),
         };
         if cfg.rto_max < cfg.rto_min {
             return err(&join(path, "rto_max"), format!("must be at least rto_min ({})", cfg.rto_min));
@@ -259,6 +260,44 @@ impl TcpPartial {
             return err(&join(path, "rcvbuf"), "must be at most 1GiB (the largest scaled TCP window)");
         }
         Ok(cfg)
+    }
+}
+
+/// `ecn = false | true | "off" | "classic" | "accecn"` (the booleans mean off and classic).
+fn ecn_mode(t: &mut Table) -> Res<Option<(EcnMode, String)>> {
+    let p = t.key_path("ecn");
+    let mode = match t.get("ecn") {
+        None => return Ok(None),
+        Some(Value::Bool(false)) => EcnMode::Off,
+        Some(Value::Bool(true)) => EcnMode::Classic,
+        Some(v @ Value::String(_)) => match reader::choice(&p, v, "ECN mode", EcnMode::KNOWN)? {
+            "off" => EcnMode::Off,
+            "classic" => EcnMode::Classic,
+            _ => EcnMode::AccEcn,
+        },
+        Some(_) => return err(&p, format!("expected true, false or one of \"{}\"", EcnMode::KNOWN.join("\", \""))),
+    };
+    Ok(Some((mode, p)))
+}
+
+/// A controller's ECN needs against the flow's `ecn` setting: DCTCP needs ECN (RFC 8257
+/// §3), Prague needs Accurate ECN (RFC 9331 §4.2); both request it themselves when `ecn` is
+/// unset, as Linux's modules do (TCP_CONG_NEEDS_ECN / NEEDS_ACCECN).
+fn ecn_for_cc(cc: &cc::CcSpec, set: Option<&(EcnMode, String)>, tcp: &mut TcpCfg) -> Res<()> {
+    let needs = cc.ecn_needs();
+    let Some((mode, path)) = set else {
+        if let Some(m) = needs {
+            tcp.ecn = m;
+        }
+        return Ok(());
+    };
+    match (cc.name(), needs, *mode) {
+        ("prague", _, EcnMode::Off | EcnMode::Classic) => err(
+            path,
+            format!("prague needs Accurate ECN feedback: it sends ECT(1) and reacts to every CE mark (use \"accecn\", its default; got \"{}\")", mode.label()),
+        ),
+        (name, Some(_), EcnMode::Off) => err(path, format!("{name} reacts to ECN marks and needs ECN (use \"classic\" or \"accecn\"; got \"off\")")),
+        _ => Ok(()),
     }
 }
 
@@ -490,11 +529,12 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     } else {
         let cc_name = reader::choice(&t.key_path("cc"), t.require("cc")?, "congestion control", cc::KNOWN)?;
         let cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &t.key_path("cc_params"))?;
-        let tcp = match t.get("tcp") {
+        let partial = match t.get("tcp") {
             Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),
             None => tcp_defaults.clone(),
-        }
-        .resolve(&t.key_path("tcp"))?;
+        };
+        let mut tcp = partial.resolve(&t.key_path("tcp"))?;
+        ecn_for_cc(&cc, partial.ecn.as_ref(), &mut tcp)?;
         Transport::Tcp { cc, tcp }
     };
     let default_group = match &transport {
