@@ -14,10 +14,10 @@
 //! - Classic-ECN bottleneck detection (RFC 9331 §4.3 asks for a fall-back): once per round
 //!   with marks, the round's smallest RTT sample minus the path's minimum RTT estimates the
 //!   standing queue; above `classic_delay` (2 ms, a queue an L4S AQM never keeps) the round
-//!   counts as classic. A score c (EWMA, gain 1/4) of those rounds floors α at 0.6·c, so on a
-//!   classic AQM Prague cuts like CUBIC (by 30 %) instead of by α/2. A simpler rule than
-//!   Linux's (which scores log(RTT variation) and log(queue depth)); documented in
-//!   docs/congestion-control.md.
+//!   counts as classic. A score c (EWMA, gain 1/4) of those rounds floors α at c, so on a
+//!   classic AQM Prague halves like Reno (whose share CUBIC's TCP-friendly region matches)
+//!   instead of cutting by α/2. A simpler rule than Linux's (which scores log(RTT variation)
+//!   and log(queue depth) and floors α at about 0.6·c); see docs/congestion-control.md.
 //! - Optional RTT independence (`rtt_independence = "rate"`): after `rtt_transition` rounds
 //!   of congestion avoidance a flow whose SRTT is below `target_rtt` grows by (SRTT/target)²
 //!   MSS per RTT (one MSS per target RTT in rate), folds α and reduces at most once per
@@ -89,8 +89,9 @@ impl PragueParams {
 
 /// Gain of the classic-bottleneck score per marked round.
 const CLASSIC_GAIN: f64 = 0.25;
-/// α floor per unit of classic score (Linux's fall-back clamps α at about 0.6·c).
-const CLASSIC_ALPHA: f64 = 0.6;
+/// α floor per unit of classic score: at c = 1 a reduction halves cwnd, as Reno does (CUBIC's
+/// TCP-friendly region is built to match Reno). Linux clamps α at about 0.6·c.
+const CLASSIC_ALPHA: f64 = 1.0;
 
 pub struct Prague {
     p: PragueParams,
