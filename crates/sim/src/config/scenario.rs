@@ -612,6 +612,86 @@ mod tests {
         (e.path, e.message)
     }
 
+    fn tcp_of(v: &Value, i: usize) -> (TcpCfg, crate::cc::CcSpec) {
+        let s = Scenario::from_value(v).unwrap();
+        let Transport::Tcp { tcp, cc } = &s.flows[i].transport else { panic!("tcp flow") };
+        (tcp.clone(), cc.clone())
+    }
+
+    #[test]
+    fn ecn_modes_and_controller_defaults() {
+        let mut v = base();
+        assert_eq!(tcp_of(&v, 0).0.ecn, EcnMode::Off);
+        for (val, mode) in [(json!(true), EcnMode::Classic), (json!(false), EcnMode::Off), (json!("classic"), EcnMode::Classic), (json!("accecn"), EcnMode::AccEcn), (json!("off"), EcnMode::Off)] {
+            v["tcp"] = json!({ "ecn": val });
+            assert_eq!(tcp_of(&v, 0).0.ecn, mode, "{val}");
+        }
+        // The flow's own table wins over the global one.
+        v["flows"][0]["tcp"] = json!({ "ecn": "accecn" });
+        v["tcp"] = json!({ "ecn": true });
+        assert_eq!(tcp_of(&v, 0).0.ecn, EcnMode::AccEcn);
+        // Scalable controllers ask for ECN themselves: DCTCP classic (RFC 8257), Prague AccECN.
+        let mut v = base();
+        v["flows"] = json!([ { "cc": "dctcp" }, { "cc": "prague" }, { "cc": "dctcp", "tcp": { "ecn": "accecn" } } ]);
+        assert_eq!(tcp_of(&v, 0).0.ecn, EcnMode::Classic);
+        assert_eq!(tcp_of(&v, 1).0.ecn, EcnMode::AccEcn);
+        assert_eq!(tcp_of(&v, 2).0.ecn, EcnMode::AccEcn);
+        v["flows"][0]["cc_params"] = json!({ "ect": "ect1", "g": 0.125 });
+        assert!(matches!(tcp_of(&v, 0).1, crate::cc::CcSpec::Dctcp(p) if p.ect == crate::net::Ecn::Ect1 && p.g == 0.125));
+    }
+
+    #[test]
+    fn bad_ecn_settings_name_their_key() {
+        let mut v = base();
+        v["tcp"] = json!({ "ecn": "l4s" });
+        let (p, m) = error_of(v.clone());
+        assert_eq!(p, "tcp.ecn");
+        assert!(m.contains("unknown ECN mode \"l4s\" (known: off, classic, accecn)"), "{m}");
+        v["tcp"] = json!({ "ecn": 1 });
+        let (p, m) = error_of(v.clone());
+        assert_eq!(p, "tcp.ecn");
+        assert!(m.contains("true, false") && m.contains("accecn"), "{m}");
+        let mut v = base();
+        v["flows"][0]["tcp"] = json!({ "ecn": "on" });
+        assert_eq!(error_of(v).0, "flows[0].tcp.ecn");
+        // Prague without Accurate ECN, DCTCP without ECN: the key that said so is named.
+        for (cc, ecn, path) in [("prague", json!("classic"), "flows[0].tcp.ecn"), ("prague", json!(false), "flows[0].tcp.ecn"), ("dctcp", json!("off"), "flows[0].tcp.ecn")] {
+            let mut v = base();
+            v["flows"][0] = json!({ "cc": cc, "tcp": { "ecn": ecn } });
+            let (p, m) = error_of(v);
+            assert_eq!(p, path, "{cc} {ecn}");
+            assert!(m.contains(cc) && m.contains("ECN"), "{m}");
+        }
+        let mut v = base();
+        v["tcp"] = json!({ "ecn": true });
+        v["flows"][0] = json!({ "cc": "prague" });
+        let (p, m) = error_of(v);
+        assert_eq!(p, "tcp.ecn", "a global setting is named where it was made");
+        assert!(m.contains("accecn"), "{m}");
+        // ECT(1) is for scalable controllers only.
+        let mut v = base();
+        v["flows"][0] = json!({ "cc": "cubic", "cc_params": { "ect": "ect1" } });
+        let (p, m) = error_of(v);
+        assert_eq!(p, "flows[0].cc_params.ect");
+        assert!(m.contains("ECT(1)"), "{m}");
+        let mut v = base();
+        v["flows"][0] = json!({ "cc": "prague", "cc_params": { "ect": "ect0" } });
+        assert_eq!(error_of(v).0, "flows[0].cc_params.ect");
+        let mut v = base();
+        v["flows"][0] = json!({ "cc": "dctcp", "cc_params": { "ect": "ect2" } });
+        assert_eq!(error_of(v).0, "flows[0].cc_params.ect");
+        let mut v = base();
+        v["flows"][0] = json!({ "cc": "prague", "cc_params": { "rtt_independence": "yes" } });
+        let (p, m) = error_of(v);
+        assert_eq!(p, "flows[0].cc_params.rtt_independence");
+        assert!(m.contains("off, rate"), "{m}");
+        let mut v = base();
+        v["flows"][0] = json!({ "cc": "prague", "cc_params": { "alpha": 0.5 } });
+        let (p, m) = error_of(v);
+        assert_eq!(p, "flows[0].cc_params.alpha");
+        assert!(m.contains("target_rtt"), "{m}");
+    }
+
     #[test]
     fn minimal_scenario_gets_defaults() {
         let s = Scenario::from_value(&base()).unwrap();
