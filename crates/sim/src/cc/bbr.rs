@@ -678,6 +678,8 @@ mod tests {
             cwnd_limited: true,
             snd_una: delivered,
             snd_nxt: delivered + in_flight,
+            ce_bytes: 0,
+            ce_pkts: 0,
         }
     }
 

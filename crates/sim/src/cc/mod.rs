@@ -8,8 +8,10 @@ mod bbr;
 mod ccid2;
 mod cubic;
 mod dccp_bbr;
+mod dctcp;
 mod delayed;
 mod minmax;
+mod prague;
 mod registry;
 mod reno;
 mod vegas;
@@ -19,13 +21,16 @@ pub use bbr::{Bbr, Mode as BbrMode};
 pub use ccid2::Ccid2;
 pub use dccp_bbr::{cycle_gains, DccpBbr};
 pub use cubic::{Cubic, CubicParams};
+pub use dctcp::{Dctcp, DctcpParams};
 pub use delayed::{Delayed, DelayedParams};
+pub use prague::{Prague, PragueParams, RttIndependence};
 pub use reno::Reno;
 pub use vegas::{Vegas, VegasParams};
 pub use westwood::Westwood;
 pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcSpec, CcTransport, NoParams, CONTROLLERS};
 
-use crate::config::{err, Res, Table};
+use crate::config::{err, EcnMode, Res, Table};
+use crate::net::Ecn;
 use crate::tcp::RateSample;
 use crate::units::{Dur, Rate, SimTime};
 
@@ -90,6 +95,21 @@ pub struct AckSample {
     pub cwnd_limited: bool,
     pub snd_una: u64,
     pub snd_nxt: u64,
+    /// Payload bytes (and packets) newly reported CE-marked by this ACK's ECN feedback: the
+    /// AccECN counters, or with classic ECN the bytes an ECE-flagged ACK acknowledges (RFC
+    /// 8257 §3.3). Filled in only for controllers that react to marks themselves.
+    pub ce_bytes: u64,
+    pub ce_pkts: u64,
+}
+
+/// What a controller does with the ECN feedback the handshake settled on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EcnUse {
+    /// The codepoint on new data segments (retransmissions stay Not-ECT, RFC 3168 §6.1.5).
+    pub ect: Ecn,
+    /// The controller reacts to CE counts itself ([`AckSample::ce_bytes`]); otherwise the core
+    /// answers any new mark with one RFC 3168 reduction per window.
+    pub scalable: bool,
 }
 
 #[cfg(test)]
@@ -111,6 +131,8 @@ impl AckSample {
             cwnd_limited: true,
             snd_una: 0,
             snd_nxt: 0,
+            ce_bytes: 0,
+            ce_pkts: 0,
         }
     }
 }
@@ -153,6 +175,11 @@ pub trait CongestionControl: Send {
     /// A pacing rate, if this controller paces.
     fn pacing_rate(&self) -> Option<Rate> {
         None
+    }
+    /// The ECN feedback negotiated on the handshake (called when the connection is
+    /// established and when the controller is switched on a live socket): how to mark data.
+    fn ecn_setup(&mut self, _feedback: EcnMode) -> EcnUse {
+        EcnUse { ect: Ecn::Ect0, scalable: false }
     }
     /// A short label of the controller's internal state, for time series. One vocabulary
     /// for every transport: `slow_start` / `cong_avoid` for window-growth controllers, BBR's

@@ -10,8 +10,8 @@
 //! Westwood+ itself (Linux's `westwood` module), so its wrapped form is `westwood++`.
 
 use super::delayed::{Delayed, DelayedParams, DELAYED_KEYS};
-use super::{bbr, ccid2, cubic, dccp_bbr, reno, vegas, westwood, CongestionControl};
-use crate::config::{err, Res, Table};
+use super::{bbr, ccid2, cubic, dccp_bbr, dctcp, prague, reno, vegas, westwood, CongestionControl};
+use crate::config::{err, EcnMode, Res, Table};
 use crate::engine::{SimRng, Stream};
 use serde_json::Value;
 use std::fmt::Debug;
@@ -29,6 +29,11 @@ pub enum CcTransport {
 /// Validated parameters of one controller: builds a fresh controller for each endpoint.
 pub trait CcBuild: Debug + Send + Sync {
     fn build(&self, ctx: BuildCtx) -> Box<dyn CongestionControl>;
+    /// The ECN feedback the controller asks for when the flow does not set `ecn` (None: off),
+    /// as Linux's TCP_CONG_NEEDS_ECN modules do.
+    fn ecn_needs(&self) -> Option<EcnMode> {
+        None
+    }
 }
 
 /// What a controller may use when it is built: the segment size (TCP: the MSS; DCCP: the wire
@@ -60,6 +65,8 @@ pub static CONTROLLERS: &[CcEntry] = &[
     vegas::ENTRY,
     westwood::ENTRY,
     bbr::ENTRY,
+    dctcp::ENTRY,
+    prague::ENTRY,
     ccid2::ENTRY,
     dccp_bbr::ENTRY,
     dccp_bbr::ADAPTIVE,
@@ -125,6 +132,11 @@ impl CcSpec {
         self.wrap.as_ref()
     }
 
+    /// The ECN feedback the controller requests when the flow does not set `ecn` (None: off).
+    pub fn ecn_needs(&self) -> Option<EcnMode> {
+        self.params.ecn_needs()
+    }
+
     /// The TCP controller `name` with its default parameters (tests, packetdrill).
     pub fn tcp(name: &str) -> Res<CcSpec> {
         CcSpec::parse(name, None, "cc_params")
@@ -156,6 +168,10 @@ impl CcSpec {
         };
         let empty = Value::Object(serde_json::Map::new());
         let mut t = Table::new(params_path, params.unwrap_or(&empty))?;
+        if t.has("ect") && !entry.params.contains(&"ect") {
+            // ECT(1) is the L4S identifier (RFC 9331 §4.2): only a scalable controller may send it.
+            return err(&t.key_path("ect"), format!("{name} cannot choose its ECN codepoint: ECT(1) (L4S) needs a scalable controller (dctcp; prague always sends ECT(1))"));
+        }
         let own = (entry.parse)(&mut t)?;
         let wrap = if wrapped { Some(DelayedParams::read(&mut t)?) } else { None };
         let mut allowed: Vec<&str> = entry.params.to_vec();

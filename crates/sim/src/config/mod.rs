@@ -177,8 +177,36 @@ pub struct TcpCfg {
     pub timestamps: bool,
     pub rcvbuf: u64,
     pub pacing: bool,
-    /// Negotiate ECN (RFC 3168): data is sent ECT, CE marks are echoed and answered.
-    pub ecn: bool,
+    /// The ECN feedback this endpoint requests and accepts on the handshake.
+    pub ecn: EcnMode,
+}
+
+/// ECN feedback of a TCP connection (`tcp.ecn`). The codepoint on data packets is the
+/// controller's choice once a mode is negotiated ([`crate::cc::CongestionControl::ecn_setup`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum EcnMode {
+    /// Not-ECT; no ECN negotiation (`false`, `"off"`).
+    #[default]
+    Off,
+    /// RFC 3168: ECE on every ACK until CWR, one reduction per window (`true`, `"classic"`).
+    Classic,
+    /// Accurate ECN (RFC 9768): the ACE counter and the AccECN option's byte counters
+    /// (`"accecn"`); a peer that offers only classic ECN gets classic feedback.
+    AccEcn,
+}
+
+impl EcnMode {
+    pub const KNOWN: &'static [&'static str] = &["off", "classic", "accecn"];
+    pub fn is_on(self) -> bool {
+        self != EcnMode::Off
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            EcnMode::Off => "off",
+            EcnMode::Classic => "classic",
+            EcnMode::AccEcn => "accecn",
+        }
+    }
 }
 
 /// Bytes of IPv4 + TCP header (with the timestamp option) on the wire per segment.

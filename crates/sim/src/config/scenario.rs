@@ -192,7 +192,8 @@ struct TcpPartial {
     timestamps: Option<bool>,
     rcvbuf: Option<u64>,
     pacing: Option<bool>,
-    ecn: Option<bool>,
+    /// The mode and the key path it was read from (errors about it name that path).
+    ecn: Option<(EcnMode, String)>,
 }
 
 impl TcpPartial {
@@ -220,14 +221,14 @@ impl TcpPartial {
             timestamps: t.opt_bool("timestamps")?,
             rcvbuf: t.opt_size("rcvbuf")?,
             pacing: t.opt_bool("pacing")?,
-            ecn: t.opt_bool("ecn")?,
+            ecn: ecn_mode(&mut t)?,
         };
         t.finish(TCP_KEYS)?;
         Ok(p)
     }
 
     fn over(&self, base: &TcpPartial) -> TcpPartial {
-        macro_rules! pick { ($($f:ident),*) => { TcpPartial { $($f: self.$f.or(base.$f)),* } } }
+        macro_rules! pick { ($($f:ident),*) => { TcpPartial { $($f: self.$f.clone().or(base.$f.clone())),* } } }
         pick!(mss, init_cwnd, recovery, delack, ack_every, rto_min, rto_initial, rto_max, timestamps, rcvbuf, pacing, ecn)
     }
 
@@ -247,7 +248,7 @@ impl TcpPartial {
             timestamps: self.timestamps.unwrap_or(true),
             rcvbuf: self.rcvbuf.unwrap_or(6_000_000),
             pacing: self.pacing.unwrap_or(false),
-            ecn: self.ecn.unwrap_or(false),
+            ecn: self.ecn.as_ref().map_or(EcnMode::Off, |e| e.0),
         };
         if cfg.rto_max < cfg.rto_min {
             return err(&join(path, "rto_max"), format!("must be at least rto_min ({})", cfg.rto_min));
@@ -259,6 +260,44 @@ impl TcpPartial {
             return err(&join(path, "rcvbuf"), "must be at most 1GiB (the largest scaled TCP window)");
         }
         Ok(cfg)
+    }
+}
+
+/// `ecn = false | true | "off" | "classic" | "accecn"` (the booleans mean off and classic).
+fn ecn_mode(t: &mut Table) -> Res<Option<(EcnMode, String)>> {
+    let p = t.key_path("ecn");
+    let mode = match t.get("ecn") {
+        None => return Ok(None),
+        Some(Value::Bool(false)) => EcnMode::Off,
+        Some(Value::Bool(true)) => EcnMode::Classic,
+        Some(v @ Value::String(_)) => match reader::choice(&p, v, "ECN mode", EcnMode::KNOWN)? {
+            "off" => EcnMode::Off,
+            "classic" => EcnMode::Classic,
+            _ => EcnMode::AccEcn,
+        },
+        Some(_) => return err(&p, format!("expected true, false or one of \"{}\"", EcnMode::KNOWN.join("\", \""))),
+    };
+    Ok(Some((mode, p)))
+}
+
+/// A controller's ECN needs against the flow's `ecn` setting: DCTCP needs ECN (RFC 8257
+/// §3), Prague needs Accurate ECN (RFC 9331 §4.2); both request it themselves when `ecn` is
+/// unset, as Linux's modules do (TCP_CONG_NEEDS_ECN / NEEDS_ACCECN).
+fn ecn_for_cc(cc: &cc::CcSpec, set: Option<&(EcnMode, String)>, tcp: &mut TcpCfg) -> Res<()> {
+    let needs = cc.ecn_needs();
+    let Some((mode, path)) = set else {
+        if let Some(m) = needs {
+            tcp.ecn = m;
+        }
+        return Ok(());
+    };
+    match (cc.name(), needs, *mode) {
+        ("prague", _, EcnMode::Off | EcnMode::Classic) => err(
+            path,
+            format!("prague needs Accurate ECN feedback: it sends ECT(1) and reacts to every CE mark (use \"accecn\", its default; got \"{}\")", mode.label()),
+        ),
+        (name, Some(_), EcnMode::Off) => err(path, format!("{name} reacts to ECN marks and needs ECN (use \"classic\" or \"accecn\"; got \"off\")")),
+        _ => Ok(()),
     }
 }
 
@@ -456,11 +495,12 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     } else {
         let cc_name = reader::as_str(&t.key_path("cc"), t.require("cc")?)?;
         let cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &t.key_path("cc_params"))?;
-        let tcp = match t.get("tcp") {
+        let partial = match t.get("tcp") {
             Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),
             None => tcp_defaults.clone(),
-        }
-        .resolve(&t.key_path("tcp"))?;
+        };
+        let mut tcp = partial.resolve(&t.key_path("tcp"))?;
+        ecn_for_cc(&cc, partial.ecn.as_ref(), &mut tcp)?;
         Transport::Tcp { cc, tcp }
     };
     let default_group = match &transport {
@@ -536,6 +576,86 @@ mod tests {
     fn error_of(v: Value) -> (String, String) {
         let e = Scenario::from_value(&v).unwrap_err();
         (e.path, e.message)
+    }
+
+    fn tcp_of(v: &Value, i: usize) -> (TcpCfg, crate::cc::CcSpec) {
+        let s = Scenario::from_value(v).unwrap();
+        let Transport::Tcp { tcp, cc } = &s.flows[i].transport else { panic!("tcp flow") };
+        (tcp.clone(), cc.clone())
+    }
+
+    #[test]
+    fn ecn_modes_and_controller_defaults() {
+        let mut v = base();
+        assert_eq!(tcp_of(&v, 0).0.ecn, EcnMode::Off);
+        for (val, mode) in [(json!(true), EcnMode::Classic), (json!(false), EcnMode::Off), (json!("classic"), EcnMode::Classic), (json!("accecn"), EcnMode::AccEcn), (json!("off"), EcnMode::Off)] {
+            v["tcp"] = json!({ "ecn": val });
+            assert_eq!(tcp_of(&v, 0).0.ecn, mode, "{val}");
+        }
+        // The flow's own table wins over the global one.
+        v["flows"][0]["tcp"] = json!({ "ecn": "accecn" });
+        v["tcp"] = json!({ "ecn": true });
+        assert_eq!(tcp_of(&v, 0).0.ecn, EcnMode::AccEcn);
+        // Scalable controllers ask for ECN themselves: DCTCP classic (RFC 8257), Prague AccECN.
+        let mut v = base();
+        v["flows"] = json!([ { "cc": "dctcp" }, { "cc": "prague" }, { "cc": "dctcp", "tcp": { "ecn": "accecn" } } ]);
+        assert_eq!(tcp_of(&v, 0).0.ecn, EcnMode::Classic);
+        assert_eq!(tcp_of(&v, 1).0.ecn, EcnMode::AccEcn);
+        assert_eq!(tcp_of(&v, 2).0.ecn, EcnMode::AccEcn);
+        v["flows"][0]["cc_params"] = json!({ "ect": "ect1", "g": 0.125 });
+        assert_eq!(format!("{:?}", tcp_of(&v, 0).1.params()), format!("{:?}", crate::cc::DctcpParams { g: 0.125, ect: crate::net::Ecn::Ect1 }));
+    }
+
+    #[test]
+    fn bad_ecn_settings_name_their_key() {
+        let mut v = base();
+        v["tcp"] = json!({ "ecn": "l4s" });
+        let (p, m) = error_of(v.clone());
+        assert_eq!(p, "tcp.ecn");
+        assert!(m.contains("unknown ECN mode \"l4s\" (known: off, classic, accecn)"), "{m}");
+        v["tcp"] = json!({ "ecn": 1 });
+        let (p, m) = error_of(v.clone());
+        assert_eq!(p, "tcp.ecn");
+        assert!(m.contains("true, false") && m.contains("accecn"), "{m}");
+        let mut v = base();
+        v["flows"][0]["tcp"] = json!({ "ecn": "on" });
+        assert_eq!(error_of(v).0, "flows[0].tcp.ecn");
+        // Prague without Accurate ECN, DCTCP without ECN: the key that said so is named.
+        for (cc, ecn, path) in [("prague", json!("classic"), "flows[0].tcp.ecn"), ("prague", json!(false), "flows[0].tcp.ecn"), ("dctcp", json!("off"), "flows[0].tcp.ecn")] {
+            let mut v = base();
+            v["flows"][0] = json!({ "cc": cc, "tcp": { "ecn": ecn } });
+            let (p, m) = error_of(v);
+            assert_eq!(p, path, "{cc} {ecn}");
+            assert!(m.contains(cc) && m.contains("ECN"), "{m}");
+        }
+        let mut v = base();
+        v["tcp"] = json!({ "ecn": true });
+        v["flows"][0] = json!({ "cc": "prague" });
+        let (p, m) = error_of(v);
+        assert_eq!(p, "tcp.ecn", "a global setting is named where it was made");
+        assert!(m.contains("accecn"), "{m}");
+        // ECT(1) is for scalable controllers only.
+        let mut v = base();
+        v["flows"][0] = json!({ "cc": "cubic", "cc_params": { "ect": "ect1" } });
+        let (p, m) = error_of(v);
+        assert_eq!(p, "flows[0].cc_params.ect");
+        assert!(m.contains("ECT(1)"), "{m}");
+        let mut v = base();
+        v["flows"][0] = json!({ "cc": "prague", "cc_params": { "ect": "ect0" } });
+        assert_eq!(error_of(v).0, "flows[0].cc_params.ect");
+        let mut v = base();
+        v["flows"][0] = json!({ "cc": "dctcp", "cc_params": { "ect": "ect2" } });
+        assert_eq!(error_of(v).0, "flows[0].cc_params.ect");
+        let mut v = base();
+        v["flows"][0] = json!({ "cc": "prague", "cc_params": { "rtt_independence": "yes" } });
+        let (p, m) = error_of(v);
+        assert_eq!(p, "flows[0].cc_params.rtt_independence");
+        assert!(m.contains("off, rate"), "{m}");
+        let mut v = base();
+        v["flows"][0] = json!({ "cc": "prague", "cc_params": { "alpha": 0.5 } });
+        let (p, m) = error_of(v);
+        assert_eq!(p, "flows[0].cc_params.alpha");
+        assert!(m.contains("target_rtt"), "{m}");
     }
 
     #[test]

@@ -300,6 +300,9 @@ impl DccpEndpoint {
             cwnd_limited: true,
             snd_una: 0,
             snd_nxt: 0,
+            // DCCP here runs without ECN.
+            ce_bytes: 0,
+            ce_pkts: 0,
         };
         self.cc.on_ack(&mut self.w, &a);
         // The losses of one window of data are one congestion event: a loss counts only if

@@ -23,20 +23,22 @@ impl Ecn {
     }
 }
 
-/// TCP flag bits.
+/// TCP flag bits: the eight of byte 13 plus AE (RFC 9768, the former NS bit), bit 8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TcpFlags(pub u8);
+pub struct TcpFlags(pub u16);
 
 impl TcpFlags {
-    pub const SYN: u8 = 0x02;
-    pub const ACK: u8 = 0x10;
-    pub const FIN: u8 = 0x01;
+    pub const SYN: u16 = 0x02;
+    pub const ACK: u16 = 0x10;
+    pub const FIN: u16 = 0x01;
     /// ECN-Echo: the receiver saw a CE mark (RFC 3168).
-    pub const ECE: u8 = 0x40;
+    pub const ECE: u16 = 0x40;
     /// Congestion Window Reduced: the sender reacted to ECE.
-    pub const CWR: u8 = 0x80;
+    pub const CWR: u16 = 0x80;
+    /// Accurate ECN (RFC 9768): with CWR and ECE, the 3-bit ACE field of an AccECN connection.
+    pub const AE: u16 = 0x100;
     #[inline]
-    pub fn has(self, f: u8) -> bool {
+    pub fn has(self, f: u16) -> bool {
         self.0 & f != 0
     }
 }
@@ -72,6 +74,16 @@ impl SackBlocks {
     }
 }
 
+/// The AccECN option's byte counters (RFC 9768 §3.2.3), 24 bits each as on the wire: payload
+/// bytes received in ECT(0), CE and ECT(1) packets. It is modelled as header fields; its
+/// 11 bytes are not charged on the wire (like SACK blocks, see docs/architecture.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AccEcnOption {
+    pub e0b: u32,
+    pub ceb: u32,
+    pub e1b: u32,
+}
+
 /// A TCP header. Sequence numbers are 64-bit internally (no wrap-around in a run); the
 /// 32-bit wire form is their low half. `window` is the raw 16-bit field, scaled by the
 /// receiver's shift as on the wire, so gateways can rewrite it faithfully.
@@ -86,6 +98,8 @@ pub struct TcpHeader {
     pub ts: Option<(u64, u64)>,
     pub sack: SackBlocks,
     pub syn_opts: SynOptions,
+    /// The AccECN option, when the connection negotiated Accurate ECN.
+    pub accecn: Option<AccEcnOption>,
 }
 
 /// A UDP datagram (the sequence number is the source's own count, for loss accounting).

@@ -82,7 +82,8 @@ impl PcapWriter {
                 b.extend_from_slice(&dport.to_be_bytes());
                 b.extend_from_slice(&(h.seq as u32).to_be_bytes());
                 b.extend_from_slice(&(if h.flags.has(TcpFlags::ACK) { h.ack as u32 } else { 0 }).to_be_bytes());
-                b.extend_from_slice(&[0, h.flags.0]); // data offset patched below
+                // Byte 12: data offset (patched below) and AE; byte 13: the other flags.
+                b.extend_from_slice(&[(h.flags.0 >> 8) as u8 & 1, h.flags.0 as u8]);
                 b.extend_from_slice(&h.window.to_be_bytes());
                 b.extend_from_slice(&[0, 0, 0, 0]); // checksum (not computed), urgent pointer
                 if h.flags.has(TcpFlags::SYN) {
@@ -109,11 +110,18 @@ impl PcapWriter {
                         b.extend_from_slice(&(e as u32).to_be_bytes());
                     }
                 }
+                if let Some(o) = h.accecn {
+                    // AccECN Order 0 (kind 172): EE0B, ECEB, EE1B, 24 bits each.
+                    b.extend_from_slice(&[172, 11]);
+                    for v in [o.e0b, o.ceb, o.e1b] {
+                        b.extend_from_slice(&v.to_be_bytes()[1..]);
+                    }
+                }
                 while (b.len() - 20) % 4 != 0 {
                     b.push(1); // NOP padding
                 }
                 let off = ((b.len() - 20) / 4) as u8;
-                b[20 + 12] = off << 4;
+                b[20 + 12] |= off << 4;
                 (6u8, h.len)
             }
             Header::Udp(h) => {

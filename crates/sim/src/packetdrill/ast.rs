@@ -50,21 +50,23 @@ pub enum TcpOpt {
 
 /// Flag bits as on the wire.
 pub mod flag {
-    pub const FIN: u8 = 0x01;
-    pub const SYN: u8 = 0x02;
-    pub const RST: u8 = 0x04;
-    pub const PSH: u8 = 0x08;
-    pub const ACK: u8 = 0x10;
-    pub const URG: u8 = 0x20;
-    pub const ECE: u8 = 0x40;
-    pub const CWR: u8 = 0x80;
+    pub const FIN: u16 = 0x01;
+    pub const SYN: u16 = 0x02;
+    pub const RST: u16 = 0x04;
+    pub const PSH: u16 = 0x08;
+    pub const ACK: u16 = 0x10;
+    pub const URG: u16 = 0x20;
+    pub const ECE: u16 = 0x40;
+    pub const CWR: u16 = 0x80;
+    /// AccECN's AE (RFC 9768), the former NS bit: `A` in packetdrill's flag letters.
+    pub const AE: u16 = 0x100;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PacketSpec {
     pub dir: Dir,
     pub ecn: Option<EcnSpec>,
-    pub flags: u8,
+    pub flags: u16,
     pub seq: u64,
     pub len: u32,
     pub ack: Option<u64>,

@@ -30,6 +30,8 @@ pub const FIELDS: &[&str] = &[
     "tcpi_options",
     "tcpi_pacing_rate",
     "tcpi_delivery_rate",
+    "tcpi_delivered_ce",
+    "tcpi_received_ce",
     "tcpi_bytes_acked",
     "tcpi_bytes_received",
     "tcpi_segs_out",

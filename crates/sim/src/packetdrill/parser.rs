@@ -305,7 +305,7 @@ impl<'a> LineParser<'a> {
         if word.is_empty() {
             return Err(err_at(start, "expected TCP flags (e.g. `S`, `S.`, `.`, `P.`, `F.`)"));
         }
-        let mut flags = 0u8;
+        let mut flags = 0u16;
         for (k, ch) in word.chars().enumerate() {
             let f = match ch {
                 'F' => flag::FIN,
@@ -316,8 +316,9 @@ impl<'a> LineParser<'a> {
                 'U' => flag::URG,
                 'E' => flag::ECE,
                 'W' => flag::CWR,
+                'A' => flag::AE,
                 _ => {
-                    return Err(ScriptError::new(start.line, start.col + k as u32, format!("bad TCP flag `{ch}` in `{word}` (F S R P . U E W)")))
+                    return Err(ScriptError::new(start.line, start.col + k as u32, format!("bad TCP flag `{ch}` in `{word}` (F S R P . U E W A)")))
                 }
             };
             flags |= f;

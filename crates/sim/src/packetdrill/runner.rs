@@ -16,7 +16,7 @@ use super::ast::*;
 use super::expr;
 use super::{Options, Outcome};
 use crate::cc::{build, BuildCtx, CcSpec};
-use crate::config::{Recovery, TcpCfg};
+use crate::config::{EcnMode, Recovery, TcpCfg};
 use crate::engine::{Event as SimEvent, EventQueue, SimRng, Stream};
 use crate::ids::{FlowId, RouteId, SockId};
 use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
@@ -60,7 +60,7 @@ struct Fd {
 struct Seen {
     at: SimTime,
     ecn: Ecn,
-    flags: u8,
+    flags: u16,
     seq: u64,
     len: u64,
     ack: u64,
@@ -136,14 +136,14 @@ fn linux_defaults() -> TcpCfg {
         timestamps: true,
         rcvbuf: 6_291_456,
         pacing: false,
-        ecn: false,
+        ecn: EcnMode::Off,
     }
 }
 
 /// Linux's name for a controller (TCP_CONGESTION), and the simulator's controller for one.
 fn linux_cc(name: &str) -> Option<CcSpec> {
     let sim = match name {
-        "reno" | "cubic" | "vegas" | "bbr" => name,
+        "reno" | "cubic" | "vegas" | "bbr" | "dctcp" | "prague" => name,
         "westwood" => "westwood+",
         _ => return None,
     };
@@ -190,7 +190,7 @@ fn check_sysctl(k: &str, v: &str) -> Result<(), String> {
         "net.ipv4.tcp_early_retrans" if on => "tail loss probes / early retransmit (net.ipv4.tcp_early_retrans)",
         "net.ipv4.tcp_frto" if on => "F-RTO (net.ipv4.tcp_frto)",
         "net.ipv4.tcp_window_scaling" if !on => "turning window scaling off (net.ipv4.tcp_window_scaling=0)",
-        "net.ipv4.tcp_ecn" if !matches!(v.trim(), "0" | "1" | "2") => "this net.ipv4.tcp_ecn mode (0, 1, 2 are modeled)",
+        "net.ipv4.tcp_ecn" if !matches!(v.trim(), "0" | "1" | "2" | "3") => "this net.ipv4.tcp_ecn mode (0, 1, 2, 3 are modeled)",
         "net.ipv4.tcp_congestion_control" if linux_cc(v.trim()).is_none() => "this congestion control",
         _ => return Ok(()),
     };
@@ -201,9 +201,10 @@ fn fmt_secs(t: u64) -> String {
     format!("{}.{:06}", t / 1_000_000_000, t % 1_000_000_000 / 1000)
 }
 
-fn flags_str(f: u8) -> String {
+fn flags_str(f: u16) -> String {
     let mut s = String::new();
-    for (bit, ch) in [(flag::FIN, 'F'), (flag::SYN, 'S'), (flag::RST, 'R'), (flag::PSH, 'P'), (flag::ACK, '.'), (flag::URG, 'U'), (flag::ECE, 'E'), (flag::CWR, 'W')] {
+    let letters = [(flag::FIN, 'F'), (flag::SYN, 'S'), (flag::RST, 'R'), (flag::PSH, 'P'), (flag::ACK, '.'), (flag::URG, 'U'), (flag::ECE, 'E'), (flag::CWR, 'W'), (flag::AE, 'A')];
+    for (bit, ch) in letters {
         if f & bit != 0 {
             s.push(ch);
         }
@@ -456,6 +457,8 @@ impl Runner {
             ts: None,
             sack: SackBlocks::default(),
             syn_opts: SynOptions::default(),
+            // Scripts carry no AccECN option: the sender reads the ACE counter alone.
+            accecn: None,
         };
         for o in p.opts.iter().flatten() {
             match o {
@@ -645,12 +648,19 @@ impl Runner {
     fn new_socket(&mut self, active: bool) -> TcpSocket {
         let mut cfg = self.cfg.clone();
         cfg.ecn = match self.ecn_mode {
-            0 => false,
-            1 => true,
-            _ => !active,
+            0 => EcnMode::Off,
+            1 => EcnMode::Classic,
+            // Linux's AccECN mode: ask for AccECN, accept it or classic ECN.
+            3 => EcnMode::AccEcn,
+            _ if active => EcnMode::Off,
+            _ => EcnMode::Classic,
         };
         let cc = build(&self.cc, BuildCtx { mss: cfg.mss as u64, rng: SimRng::new(1, Stream::Endpoint, 0) });
-        TcpSocket::new(SockId(0), FlowId(0), RouteId(0), &cfg, cc)
+        let mut s = TcpSocket::new(SockId(0), FlowId(0), RouteId(0), &cfg, cc);
+        if let Some(m) = self.cc.ecn_needs() {
+            s.request_ecn(m);
+        }
+        s
     }
 
     fn syscall(&mut self, c: &Syscall) -> Step {
@@ -842,6 +852,9 @@ impl Runner {
                 if let Some(s) = self.sock.as_mut() {
                     let cc = build(&spec, BuildCtx { mss: s.negotiated_mss(), rng: SimRng::new(1, Stream::Endpoint, 0) });
                     s.set_congestion_control(cc);
+                    if let Some(m) = spec.ecn_needs() {
+                        s.request_ecn(m);
+                    }
                 }
                 self.cc = spec;
                 Self::check_ret(c, 0, None)
@@ -956,6 +969,8 @@ pub fn field(info: &TcpInfo, name: &str) -> Option<f64> {
         "tcpi_options" => info.options as u64,
         "tcpi_pacing_rate" => info.pacing_rate,
         "tcpi_delivery_rate" => info.delivery_rate,
+        "tcpi_delivered_ce" => info.delivered_ce,
+        "tcpi_received_ce" => info.received_ce,
         "tcpi_bytes_acked" => info.bytes_acked,
         "tcpi_bytes_received" => info.bytes_received,
         "tcpi_segs_out" => info.segs_out,

@@ -10,7 +10,7 @@ use super::rtt::RttEstimator;
 use super::rwnd::RwndState;
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::config::{Recovery, TcpCfg, TCP_HEADER_BYTES};
+use crate::config::{EcnMode, Recovery, TcpCfg, TCP_HEADER_BYTES};
 use crate::engine::{Event, EventQueue, TimerKind};
 use crate::ids::{FlowId, PacketId, RouteId, SockId};
 use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
@@ -18,6 +18,7 @@ use crate::units::{Dur, Rate, SimTime};
 use crate::metrics::record_delay;
 use hdrhistogram::Histogram;
 
+mod ecn;
 mod info;
 pub use info::TcpInfo;
 
@@ -85,11 +86,8 @@ pub struct TcpSocket {
     // Negotiated on the handshake.
     sack_ok: bool,
     ts_ok: bool,
-    ecn_ok: bool,
-    /// Receiver: echo ECE on every ACK until the sender's CWR arrives.
-    ece_pending: bool,
-    /// Sender: set CWR on the next data segment.
-    cwr_pending: bool,
+    /// ECN negotiation, feedback and counters (tcp/socket/ecn.rs).
+    ecn: ecn::EcnState,
     /// The peer's window-scale shift (applied to windows it advertises).
     snd_wscale: u8,
     /// Our shift (applied to windows we advertise).
@@ -155,9 +153,7 @@ impl TcpSocket {
             state: TcpState::Closed,
             sack_ok: false,
             ts_ok: false,
-            ecn_ok: false,
-            ece_pending: false,
-            cwr_pending: false,
+            ecn: ecn::EcnState::new(),
             snd_wscale: 0,
             rcv_wscale,
             mss,
@@ -343,10 +339,13 @@ impl TcpSocket {
         }
     }
 
-    fn emit(&mut self, mut flags: u8, seq: u64, len: u32, syn_opts: SynOptions, cx: &mut Cx) {
+    fn emit(&mut self, mut flags: u16, seq: u64, len: u32, syn_opts: SynOptions, cx: &mut Cx) {
         let syn = flags & TcpFlags::SYN != 0;
-        if !syn && self.ece_pending && flags & TcpFlags::ACK != 0 {
-            flags |= TcpFlags::ECE;
+        let mut accecn = None;
+        if !syn && flags & TcpFlags::ACK != 0 {
+            let (f, o) = self.ecn.ack_fields();
+            flags |= f;
+            accecn = o;
         }
         let has_ack = flags & TcpFlags::ACK != 0;
         let ts = if self.ts_ok || (syn && self.cfg.timestamps) { Some((cx.now.0, self.ts_recent)) } else { None };
@@ -360,6 +359,7 @@ impl TcpSocket {
             ts,
             sack,
             syn_opts,
+            accecn,
         };
         let p = Packet {
             flow: self.flow,
@@ -391,13 +391,18 @@ impl TcpSocket {
 
     fn send_syn(&mut self, retransmission: bool, cx: &mut Cx) {
         let opts = self.syn_options();
-        // ECN setup (RFC 3168 §6.1.1): ECE+CWR on the SYN, ECE on the SYN-ACK.
-        let flags = match (self.state == TcpState::SynRcvd, self.cfg.ecn) {
-            (true, false) => TcpFlags::SYN | TcpFlags::ACK,
-            (true, true) if self.ecn_ok => TcpFlags::SYN | TcpFlags::ACK | TcpFlags::ECE,
-            (true, true) => TcpFlags::SYN | TcpFlags::ACK,
-            (false, false) => TcpFlags::SYN,
-            (false, true) => TcpFlags::SYN | TcpFlags::ECE | TcpFlags::CWR,
+        // ECN setup: ECE+CWR on the SYN, ECE on the SYN-ACK (RFC 3168 §6.1.1); AccECN adds AE
+        // to the SYN and answers with the SYN's IP-ECN field in the ACE bits (RFC 9768 §3.1).
+        let flags = if self.state == TcpState::SynRcvd {
+            TcpFlags::SYN
+                | TcpFlags::ACK
+                | match self.ecn.mode {
+                    EcnMode::Off => 0,
+                    EcnMode::Classic => TcpFlags::ECE,
+                    EcnMode::AccEcn => ecn::ace_flags(ecn::handshake_ace(self.ecn.syn_seen)),
+                }
+        } else {
+            TcpFlags::SYN | ecn::syn_flags(self.cfg.ecn)
         };
         self.emit(flags, self.iss, 0, opts, cx);
         self.syn_sent_at = cx.now;
@@ -411,15 +416,15 @@ impl TcpSocket {
 
     fn send_data(&mut self, seq: u64, len: u64, retransmission: bool, cx: &mut Cx) {
         let mut flags = TcpFlags::ACK;
-        if self.cwr_pending {
+        if self.ecn.cwr_pending {
             flags |= TcpFlags::CWR;
-            self.cwr_pending = false;
+            self.ecn.cwr_pending = false;
         }
         self.emit(flags, seq, len as u32, SynOptions::default(), cx);
-        // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
-        if self.ecn_ok && !retransmission {
+        // The controller's codepoint; RFC 3168 §6.1.5: retransmissions are not ECN-capable.
+        if self.ecn.mode.is_on() && !retransmission {
             if let Some(&id) = cx.out.last() {
-                cx.pool.get_mut(id).ecn = Ecn::Ect0;
+                cx.pool.get_mut(id).ecn = self.ecn.use_.ect;
             }
         }
         self.stats.data_pkts_sent += 1;
@@ -553,7 +558,7 @@ impl TcpSocket {
             TcpState::Closed => {}
             TcpState::Listen => {
                 if syn && !ack {
-                    self.accept_syn(h);
+                    self.accept_syn(h, pkt.ecn);
                     self.state = TcpState::SynRcvd;
                     self.una = self.iss;
                     self.nxt = self.iss + 1;
@@ -565,12 +570,14 @@ impl TcpSocket {
                     self.send_syn(true, cx); // our SYN-ACK was lost: the peer retried
                 } else if ack && h.ack == self.iss + 1 {
                     self.establish(h, cx);
+                    // Its ACE field reflects our SYN-ACK's IP-ECN field: not a CE count.
+                    self.ecn.handshake_ack = true;
                     self.on_established_segment(h, pkt.ecn, cx);
                 }
             }
             TcpState::SynSent => {
                 if syn && ack && h.ack == self.iss + 1 {
-                    self.accept_syn(h);
+                    self.accept_syn(h, pkt.ecn);
                     self.establish(h, cx);
                     self.send_ack(cx);
                     self.try_send(cx);
@@ -588,19 +595,21 @@ impl TcpSocket {
     }
 
     /// Records the peer's SYN (or SYN-ACK) and negotiates options.
-    fn accept_syn(&mut self, h: &TcpHeader) {
+    fn accept_syn(&mut self, h: &TcpHeader, ip_ecn: Ecn) {
         self.irs = h.seq;
         self.rcv_nxt = h.seq + 1;
         self.last_ack_sent = self.rcv_nxt;
         let o = h.syn_opts;
         self.sack_ok = o.sack_permitted && self.cfg.recovery == Recovery::Sack;
         self.ts_ok = o.timestamps && self.cfg.timestamps;
-        self.ecn_ok = self.cfg.ecn
-            && if h.flags.has(TcpFlags::ACK) {
-                h.flags.has(TcpFlags::ECE) && !h.flags.has(TcpFlags::CWR)
-            } else {
-                h.flags.has(TcpFlags::ECE) && h.flags.has(TcpFlags::CWR)
-            };
+        self.ecn.mode = if h.flags.has(TcpFlags::ACK) {
+            ecn::accept_synack(self.cfg.ecn, h.flags)
+        } else {
+            ecn::accept_syn(self.cfg.ecn, h.flags)
+        };
+        self.ecn.syn_seen = ip_ecn;
+        // The connecting side reflects the SYN-ACK's IP-ECN field on its first ACK.
+        self.ecn.reflect_on_ack = h.flags.has(TcpFlags::ACK) && self.ecn.mode == EcnMode::AccEcn;
         if let Some((tsval, _)) = h.ts {
             self.ts_recent = tsval;
         }
@@ -623,6 +632,7 @@ impl TcpSocket {
 
     fn establish(&mut self, h: &TcpHeader, cx: &mut Cx) {
         self.state = TcpState::Established;
+        self.ecn.use_ = self.cc.ecn_setup(self.ecn.mode);
         self.una = self.iss + 1;
         self.nxt = self.una;
         self.app_end = self.app_end.max(self.una);
@@ -657,16 +667,17 @@ impl TcpSocket {
         if h.flags.has(TcpFlags::ACK) {
             self.on_ack(h, cx);
         }
+        let (ack_before, ack_now) = self.ecn.on_segment(h, ecn);
+        if ack_before {
+            // DCTCP echo: what came before this segment is acknowledged under the old state.
+            if self.unacked_segs > 0 {
+                self.send_ack(cx);
+            }
+            self.ecn.commit_echo();
+        }
         if h.len > 0 {
-            if self.ecn_ok {
-                if h.flags.has(TcpFlags::CWR) {
-                    self.ece_pending = false;
-                }
-                if ecn == Ecn::Ce && !self.ece_pending {
-                    // A new congestion signal: echo it at once (Linux enters quick-ACK).
-                    self.ece_pending = true;
-                    self.unacked_segs = self.cfg.ack_every;
-                }
+            if ack_now {
+                self.unacked_segs = self.cfg.ack_every;
             }
             self.on_data(h, cx);
         }
@@ -787,12 +798,13 @@ impl TcpSocket {
             && if self.sack_ok { newly_sacked > 0 } else { !window_changed };
         let lost_before = self.sb.lost_bytes;
         self.recover(newly_cum, is_dup, cx);
-        if self.ecn_ok && h.flags.has(TcpFlags::ECE) {
+        if self.ecn.mode.is_on() && self.ecn.on_ack(h, acked, self.mss, self.una, self.nxt) {
             self.on_ecn_echo(cx);
         }
         let newly_lost = self.sb.lost_bytes.saturating_sub(lost_before);
 
         if acked > 0 {
+            let (ce_bytes, ce_pkts) = self.ecn.take_ce();
             let a = AckSample {
                 now,
                 rtt,
@@ -808,6 +820,8 @@ impl TcpSocket {
                 cwnd_limited: self.cwnd_limited || (self.win.in_slow_start() && 2 * prior_in_flight >= self.win.cwnd),
                 snd_una: self.una,
                 snd_nxt: self.nxt,
+                ce_bytes,
+                ce_pkts,
             };
             self.cc.on_ack(&mut self.win, &a);
             self.win.cwnd = self.win.cwnd.max(self.mss);
@@ -932,7 +946,8 @@ impl TcpSocket {
         if !self.cc.owns_cwnd() {
             self.win.cwnd = self.win.ssthresh.max(self.mss);
         }
-        self.cwr_pending = true;
+        // AccECN has no CWR signal: its counters need no acknowledgement.
+        self.ecn.cwr_pending = self.ecn.mode == EcnMode::Classic;
     }
 
     fn exit_recovery(&mut self, now: SimTime) {
@@ -1029,7 +1044,7 @@ mod tests {
             timestamps: true,
             rcvbuf: 1_000_000,
             pacing: false,
-            ecn: false,
+            ecn: EcnMode::Off,
         }
     }
 

@@ -45,6 +45,10 @@ pub struct TcpInfo {
     pub bytes_received: u64,
     pub segs_out: u64,
     pub data_segs_out: u64,
+    /// AccECN: CE-marked packets the peer reported (Linux's tcpi_delivered_ce) and CE-marked
+    /// packets this endpoint received (tcpi_received_ce); 0 without AccECN.
+    pub delivered_ce: u64,
+    pub received_ce: u64,
 }
 
 /// Linux's TCP_INFINITE_SSTHRESH.
@@ -109,7 +113,9 @@ impl TcpSocket {
             snd_wnd: self.snd_wnd,
             snd_wscale: self.snd_wscale,
             rcv_wscale: self.rcv_wscale,
-            options: (self.ts_ok as u8) | (self.sack_ok as u8) << 1 | (wscale_ok as u8) << 2 | (self.ecn_ok as u8) << 3,
+            options: (self.ts_ok as u8) | (self.sack_ok as u8) << 1 | (wscale_ok as u8) << 2 | (self.ecn.mode.is_on() as u8) << 3,
+            delivered_ce: self.ecn.delivered_ce() as u64,
+            received_ce: self.ecn.received_ce() as u64,
             pacing_rate,
             delivery_rate: self.rate.last_rate.map_or(0, |r| r.bytes_per_sec() as u64),
             bytes_acked: self.una.saturating_sub(self.iss + 1),
@@ -121,8 +127,19 @@ impl TcpSocket {
 
     /// setsockopt(TCP_CONGESTION) on a live socket: the new controller starts from the
     /// current window (Linux's tcp_reinit_congestion_control keeps cwnd and ssthresh).
-    pub fn set_congestion_control(&mut self, cc: Box<dyn CongestionControl>) {
+    pub fn set_congestion_control(&mut self, mut cc: Box<dyn CongestionControl>) {
+        if self.state == TcpState::Established {
+            self.ecn.use_ = cc.ecn_setup(self.ecn.mode);
+        }
         self.cc = cc;
+    }
+
+    /// The controller needs ECN feedback (Linux's TCP_CONG_NEEDS_ECN / NEEDS_ACCECN): ask for
+    /// it on the handshake whatever the configured mode, if the handshake has not started.
+    pub fn request_ecn(&mut self, mode: crate::config::EcnMode) {
+        if matches!(self.state, TcpState::Closed | TcpState::Listen) && self.cfg.ecn < mode {
+            self.cfg.ecn = mode;
+        }
     }
 
     /// Payload bytes the application has written and the peer has not yet acknowledged.
