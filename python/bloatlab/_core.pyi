@@ -29,6 +29,9 @@ def summary_json(measure_json: str) -> str:
 
 def version() -> str: ...
 
+#: Kernel congestion controls `bloatlab emulate` may use (crates/emu/src/config.rs).
+KERNEL_CCS: list[str]
+
 def emu_plan(scenario_json: str) -> str:
     """Validates a scenario for emulation; returns the plan (expanded flows, timing) as JSON
     text. Raises ScenarioError."""

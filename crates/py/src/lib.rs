@@ -107,6 +107,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(packetdrill_run, m)?)?;
     #[cfg(target_os = "linux")]
     m.add_function(wrap_pyfunction!(emu_run, m)?)?;
+    // The kernel congestion controls emulation may use: one list, the emulator's.
+    m.add("KERNEL_CCS", bloatlab_emu::config::KERNEL_CCS.to_vec())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     Ok(())

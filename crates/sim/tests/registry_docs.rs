@@ -1,9 +1,9 @@
 //! Every registered plug-in name is documented in docs/scenario.md (in backticks). One
-//! function per registry kind; a new kind (e.g. queue disciplines) is one more function
-//! calling `check`.
+//! function per registry kind; a new kind is one more function calling `check`.
 
 use bloatlab_sim::cc::{known_names, CcTransport};
 use bloatlab_sim::gateway::REWRITERS;
+use bloatlab_sim::queue::DISCIPLINES;
 use bloatlab_sim::tcp::rwnd::POLICIES;
 
 fn scenario_doc() -> String {
@@ -32,4 +32,9 @@ fn ack_rewriters_are_documented() {
 #[test]
 fn receive_window_policies_are_documented() {
     check("receive-window policies", POLICIES.iter().map(|e| e.name));
+}
+
+#[test]
+fn queue_disciplines_are_documented() {
+    check("queue disciplines", DISCIPLINES.iter().map(|d| d.name));
 }

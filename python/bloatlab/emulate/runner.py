@@ -54,7 +54,7 @@ def check_kernel(p: Mapping[str, Any]) -> None:
     """Every flow's congestion control must exist in this kernel (exit 2 otherwise)."""
     for f in p["flows"]:
         if not netns.ensure_cc(f["cc"]):
-            have = [c for c in netns.available_ccs() if c in ("reno", "cubic", "bbr")]
+            have = [c for c in netns.available_ccs() if c in _core.KERNEL_CCS]
             raise ScenarioError(f"flows[{f['entry']}].cc",
                                 f"this kernel has no \"{f['cc']}\" congestion control (allowed: {', '.join(have) or 'none'})")
 
