@@ -314,4 +314,38 @@ mod tests {
         let (_, m) = error_of(json!({ "kind": "fq_codel", "quantum": 1000 }));
         assert!(m.contains("at least one MTU"), "{m}");
     }
+
+    #[test]
+    fn dualpi2_defaults_and_checks() {
+        use crate::queue::{DualPi2Params, StepThresh};
+        let q = parse(json!({ "kind": "dualpi2" })).unwrap();
+        assert_eq!(q.limit, QueueLimit::Packets(10_000));
+        let p = *q.params.get::<DualPi2Params>().unwrap();
+        assert_eq!((p.target, p.tupdate, p.tshift), (Dur::from_millis(15), Dur::from_millis(16), Dur::from_millis(30)));
+        assert_eq!((p.alpha, p.beta, p.coupling_factor, p.drop_on_overload), (0.16, 3.2, 2.0, true));
+        assert_eq!(p.step_thresh, StepThresh::Time(Dur::from_millis(1)));
+        let p = *parse(json!({ "kind": "dualpi2", "step_thresh": "5p" })).unwrap().params.get::<DualPi2Params>().unwrap();
+        assert_eq!(p.step_thresh, StepThresh::Packets(5));
+        for (k, bad) in [
+            ("target", json!("0ms")),
+            ("tupdate", json!("0s")),
+            ("alpha", json!(-0.1)),
+            ("beta", json!(101)),
+            ("step_thresh", json!("0ms")),
+            ("step_thresh", json!("0p")),
+            ("step_thresh", json!("soon")),
+            ("step_thresh", json!(1)),
+            ("min_qlen_step", json!(-1)),
+            ("coupling_factor", json!(0.5)),
+            ("coupling_factor", json!(65)),
+            ("drop_on_overload", json!(1)),
+            ("tshift", json!("x")),
+            ("quantum", json!(1514)),
+        ] {
+            let (p, m) = error_of(json!({ "kind": "dualpi2", k: bad }));
+            assert_eq!(p, format!("topology.bottleneck_queue.{k}"), "{k} = {bad}: {m}");
+        }
+        let (p, _) = error_of(json!({ "kind": "dualpi2", "alpha": 0, "beta": 0 }));
+        assert_eq!(p, "topology.bottleneck_queue.alpha");
+    }
 }

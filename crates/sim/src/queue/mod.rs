@@ -8,6 +8,7 @@
 
 mod codel;
 mod droptail;
+mod dualpi2;
 mod fifo;
 mod flowkey;
 mod fq_codel;
@@ -17,6 +18,7 @@ mod step;
 
 pub use codel::{Codel, CodelParams, CodelState};
 pub use droptail::DropTail;
+pub use dualpi2::{DualPi2, DualPi2Params, StepThresh};
 pub use fifo::Fifo;
 pub use flowkey::{FlowKey, PureAck, PROTO_DCCP, PROTO_TCP, PROTO_UDP};
 pub use fq_codel::{FqCodel, FqCodelParams};
@@ -194,7 +196,7 @@ pub const DEFAULT_LIMIT: QueueLimit = QueueLimit::Packets(1000);
 
 /// Every queue discipline, in the order error messages list them.
 pub static DISCIPLINES: &[QueueDef] =
-    &[droptail::DEF, red::RED_DEF, red::ARED_DEF, codel::DEF, pie::DEF, step::DEF, fq_codel::DEF];
+    &[droptail::DEF, red::RED_DEF, red::ARED_DEF, codel::DEF, pie::DEF, step::DEF, fq_codel::DEF, dualpi2::DEF];
 
 /// The discipline called `name`.
 pub fn lookup(name: &str) -> Option<&'static QueueDef> {
