@@ -3,6 +3,7 @@
 //! lying packet parses as `Other` or `Invalid`, never as a panic or an out-of-range access.
 
 use bloatlab_sim::net::Ecn;
+use bloatlab_sim::queue::{FlowKey, PureAck};
 
 /// TCP flag bits (byte 13 of the header).
 pub const FIN: u8 = 0x01;
@@ -141,6 +142,56 @@ pub fn ecn(buf: &[u8]) -> Ecn {
     }
 }
 
+/// What a queue discipline classifies on, read from the IP and transport headers: the
+/// 5-tuple (ports for TCP, UDP and DCCP; 0 otherwise or for a non-first fragment), DSCP and,
+/// for a pure TCP ACK, its acknowledgement number. Anything unparsable gives a zero key.
+pub fn queue_fields(buf: &[u8]) -> (FlowKey, u8, Option<PureAck>) {
+    let dscp = buf.get(1).map_or(0, |tos| tos >> 2);
+    let Some(&v_ihl) = buf.first() else { return (FlowKey::default(), dscp, None) };
+    let ip_hlen = ((v_ihl & 0x0f) as usize) * 4;
+    if v_ihl >> 4 != 4 || buf.len() < 20 || ip_hlen < 20 {
+        return (FlowKey::default(), dscp, None);
+    }
+    let u32_at = |at: usize| buf.get(at..at + 4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    let proto = buf[9];
+    let first_fragment = be16(buf, 6).is_some_and(|f| f & 0x1fff == 0);
+    let ports = matches!(proto, 6 | 17 | 33) && first_fragment;
+    let port = |at: usize| if ports { be16(buf, ip_hlen + at).unwrap_or(0) } else { 0 };
+    let key = FlowKey { src: u32_at(12), dst: u32_at(16), sport: port(0), dport: port(2), proto };
+    let ack = match parse(buf) {
+        Parsed::Tcp(v) if v.payload_len == 0 && v.flags & ACK != 0 && v.flags & (SYN | FIN | RST) == 0 => {
+            // No SACK option (kind 5) and no ECE/CWR: the ACK says nothing a later one won't.
+            let opts = buf.get(v.ip_hlen + 20..v.ip_hlen + v.tcp_hlen).unwrap_or(&[]);
+            let plain = v.flags & 0xc0 == 0 && !has_option(opts, 5);
+            Some(PureAck { ack: u32_at(v.ip_hlen + 8) as u64, plain })
+        }
+        _ => None,
+    };
+    (key, dscp, ack)
+}
+
+/// Whether a TCP option of `kind` is present (malformed options end the walk).
+fn has_option(opts: &[u8], kind: u8) -> bool {
+    let mut i = 0;
+    while i < opts.len() {
+        match opts[i] {
+            0 => return false,
+            1 => i += 1,
+            k => {
+                if k == kind {
+                    return true;
+                }
+                let Some(&len) = opts.get(i + 1) else { return false };
+                if len < 2 {
+                    return false;
+                }
+                i += len as usize;
+            }
+        }
+    }
+    false
+}
+
 /// Sets the ECN field to CE, fixing the IP header checksum (RFC 1624). Does nothing to a
 /// buffer too short to hold an IPv4 header.
 pub fn mark_ce(buf: &mut [u8]) {
@@ -243,5 +294,21 @@ pub(crate) mod tests {
         mark_ce(&mut p);
         assert_eq!(p[1] & 3, 3);
         assert!(crate::checksum::ipv4_ok(&p));
+    }
+
+    #[test]
+    fn queue_fields_read_the_five_tuple_dscp_and_pure_acks() {
+        let mut p = tcp_packet(ACK, 1000, &[], 0);
+        p[1] = (46 << 2) | 0b01; // EF, ECT(1)
+        let (k, dscp, ack) = queue_fields(&p);
+        assert_eq!(k, FlowKey { src: 0x0a00_0001, dst: 0x0a01_0001, sport: 10000, dport: 5001, proto: 6 });
+        assert_eq!(dscp, 46);
+        assert_eq!(ack, Some(PureAck { ack: 0, plain: true }));
+        assert_eq!(ecn(&p), Ecn::Ect1);
+        // Data is not a pure ACK; a SACK option makes an ACK not plain.
+        assert_eq!(queue_fields(&tcp_packet(ACK, 1000, &[], 10)).2, None);
+        let sack = [1, 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 2];
+        assert_eq!(queue_fields(&tcp_packet(ACK, 1000, &sack, 0)).2.map(|a| a.plain), Some(false));
+        assert_eq!(queue_fields(&[]).0, FlowKey::default());
     }
 }

@@ -147,7 +147,8 @@ impl Direction {
             Next::Ingress => {
                 let (_, id) = self.ingress.pop_ready(t).expect("due ingress");
                 let data = slab.pkt(id);
-                let e = QEntry { id, bytes: data.len() as u32, enqueued_at: t, ecn: crate::packet::ecn(data) };
+                let (key, dscp, ack) = crate::packet::queue_fields(data);
+                let e = QEntry { id, bytes: data.len() as u32, enqueued_at: t, ecn: crate::packet::ecn(data), key, dscp, ack };
                 self.stats.arrival();
                 let mut pushed_out = std::mem::take(&mut self.dropped);
                 let verdict = self.queue.enqueue(e, t, &mut pushed_out);

@@ -327,6 +327,11 @@ pub struct FlowSpec {
     pub group: String,
     /// Which way the flow's data crosses the bottleneck pair.
     pub direction: Direction,
+    /// The name of the host the flow's data comes from (flows naming the same host share its
+    /// address, for host-aware queues such as CAKE); None: a host of its own.
+    pub host: Option<String>,
+    /// The DSCP the flow's packets carry (both directions).
+    pub dscp: u8,
 }
 
 /// The direction of a flow's data over the topology's bottleneck pair: `Forward` crosses

@@ -75,6 +75,53 @@ pub(crate) fn positive_duration(t: &mut Table, key: &'static str, default: Dur) 
     }
 }
 
+/// A flow's DSCP (`dscp`): a name ("BE", "CS0".."CS7", "AF11".."AF43", "EF", "VA", "LE") or a
+/// number 0..63. Flow-aware disciplines (CAKE's diffserv tins) read it from the packets.
+pub(crate) fn flow_dscp(t: &mut Table) -> Res<u8> {
+    let path = t.key_path("dscp");
+    let Some(v) = t.get("dscp") else { return Ok(0) };
+    const FORMS: &str = "a number 0..63 or a name: BE, LE, CS0..CS7, AF11..AF43, EF, VA";
+    if let Value::Number(_) = v {
+        return reader::as_int(&path, v, 0, 63).map(|n| n as u8);
+    }
+    let Value::String(s) = v else { return err(&path, format!("expected {FORMS}")) };
+    dscp_by_name(s).map_or_else(|| err(&path, format!("unknown DSCP \"{s}\" (expected {FORMS})")), Ok)
+}
+
+/// The codepoint of a DSCP name (RFC 2474, 2597, 3246, 5865, 8622).
+pub fn dscp_by_name(s: &str) -> Option<u8> {
+    let u = s.to_ascii_uppercase();
+    match u.as_str() {
+        "BE" | "DF" => return Some(0),
+        "LE" => return Some(1),
+        "EF" => return Some(46),
+        "VA" => return Some(44),
+        _ => {}
+    }
+    let digits = |r: &str| r.chars().map(|c| c.to_digit(10)).collect::<Option<Vec<u32>>>();
+    if let Some(r) = u.strip_prefix("CS") {
+        if let Some([x]) = digits(r).as_deref() {
+            return (*x <= 7).then_some((*x * 8) as u8);
+        }
+    }
+    if let Some(r) = u.strip_prefix("AF") {
+        if let Some([x, y]) = digits(r).as_deref() {
+            return ((1..=4).contains(x) && (1..=3).contains(y)).then_some((*x * 8 + *y * 2) as u8);
+        }
+    }
+    None
+}
+
+/// A flow's sender host name (`host`): flows naming the same host share it, which host-aware
+/// disciplines (CAKE's host isolation) see as one source address. None: a host of its own.
+pub(crate) fn flow_host(t: &mut Table) -> Res<Option<String>> {
+    let path = t.key_path("host");
+    match t.opt_str("host")? {
+        Some("") => err(&path, "must not be empty"),
+        h => Ok(h.map(str::to_string)),
+    }
+}
+
 /// A number without a useless fraction ("8083.33", "20").
 pub(crate) fn fmt_num(x: f64) -> String {
     if (x - x.round()).abs() < 1e-9 {
@@ -161,9 +208,9 @@ mod tests {
         assert_eq!(error_of(json!({ "kind": "droptail", "target": "5ms" })).0, "topology.bottleneck_queue.target");
         assert_eq!(error_of(json!({ "target": "5ms" })).0, "topology.bottleneck_queue.target");
         assert_eq!(error_of(json!({ "kind": "pie", "gentle": true })).0, "topology.bottleneck_queue.gentle");
-        let (p, m) = error_of(json!({ "kind": "fq_codel" }));
+        let (p, m) = error_of(json!({ "kind": "fq-codel" }));
         assert_eq!(p, "topology.bottleneck_queue.kind");
-        assert!(m.contains("known: droptail, red, ared, codel, pie, step"), "{m}");
+        assert!(m.contains("known: droptail, red, ared, codel, pie, step, fq_codel"), "{m}");
     }
 
     #[test]
@@ -205,5 +252,100 @@ mod tests {
         let (_, m) = error_of(json!({ "kind": "step", "limit": "100p", "threshold": "100p" }));
         assert!(m.contains("below the queue limit"), "{m}");
         assert_eq!(error_of(json!({ "kind": "step", "ecn": true })).0, "topology.bottleneck_queue.ecn");
+    }
+
+    #[test]
+    fn dscp_names_and_numbers() {
+        for (n, v) in [("BE", 0), ("cs1", 8), ("CS7", 56), ("AF11", 10), ("AF41", 34), ("AF43", 38), ("EF", 46), ("LE", 1), ("VA", 44)] {
+            assert_eq!(dscp_by_name(n), Some(v), "{n}");
+        }
+        for bad in ["CS8", "AF14", "AF51", "AF1", "XX", "", "CS"] {
+            assert_eq!(dscp_by_name(bad), None, "{bad}");
+        }
+        let read = |v: Value| {
+            let w = json!({ "dscp": v });
+            let mut t = Table::new("flows[0]", &w).unwrap();
+            flow_dscp(&mut t)
+        };
+        assert_eq!(read(json!("EF")).unwrap(), 46);
+        assert_eq!(read(json!(63)).unwrap(), 63);
+        for bad in [json!(64), json!(-1), json!("AF99"), json!(true), json!(1.5)] {
+            let e = read(bad.clone()).unwrap_err();
+            assert_eq!(e.path, "flows[0].dscp", "{bad}");
+        }
+        let w = json!({ "host": "" });
+        let mut t = Table::new("flows[0]", &w).unwrap();
+        assert_eq!(flow_host(&mut t).unwrap_err().path, "flows[0].host");
+    }
+
+    #[test]
+    fn fq_codel_defaults_and_checks() {
+        let q = parse(json!({ "kind": "fq_codel" })).unwrap();
+        assert_eq!(q.limit, QueueLimit::Packets(10_240));
+        let p = *q.params.get::<crate::queue::FqCodelParams>().unwrap();
+        assert_eq!((p.flows, p.quantum, p.memory_limit, p.drop_batch, p.ce_threshold), (1024, 1514, 32 << 20, 64, None));
+        assert_eq!((p.codel.target, p.codel.interval, p.codel.ecn), (Dur::from_millis(5), Dur::from_millis(100), true));
+        let p = *parse(json!({ "kind": "fq_codel", "ce_threshold": "1ms", "ecn": false }))
+            .unwrap()
+            .params
+            .get::<crate::queue::FqCodelParams>()
+            .unwrap();
+        assert_eq!((p.ce_threshold, p.codel.ecn), (Some(Dur::from_millis(1)), false));
+        for (k, bad) in [
+            ("flows", json!(0)),
+            ("flows", json!(65_537)),
+            ("flows", json!("8")),
+            ("quantum", json!(1499)),
+            ("quantum", json!(300)),
+            ("quantum", json!(-1)),
+            ("target", json!("0ms")),
+            ("interval", json!("0s")),
+            ("interval", json!(5)),
+            ("memory_limit", json!("1KB")),
+            ("memory_limit", json!("lots")),
+            ("ecn", json!("yes")),
+            ("ce_threshold", json!("0ms")),
+            ("drop_batch", json!(0)),
+            ("min_th", json!("5p")),
+        ] {
+            let (p, m) = error_of(json!({ "kind": "fq_codel", k: bad }));
+            assert_eq!(p, format!("topology.bottleneck_queue.{k}"), "{k} = {bad}: {m}");
+        }
+        let (_, m) = error_of(json!({ "kind": "fq_codel", "quantum": 1000 }));
+        assert!(m.contains("at least one MTU"), "{m}");
+    }
+
+    #[test]
+    fn dualpi2_defaults_and_checks() {
+        use crate::queue::{DualPi2Params, StepThresh};
+        let q = parse(json!({ "kind": "dualpi2" })).unwrap();
+        assert_eq!(q.limit, QueueLimit::Packets(10_000));
+        let p = *q.params.get::<DualPi2Params>().unwrap();
+        assert_eq!((p.target, p.tupdate, p.tshift), (Dur::from_millis(15), Dur::from_millis(16), Dur::from_millis(30)));
+        assert_eq!((p.alpha, p.beta, p.coupling_factor, p.drop_on_overload), (0.16, 3.2, 2.0, true));
+        assert_eq!(p.step_thresh, StepThresh::Time(Dur::from_millis(1)));
+        let p = *parse(json!({ "kind": "dualpi2", "step_thresh": "5p" })).unwrap().params.get::<DualPi2Params>().unwrap();
+        assert_eq!(p.step_thresh, StepThresh::Packets(5));
+        for (k, bad) in [
+            ("target", json!("0ms")),
+            ("tupdate", json!("0s")),
+            ("alpha", json!(-0.1)),
+            ("beta", json!(101)),
+            ("step_thresh", json!("0ms")),
+            ("step_thresh", json!("0p")),
+            ("step_thresh", json!("soon")),
+            ("step_thresh", json!(1)),
+            ("min_qlen_step", json!(-1)),
+            ("coupling_factor", json!(0.5)),
+            ("coupling_factor", json!(65)),
+            ("drop_on_overload", json!(1)),
+            ("tshift", json!("x")),
+            ("quantum", json!(1514)),
+        ] {
+            let (p, m) = error_of(json!({ "kind": "dualpi2", k: bad }));
+            assert_eq!(p, format!("topology.bottleneck_queue.{k}"), "{k} = {bad}: {m}");
+        }
+        let (p, _) = error_of(json!({ "kind": "dualpi2", "alpha": 0, "beta": 0 }));
+        assert_eq!(p, "topology.bottleneck_queue.alpha");
     }
 }

@@ -16,7 +16,7 @@ const TCP_KEYS: &[&str] = &[
     "timestamps", "rcvbuf", "pacing", "ecn",
 ];
 const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction"];
+    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction", "host", "dscp"];
 const TRANSPORTS: &[&str] = &["tcp", "udp", "dccp"];
 const APPS: &[&str] = &["bulk", "file", "cbr", "web", "probe", "voip"];
 /// The applications of UDP flows.
@@ -513,8 +513,10 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         Some("reverse") => Direction::Reverse,
         _ => Direction::Forward,
     };
+    let host = super::queue::flow_host(&mut t)?;
+    let dscp = super::queue::flow_dscp(&mut t)?;
     t.finish(FLOW_KEYS)?;
-    Ok(FlowSpec { transport, count, start, size, app, rtt, rwnd, ue, group, direction })
+    Ok(FlowSpec { transport, count, start, size, app, rtt, rwnd, ue, group, direction, host, dscp })
 }
 
 /// A UDP flow's source: constant bit rate (`rate`), echoed probes or voice frames (`interval`).

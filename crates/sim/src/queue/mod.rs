@@ -8,14 +8,20 @@
 
 mod codel;
 mod droptail;
+mod dualpi2;
 mod fifo;
+mod flowkey;
+mod fq_codel;
 mod pie;
 mod red;
 mod step;
 
 pub use codel::{Codel, CodelParams, CodelState};
 pub use droptail::DropTail;
+pub use dualpi2::{DualPi2, DualPi2Params, StepThresh};
 pub use fifo::Fifo;
+pub use flowkey::{FlowKey, PureAck, PROTO_DCCP, PROTO_TCP, PROTO_UDP};
+pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 pub use step::{Step, StepParams, Threshold};
@@ -37,6 +43,12 @@ pub struct QEntry {
     pub enqueued_at: SimTime,
     /// The packet's ECN codepoint when it arrived.
     pub ecn: Ecn,
+    /// Its 5-tuple (flow-queueing disciplines hash it).
+    pub key: FlowKey,
+    /// Its DSCP (the IP header's upper six TOS bits).
+    pub dscp: u8,
+    /// Set for a pure TCP ACK (CAKE's ACK filter).
+    pub ack: Option<PureAck>,
 }
 
 impl QEntry {
@@ -183,7 +195,8 @@ impl fmt::Debug for QueueDef {
 pub const DEFAULT_LIMIT: QueueLimit = QueueLimit::Packets(1000);
 
 /// Every queue discipline, in the order error messages list them.
-pub static DISCIPLINES: &[QueueDef] = &[droptail::DEF, red::RED_DEF, red::ARED_DEF, codel::DEF, pie::DEF, step::DEF];
+pub static DISCIPLINES: &[QueueDef] =
+    &[droptail::DEF, red::RED_DEF, red::ARED_DEF, codel::DEF, pie::DEF, step::DEF, fq_codel::DEF, dualpi2::DEF];
 
 /// The discipline called `name`.
 pub fn lookup(name: &str) -> Option<&'static QueueDef> {
@@ -208,7 +221,7 @@ pub(crate) mod test_util {
 
     /// A packet of `bytes` enqueued at `at`.
     pub fn entry(i: u32, bytes: u32, at: SimTime, ecn: Ecn) -> QEntry {
-        QEntry { id: PacketId(i), bytes, enqueued_at: at, ecn }
+        QEntry { id: PacketId(i), bytes, enqueued_at: at, ecn, key: FlowKey::default(), dscp: 0, ack: None }
     }
 
     pub fn ect(yes: bool) -> Ecn {

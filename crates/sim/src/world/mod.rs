@@ -10,8 +10,8 @@ use crate::gateway::{self, AckRewriter, QueueView};
 use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
 use crate::metrics::{measure, Busy, DelayMeasure, DropReasons, EngineMeasure, FlowMeasure, QueueMeasure, RunMeasure, Series, Summary};
 use crate::net::pcap::PcapWriter;
-use crate::net::{Link, LinkStats, PacketPool, Route, TcpFlags};
-use crate::queue::{self, Dequeued, DropReason, QEntry, Verdict};
+use crate::net::{Header, Link, LinkStats, PacketPool, Route, TcpFlags};
+use crate::queue::{self, Dequeued, DropReason, FlowKey, PureAck, QEntry, Verdict};
 use crate::tcp::{Cx, TcpSocket};
 use crate::udp::UdpEndpoint;
 use crate::dccp::DccpEndpoint;
@@ -94,6 +94,8 @@ pub struct World {
     bottleneck_rev: LinkId,
     out: Vec<PacketId>,
     qdrops: Vec<(QEntry, DropReason)>,
+    /// Per route: the 5-tuple and DSCP its packets carry.
+    route_keys: Vec<RouteKey>,
     series: Option<Series>,
     /// ACK rewriter on the gateway, acting on ACKs leaving the reverse bottleneck queue.
     gateway: Option<Box<dyn AckRewriter>>,
@@ -104,6 +106,22 @@ pub struct World {
     /// pcap writers, one slot per link.
     captures: Vec<Option<PcapWriter>>,
     capture_error: Option<String>,
+}
+
+/// The addresses and ports of the simulated hosts (only flow-aware queues look at them):
+/// senders 10.0.x.x (one per `host` name, else one per flow), receivers 10.1.x.x (one per flow).
+const SENDER_NET: u32 = 0x0a00_0000;
+const RECEIVER_NET: u32 = 0x0a01_0000;
+const SENDER_PORT_BASE: u16 = 10_000;
+const RECEIVER_PORT: u16 = 5001;
+
+/// A route's 5-tuple and DSCP, fixed per flow and direction.
+#[derive(Debug, Clone, Copy)]
+struct RouteKey {
+    key: FlowKey,
+    dscp: u8,
+    /// The route carries the flow's data (the sender's port is the source port).
+    sender_is_src: bool,
 }
 
 fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
@@ -162,6 +180,8 @@ impl World {
         let mut eps: Vec<Endpoint> = Vec::new();
         let mut flows = Vec::new();
         let mut events = EventQueue::new();
+        let mut route_keys = Vec::new();
+        let mut sender_hosts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         for spec in &sc.flows {
             for _ in 0..spec.count {
                 let f = flows.len() as u32;
@@ -205,6 +225,29 @@ impl World {
                         down
                     }
                 };
+                // The 5-tuple the queues classify on, per route (data and ACK direction).
+                let n_hosts = sender_hosts.len() as u32;
+                let sender = match &spec.host {
+                    Some(h) => *sender_hosts.entry(h.clone()).or_insert(n_hosts),
+                    None => sender_hosts.len() as u32 + 1_000_000 + f,
+                };
+                let proto = match spec.transport {
+                    Transport::Tcp { .. } => queue::PROTO_TCP,
+                    Transport::Udp(_) => queue::PROTO_UDP,
+                    Transport::Dccp(_) => queue::PROTO_DCCP,
+                };
+                let data_key = FlowKey {
+                    src: SENDER_NET | sender,
+                    dst: RECEIVER_NET | f,
+                    sport: (SENDER_PORT_BASE as u32 + f) as u16,
+                    dport: RECEIVER_PORT,
+                    proto,
+                };
+                let ack_key = FlowKey { src: data_key.dst, dst: data_key.src, sport: data_key.dport, dport: data_key.sport, proto };
+                for r in &routes[routes.len() - 2..] {
+                    let key = if r.forward { data_key } else { ack_key };
+                    route_keys.push(RouteKey { key, dscp: spec.dscp, sender_is_src: r.forward });
+                }
                 let from = SimTime(sc.warmup.0);
                 let mss = match &spec.transport {
                     Transport::Tcp { cc, tcp } => {
@@ -311,6 +354,7 @@ impl World {
             bottleneck_rev: bn_rev,
             out: Vec::with_capacity(64),
             qdrops: Vec::with_capacity(16),
+            route_keys,
             series: opts.series.then(Series::default),
             gateway: t.gateway.as_ref().map(gateway::build),
             gw_wscale: vec![None; n_flows],
@@ -429,11 +473,34 @@ impl World {
         self.link_enqueue(first, pid);
     }
 
+    /// What the queue sees of a packet: size, ECN, 5-tuple, DSCP, pure-ACK-ness.
+    #[inline]
+    fn qentry(&self, pid: PacketId, now: SimTime) -> QEntry {
+        let p = self.pool.get(pid);
+        let rk = &self.route_keys[p.route.idx()];
+        let mut key = rk.key;
+        // A web flow opens a new connection per request: a new port on the sender's side.
+        if p.conn != 0 {
+            if rk.sender_is_src {
+                key.sport = key.sport.wrapping_add(p.conn);
+            } else {
+                key.dport = key.dport.wrapping_add(p.conn);
+            }
+        }
+        let ack = match &p.hdr {
+            Header::Tcp(h) if h.len == 0 && h.flags.has(TcpFlags::ACK) && !h.flags.has(TcpFlags::SYN | TcpFlags::FIN) => {
+                let plain = h.sack.len == 0 && !h.flags.has(TcpFlags::ECE | TcpFlags::CWR);
+                Some(PureAck { ack: h.ack, plain })
+            }
+            _ => None,
+        };
+        QEntry { id: pid, bytes: p.wire_bytes, enqueued_at: now, ecn: p.ecn, key, dscp: rk.dscp, ack }
+    }
+
     #[inline]
     fn link_enqueue(&mut self, l: LinkId, pid: PacketId) {
         let now = self.now;
-        let p = self.pool.get(pid);
-        let e = QEntry { id: pid, bytes: p.wire_bytes, enqueued_at: now, ecn: p.ecn };
+        let e = self.qentry(pid, now);
         let link = &mut self.links[l.idx()];
         link.stats.arrivals += 1;
         if link.stats.counting {
