@@ -112,6 +112,16 @@ def dccp(cc: str) -> Callable[[Doc], Doc | None]:
     return apply
 
 
+def both(*fixes: Callable[[Doc], Doc | None]) -> Callable[[Doc], Doc | None]:
+    """Several edits at once (a gateway discipline with the senders it is made for)."""
+    def apply(doc: Doc) -> Doc | None:
+        for f in fixes:
+            if f(doc) is None:
+                return None
+        return doc
+    return apply
+
+
 #: (label, where the fix lives, how it edits a scenario). The first is the reference.
 FIXES: list[tuple[str, str, Callable[[Doc], Doc | None]]] = [
     ("drop-tail", "none", lambda d: d),
@@ -126,6 +136,10 @@ FIXES: list[tuple[str, str, Callable[[Doc], Doc | None]]] = [
     ("RED", "gateway", queue("red")),
     ("CoDel", "gateway", queue("codel")),
     ("PIE", "gateway", queue("pie")),
+    ("FQ-CoDel", "gateway", queue("fq_codel")),
+    # L4S: the coupled dual queue with scalable senders; the probes and voice (Not-ECT) share
+    # the classic queue's PI2 control.
+    ("DualPI2 + Prague", "gateway+sender", both(queue("dualpi2"), bulk_cc("prague"))),
 ]
 
 
@@ -236,7 +250,8 @@ def _figure(rows: list[Row], base: str) -> str | None:
         return None
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    colors = {"none": "black", "sender": "tab:blue", "receiver": "tab:green", "gateway": "tab:red"}
+    colors = {"none": "black", "sender": "tab:blue", "receiver": "tab:green", "gateway": "tab:red",
+              "gateway+sender": "tab:purple"}
     for r in these:
         o = r.outcome
         ax.scatter(o.added_latency_ms, o.download_mbps + o.upload_mbps, color=colors.get(r.place, "gray"))

@@ -13,8 +13,9 @@
 //! - Pacing at 100 % of cwnd/SRTT (200 % in slow start), counting header bytes.
 //! - Classic-ECN bottleneck detection (RFC 9331 §4.3 asks for a fall-back): once per round
 //!   with marks, the round's smallest RTT sample minus the path's minimum RTT estimates the
-//!   standing queue; above `classic_delay` (2 ms, a queue an L4S AQM never keeps) the round
-//!   counts as classic. A score c (EWMA, gain 1/4) of those rounds floors α at c, so on a
+//!   standing queue; above `classic_delay` (2 ms, a queue an L4S AQM never keeps) — or two
+//!   segments' serialization at the flow's rate, whichever is larger, since at a few Mbit/s
+//!   one packet alone waits longer than 2 ms — the round counts as classic. A score c (EWMA, gain 1/4) of those rounds floors α at c, so on a
 //!   classic AQM Prague halves like Reno (whose share CUBIC's TCP-friendly region matches)
 //!   instead of cutting by α/2. A simpler rule than Linux's (which scores log(RTT variation)
 //!   and log(queue depth) and floors α at about 0.6·c); see docs/congestion-control.md.
@@ -189,7 +190,13 @@ impl Prague {
             self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * f;
             if self.round_ce > 0 {
                 if let (Some(r), Some(m)) = (self.round_min_rtt, a.min_rtt) {
-                    let classic = r.0.saturating_sub(m.0) > self.p.classic_delay.0;
+                    // At low rates an L4S queue holding a packet or two already waits several
+                    // ms (1500 B take 3 ms at 4 Mbit/s): the bar is at least two segments'
+                    // time at this flow's rate (cwnd per min RTT), so a slow link is not read
+                    // as a classic AQM.
+                    let two_segments = (2 * w.mss) as u128 * m.0 as u128 / w.cwnd.max(1) as u128;
+                    let bar = self.p.classic_delay.0.max(two_segments.min(u64::MAX as u128) as u64);
+                    let classic = r.0.saturating_sub(m.0) > bar;
                     self.classic += CLASSIC_GAIN * (classic as u8 as f64 - self.classic);
                 }
             }
