@@ -29,6 +29,8 @@ pub enum Next {
     MidExit,
     /// The head of the ingress access line reaches the queue.
     Ingress,
+    /// A shaping discipline (CAKE's `bandwidth`) releases its next packet.
+    Wake,
 }
 
 /// What a step did that the gateway may want to know.
@@ -47,6 +49,8 @@ pub struct Direction {
     pub queue: Box<dyn QueueDisc>,
     rate: RateModel,
     in_tx: Option<(PacketId, SimTime, SimTime)>,
+    /// When a shaping discipline that held packets back will release one.
+    wake: Option<SimTime>,
     mid: DelayLine,
     out: DelayLine,
     loss: f64,
@@ -80,6 +84,7 @@ impl Direction {
             queue,
             rate,
             in_tx: None,
+            wake: None,
             mid: DelayLine::new(cfg.mid_delay, slots),
             out: DelayLine::new(cfg.far_delay, slots),
             loss: cfg.loss,
@@ -108,7 +113,7 @@ impl Direction {
     #[inline]
     pub fn next(&self) -> Option<(SimTime, Next)> {
         let mut best: Option<(SimTime, Next)> = self.in_tx.map(|(_, _, end)| (end, Next::TxEnd));
-        for (t, k) in [(self.mid.next(), Next::MidExit), (self.ingress.next(), Next::Ingress)] {
+        for (t, k) in [(self.mid.next(), Next::MidExit), (self.ingress.next(), Next::Ingress), (self.wake, Next::Wake)] {
             if let Some(t) = t {
                 if best.is_none_or(|b| t < b.0) {
                     best = Some((t, k));
@@ -191,6 +196,12 @@ impl Direction {
                 let (_, id) = self.mid.pop_ready(t).expect("due mid");
                 fx.mid_exit = Some(id);
             }
+            Next::Wake => {
+                self.wake = None;
+                if self.in_tx.is_none() {
+                    fx.dequeued = self.start_tx(t, slab);
+                }
+            }
         }
         fx
     }
@@ -204,6 +215,7 @@ impl Direction {
         }
         self.dropped = dropped;
         let Some(Dequeued { entry: e, mark }) = next else {
+            self.wake = self.queue.ready_at().filter(|&w| w > t);
             self.stats.backlog_changed(t, self.queue.backlog().bytes);
             return false;
         };

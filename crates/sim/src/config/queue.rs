@@ -348,4 +348,42 @@ mod tests {
         let (p, _) = error_of(json!({ "kind": "dualpi2", "alpha": 0, "beta": 0 }));
         assert_eq!(p, "topology.bottleneck_queue.alpha");
     }
+
+    #[test]
+    fn cake_defaults_and_checks() {
+        use crate::queue::{CakeParams, Diffserv, Isolation};
+        let q = parse(json!({ "kind": "cake" })).unwrap();
+        assert_eq!(q.limit, QueueLimit::Bytes(4 << 20));
+        let p = *q.params.get::<CakeParams>().unwrap();
+        assert_eq!((p.bandwidth, p.overhead, p.mpu, p.ack_filter), (None, 0, 0, false));
+        assert_eq!((p.isolation, p.diffserv), (Isolation::TripleIsolate, Diffserv::BestEffort));
+        let p = *parse(json!({ "kind": "cake", "isolation": "dual-dsthost", "diffserv": "diffserv4", "ack-filter": true, "bandwidth": "20Mbps", "overhead": -4, "mpu": 64 }))
+            .unwrap()
+            .params
+            .get::<CakeParams>()
+            .unwrap();
+        assert_eq!((p.isolation, p.diffserv, p.ack_filter, p.overhead, p.mpu), (Isolation::DualDstHost, Diffserv::Diffserv4, true, -4, 64));
+        assert_eq!(p.bandwidth, Some(crate::units::Rate(20_000_000)));
+        for (k, bad) in [
+            ("isolation", json!("triple")),
+            ("isolation", json!(3)),
+            ("diffserv", json!("diffserv8")),
+            ("bandwidth", json!("0Mbps")),
+            ("bandwidth", json!("fast")),
+            ("overhead", json!(-65)),
+            ("overhead", json!(257)),
+            ("mpu", json!(-1)),
+            ("mpu", json!(300)),
+            ("ack-filter", json!("aggressive")),
+            ("target", json!("0ms")),
+            ("target", json!("200ms")),
+            ("rtt", json!("0s")),
+            ("flows", json!(8)),
+        ] {
+            let (p, m) = error_of(json!({ "kind": "cake", k: bad }));
+            assert_eq!(p, format!("topology.bottleneck_queue.{k}"), "{k} = {bad}: {m}");
+        }
+        let (_, m) = error_of(json!({ "kind": "cake", "isolation": "triple" }));
+        assert!(m.contains("known: flowblind, srchost, dsthost, hosts, flows, dual-srchost, dual-dsthost, triple-isolate"), "{m}");
+    }
 }

@@ -87,7 +87,7 @@ impl Fifo {
     }
 
     /// The packets, oldest first.
-    pub fn iter(&self) -> impl Iterator<Item = &QEntry> {
+    pub fn iter(&self) -> std::collections::vec_deque::Iter<'_, QEntry> {
         self.q.iter()
     }
 

@@ -6,6 +6,7 @@
 //! with the config reader, so errors name the key path) and its builder as a [`QueueDef`];
 //! [`DISCIPLINES`] lists them once. See docs/extending.md, "Adding a queue discipline".
 
+mod cake;
 mod codel;
 mod droptail;
 mod dualpi2;
@@ -16,6 +17,7 @@ mod pie;
 mod red;
 mod step;
 
+pub use cake::{diffserv4_tin, Cake, CakeParams, Diffserv, Isolation};
 pub use codel::{Codel, CodelParams, CodelState};
 pub use droptail::DropTail;
 pub use dualpi2::{DualPi2, DualPi2Params, StepThresh};
@@ -113,6 +115,11 @@ pub trait QueueDisc: Send {
     /// appended to `dropped` (the caller keeps one vector and clears it: no allocation).
     fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued>;
     fn backlog(&self) -> Backlog;
+    /// When a discipline with a shaper (CAKE's `bandwidth`) returned nothing although it
+    /// holds packets: the time it will release the next one (the link retries then).
+    fn ready_at(&self) -> Option<SimTime> {
+        None
+    }
     /// The buffer size in bytes (packet limits converted at the MTU).
     fn capacity_bytes(&self) -> u64;
     /// The discipline's main internal variable for time series: RED's average queue (bytes,
@@ -196,7 +203,7 @@ pub const DEFAULT_LIMIT: QueueLimit = QueueLimit::Packets(1000);
 
 /// Every queue discipline, in the order error messages list them.
 pub static DISCIPLINES: &[QueueDef] =
-    &[droptail::DEF, red::RED_DEF, red::ARED_DEF, codel::DEF, pie::DEF, step::DEF, fq_codel::DEF, dualpi2::DEF];
+    &[droptail::DEF, red::RED_DEF, red::ARED_DEF, codel::DEF, pie::DEF, step::DEF, fq_codel::DEF, dualpi2::DEF, cake::DEF];
 
 /// The discipline called `name`.
 pub fn lookup(name: &str) -> Option<&'static QueueDef> {

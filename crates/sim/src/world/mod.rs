@@ -96,6 +96,10 @@ pub struct World {
     qdrops: Vec<(QEntry, DropReason)>,
     /// Per route: the 5-tuple and DSCP its packets carry.
     route_keys: Vec<RouteKey>,
+    /// Per link: the pending wake-up of a shaping discipline (SimTime::MAX: none).
+    shaper_wake: Vec<SimTime>,
+    /// Per link: when the transmission in progress ends.
+    tx_end: Vec<SimTime>,
     series: Option<Series>,
     /// ACK rewriter on the gateway, acting on ACKs leaving the reverse bottleneck queue.
     gateway: Option<Box<dyn AckRewriter>>,
@@ -336,6 +340,7 @@ impl World {
                 }
             }
         }
+        let n_links = links.len();
         Ok(World {
             name: sc.name.clone(),
             seed,
@@ -355,6 +360,8 @@ impl World {
             out: Vec::with_capacity(64),
             qdrops: Vec::with_capacity(16),
             route_keys,
+            shaper_wake: vec![SimTime::MAX; n_links],
+            tx_end: vec![SimTime::MAX; n_links],
             series: opts.series.then(Series::default),
             gateway: t.gateway.as_ref().map(gateway::build),
             gw_wscale: vec![None; n_flows],
@@ -612,18 +619,39 @@ impl World {
                 link.stats.backlog_changed(now, b);
             }
             let at = link.rate.serve(now, e.bytes as u64);
+            self.tx_end[l.idx()] = at;
             self.events.schedule(at, Event::LinkTxDone(l));
         }
         for (e, r) in drops.drain(..) {
             self.drop_packet(l, e.id, r);
         }
         self.qdrops = drops;
+        if next.is_none() {
+            // A shaping discipline holding packets back: retry when it releases one.
+            if let Some(t) = self.links[l.idx()].queue.ready_at() {
+                if t > now && self.shaper_wake[l.idx()] != t {
+                    self.shaper_wake[l.idx()] = t;
+                    self.events.schedule(t, Event::LinkTxDone(l));
+                }
+            }
+        }
     }
 
     #[inline]
     fn tx_done(&mut self, l: LinkId) {
         let now = self.now;
         let link = &mut self.links[l.idx()];
+        // A shaper wake-up (see start_tx), not the end of the transmission in progress (that
+        // one ends at tx_end; a wake-up and an end at the same instant are interchangeable).
+        if link.in_tx.is_none() || self.tx_end[l.idx()] != now {
+            if self.shaper_wake[l.idx()] == now {
+                self.shaper_wake[l.idx()] = SimTime::MAX;
+            }
+            if link.in_tx.is_none() {
+                self.start_tx(l);
+            }
+            return;
+        }
         let (pid, started) = link.in_tx.take().expect("tx_done without a packet in the serializer");
         let bytes = self.pool.get(pid).wire_bytes as u64;
         let st = &mut link.stats;
