@@ -137,6 +137,10 @@ FIXES: list[tuple[str, str, Callable[[Doc], Doc | None]]] = [
     ("CoDel", "gateway", queue("codel")),
     ("PIE", "gateway", queue("pie")),
     ("FQ-CoDel", "gateway", queue("fq_codel")),
+    # CAKE as SQM deploys it on a home router, without its own shaper here: the bottleneck
+    # link is the rate limit (tc cake unlimited), so the difference to FQ-CoDel is COBALT,
+    # set-associative hashing and triple-isolate host fairness.
+    ("CAKE", "gateway", queue("cake")),
     # L4S: the coupled dual queue with scalable senders; the probes and voice (Not-ECT) share
     # the classic queue's PI2 control.
     ("DualPI2 + Prague", "gateway+sender", both(queue("dualpi2"), bulk_cc("prague"))),
