@@ -23,6 +23,7 @@
 //! - **ACK filter** (`ack-filter`): an arriving plain pure ACK replaces the newest older plain
 //!   pure ACK of the same 5-tuple still queued (which it makes redundant).
 
+use super::fq_codel::List;
 use super::codel::{CodelParams, CodelState};
 use super::flowkey::{bucket, hash_key, FlowKey};
 use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
@@ -114,13 +115,6 @@ const HOSTS: usize = 1024;
 const QUANTUM: i64 = 1514;
 const BLUE_INC: f64 = 1.0 / 256.0;
 const BLUE_DEC: f64 = 1.0 / 4096.0;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum List {
-    None,
-    New,
-    Old,
-}
 
 struct Flow {
     q: Fifo,

@@ -71,8 +71,10 @@ pub const DEF: QueueDef = QueueDef {
     build: |p, mut cx: BuildCx| Box::new(FqCodel::new(cx.limit, *p.expect::<FqCodelParams>(), super::flowkey::hash_key(&mut cx.rng))),
 };
 
+/// Which round-robin list a flow queue is on (RFC 8290 §4.1): new flows are served first
+/// (the sparse-flow boost), old flows after; CAKE keeps the same lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum List {
+pub(super) enum List {
     None,
     New,
     Old,
