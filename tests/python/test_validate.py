@@ -92,8 +92,8 @@ def test_relative_error_with_floor():
 
 def test_verdict_and_score():
     e = {"goodput_mbps": 0.04, "queue_delay_mean_ms": -0.3, "queue_delay_p95_ms": 5.0,
-         "retransmits": 0.2, "jain": 0.0}
-    assert metrics.outside(e) == ["queue_delay_mean_ms"]  # p95 and Jain are reported, not judged
+         "retransmits": 0.2, "jain": 0.0, "drops": 3.0}
+    assert metrics.outside(e) == ["queue_delay_mean_ms"]  # p95, Jain and drops are reported, not judged
     assert metrics.score(e) == pytest.approx(2.0)
     ok = dict(e, queue_delay_mean_ms=0.15)
     assert metrics.outside(ok) == []
@@ -102,9 +102,10 @@ def test_verdict_and_score():
 
 def test_extract_sums_flows():
     s = {"flows": [{"goodput_mbps": 4.0, "retransmits": 3}, {"goodput_mbps": 5.0, "retransmits": 4}],
-         "bottleneck": {"mean_sojourn_ms": 20.0, "p95_sojourn_ms": 30.0}, "fairness": {"jain_goodput": 0.99}}
+         "bottleneck": {"mean_sojourn_ms": 20.0, "p95_sojourn_ms": 30.0, "drops": 6},
+         "fairness": {"jain_goodput": 0.99}}
     assert metrics.extract(s) == {"goodput_mbps": 9.0, "queue_delay_mean_ms": 20.0, "queue_delay_p95_ms": 30.0,
-                                  "retransmits": 7.0, "jain": 0.99}
+                                  "retransmits": 7.0, "jain": 0.99, "drops": 6}
 
 
 # --- reports from a synthetic result set ----------------------------------------------------
@@ -113,7 +114,7 @@ def _synthetic() -> dict:
     head = run.header(quick=True, duration_s=20.0, seed=1, sim_only=False, filters={})
     result = dict(head, cells=[])
     base = {"goodput_mbps": 9.5, "queue_delay_mean_ms": 60.0, "queue_delay_p95_ms": 78.0, "retransmits": 10.0,
-            "jain": 1.0}
+            "jain": 1.0, "drops": 10}
     for cell, factor in zip(matrix.quick_matrix()[:3], (1.01, 2.5, 1.2), strict=True):
         sim = dict(base, queue_delay_mean_ms=60.0 * factor)
         errs = metrics.errors(sim, base)

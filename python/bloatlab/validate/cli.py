@@ -72,8 +72,8 @@ def register(group: click.Group) -> None:
 
         Runs every cell in the simulator and in the emulator (kernel TCP in network namespaces,
         one cell at a time on the wall clock) and reports the error per metric — goodput,
-        queueing delay mean and p95, retransmissions, Jain's index — worst first, against the
-        targets (goodput ±5 %, mean queueing delay ±15 %, retransmissions ±25 %).
+        queueing delay mean and p95, retransmissions, Jain's index (and the queue's drops, for
+        reference) — worst first, against the targets (goodput ±5 %, mean queueing delay ±15 %, retransmissions ±25 %).
         The full matrix is 126 cells (about 70 minutes); see docs/fidelity.md.
         """
         from . import matrix
