@@ -109,16 +109,16 @@ def heatmap_png(result: Mapping[str, Any]) -> bytes | None:
                      for c in cells])
     fig, ax = plt.subplots(figsize=(8.5, 1.6 + 0.26 * len(cells)))
     im = ax.imshow(np.clip(data, -1, 1), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-    ax.set_xticks(range(len(METRICS)),
-                  [f"{m.label}\n(target ±{m.target * 100:g} %)" if m.target else m.label for m in METRICS],
-                  fontsize=7)
+    labels = [m.label.replace(" ", "\n", 1) + (f"\n(±{m.target * 100:g} %)" if m.target else "") for m in METRICS]
+    ax.set_xticks(range(len(METRICS)), labels, fontsize=7)
     ax.set_yticks(range(len(cells)), [c["id"] for c in cells], fontsize=7)
     for i, row in enumerate(data):
         for j, v in enumerate(row):
             m = METRICS[j]
             bold = m.target is not None and not np.isnan(v) and abs(v) > m.target
             ax.text(j, i, "–" if np.isnan(v) else f"{v * 100:+.0f}%", ha="center", va="center", fontsize=6.5,
-                    fontweight="bold" if bold else "normal")
+                    fontweight="bold" if bold else "normal",
+                    color="white" if not np.isnan(v) and abs(v) > 0.6 else "black")
     fig.colorbar(im, ax=ax, label="(sim − linux) / linux, clipped at ±100 %", shrink=0.6)
     ax.set_title("simulator vs Linux: error per metric (bold: outside the target)", fontsize=9)
     fig.tight_layout()
