@@ -54,7 +54,7 @@ def register(group: click.Group) -> None:
     @group.command()
     @click.option("--quick", is_flag=True,
                   help="The 8-cell subset (reno/cubic/bbr at 2 BDP, 40 ms, one flow; cubic with 4 flows, "
-                  "with 1 % loss, behind EWT, CoDel, PIE), 20 s each: about 4 minutes.")
+                  "with 1 % loss, behind EWT, CoDel, PIE), 20 s each: about 3 minutes.")
     @click.option("--out", type=click.Path(path_type=Path), default=Path("out/validate"), show_default=True,
                   metavar="DIR", help="Write validate.json, report.md, report.html, heatmap.png here.")
     @click.option("--duration", "duration_text", metavar="SECONDS",
@@ -74,7 +74,7 @@ def register(group: click.Group) -> None:
         one cell at a time on the wall clock) and reports the error per metric — goodput,
         queueing delay mean and p95, retransmissions, Jain's index (and the queue's drops, for
         reference) — worst first, against the targets (goodput ±5 %, mean queueing delay ±15 %, retransmissions ±25 %).
-        The full matrix is 126 cells (about 70 minutes); see docs/fidelity.md.
+        The full matrix is 126 cells (about 65 minutes); see docs/fidelity.md.
         """
         from . import matrix
 
