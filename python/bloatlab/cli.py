@@ -590,3 +590,8 @@ _register_emulation(main)
 from .packetdrill import register as _register_packetdrill  # noqa: E402
 
 _register_packetdrill(main)
+
+# `bloatlab validate` (simulator vs Linux over a matrix).
+from .validate.cli import register as _register_validate  # noqa: E402
+
+_register_validate(main)

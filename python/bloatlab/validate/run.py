@@ -1,0 +1,129 @@
+"""Running the cells: the simulator (fast, deterministic), then the emulation (real time, one
+cell at a time), then the errors and the verdict. A cell whose emulation fails is recorded as
+``failed`` with the reason and the matrix goes on."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from . import metrics
+from .matrix import RATE_MBPS, Cell, scenario, warmup_s
+
+#: An emulated cell is flagged ``disturbed`` when its writes were this late on average (µs), or
+#: when a TUN device dropped packets outside the emulated queue: the machine did not keep up.
+LATE_MEAN_LIMIT_US = 1000.0
+
+
+def _emulation_health(summary: Mapping[str, Any]) -> dict[str, Any]:
+    e = summary.get("emulation", {}) or {}
+    io = e.get("io", {}) or {}
+    drops = sum(int(d.get("tx_dropped", 0) or 0) + int(d.get("rx_dropped", 0) or 0)
+                for d in (e.get("device_drops") or {}).values() if d)
+    late = io.get("write_late_mean_us")
+    reasons = []
+    if drops:
+        reasons.append(f"{drops} packets dropped at the TUN devices")
+    if late is not None and late > LATE_MEAN_LIMIT_US:
+        reasons.append(f"writes late by {late:.0f} µs on average")
+    if e.get("errors"):
+        reasons.append("endpoint errors: " + "; ".join(map(str, e["errors"])))
+    return {
+        "kernel": e.get("kernel"),
+        "write_late_mean_us": late,
+        "write_late_max_us": io.get("write_late_max_us"),
+        "device_drops": drops,
+        "disturbed": reasons,
+    }
+
+
+def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool) -> dict[str, Any]:
+    """One cell's record: parameters, both engines' metrics, errors, verdict (``within``,
+    ``outside``, ``failed`` or ``sim-only``). Wall-clock values sit under ``wall_clock``."""
+    from ..api import run_resolved
+
+    doc = scenario(cell, duration_s, seed)
+    rec: dict[str, Any] = {"id": cell.id, "params": cell.params(), "buffer_bytes": cell.buffer_bytes,
+                           "sim": None, "linux": None, "errors": None, "outside": [], "verdict": "sim-only"}
+    if not sim_only:
+        from ..emulate.runner import plan
+
+        plan(doc)  # a cell the emulation refuses fails before anything runs (a bug in the matrix)
+    sim = run_resolved(doc, series=False)
+    rec["sim"] = metrics.extract(sim.summary)
+    if sim_only:
+        return rec
+    from ..emulate.runner import emulate
+
+    t = time.monotonic()
+    try:
+        emu = emulate(doc)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:  # noqa: BLE001 - one failed cell must not lose the matrix
+        rec["verdict"] = "failed"
+        rec["error"] = f"{type(e).__name__}: {e}"
+        return rec
+    rec["linux"] = metrics.extract(emu.summary)
+    rec["errors"] = metrics.errors(rec["sim"], rec["linux"])
+    rec["outside"] = metrics.outside(rec["errors"])
+    rec["verdict"] = "outside" if rec["outside"] else "within"
+    health = _emulation_health(emu.summary)
+    rec["emulation"] = {k: v for k, v in health.items() if k != "write_late_mean_us" and k != "write_late_max_us"}
+    rec["wall_clock"] = {
+        "emulation_s": round(time.monotonic() - t, 2),
+        "loadavg_1min": round(os.getloadavg()[0], 2),
+        "write_late_mean_us": health["write_late_mean_us"],
+        "write_late_max_us": health["write_late_max_us"],
+    }
+    return rec
+
+
+def header(*, quick: bool, duration_s: float, seed: int, sim_only: bool, filters: Mapping[str, Iterable[Any]]) -> dict[str, Any]:
+    return {
+        "tool": "bloatlab validate",
+        "matrix": "quick" if quick else "full",
+        "filter": {k: sorted(v, key=str) for k, v in sorted(filters.items())},
+        "sim_only": sim_only,
+        "rate_mbps": RATE_MBPS,
+        "duration_s": duration_s,
+        "warmup_s": warmup_s(duration_s),
+        "seed": seed,
+        "error_definition": "(sim - linux) / max(|linux|, floor)",
+        "metrics": [{"key": m.key, "label": m.label, "unit": m.unit, "floor": m.floor, "target": m.target}
+                    for m in metrics.METRICS],
+        "host": {"kernel": platform.release(), "cpus": os.cpu_count()},
+    }
+
+
+def validate(
+    cells: list[Cell],
+    *,
+    head: dict[str, Any],
+    on_cell: Callable[[dict[str, Any], int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Runs every cell in matrix order; ``on_cell(result_so_far, index, total)`` after each
+    (the CLI writes the partial JSON and prints progress there)."""
+    result = dict(head, complete=False, cells=[])
+    t = time.time()
+    for i, cell in enumerate(cells):
+        result["cells"].append(run_cell(cell, duration_s=head["duration_s"], seed=head["seed"],
+                                        sim_only=head["sim_only"]))
+        finish(result, complete=i + 1 == len(cells))
+        result["wall_clock"] = {"started_unix_s": round(t), "elapsed_s": round(time.time() - t, 1)}
+        if on_cell:
+            on_cell(result, i, len(cells))
+    return result
+
+
+def finish(result: dict[str, Any], *, complete: bool) -> dict[str, Any]:
+    """Recomputes the counts and the summary line from the cells."""
+    counts = metrics.within_counts(result["cells"])
+    result["complete"] = complete
+    result["counts"] = counts
+    result["failed"] = [c["id"] for c in result["cells"] if c["verdict"] == "failed"]
+    result["summary"] = metrics.summary_line(counts)
+    return result

@@ -1,0 +1,240 @@
+"""`bloatlab validate`: the matrix, the error arithmetic, the reports from a synthetic result
+set, bad input (exit 2, nothing created), and one real cell end to end (root only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from bloatlab.cli import main
+from bloatlab.validate import cli as vcli
+from bloatlab.validate import matrix, metrics, report, run
+
+ROOT_OK = hasattr(os, "geteuid") and os.geteuid() == 0 and os.path.exists("/dev/net/tun") and shutil.which("ip")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, ["validate", *args], catch_exceptions=False)
+
+
+# --- the matrix ---------------------------------------------------------------------------
+
+def test_full_matrix_is_108_droptail_cells_plus_18_gateway_cells():
+    cells = matrix.full_matrix()
+    assert len(cells) == 126
+    assert len({c.id for c in cells}) == 126
+    droptail = [c for c in cells if c.gateway == "droptail"]
+    assert len(droptail) == 3 * 3 * 3 * 2 * 2 == 108
+    assert {(c.cc, c.buffer_bdp, c.rtt_ms, c.loss_pct, c.flows) for c in droptail} == {
+        (cc, b, r, loss, n) for cc in ("reno", "cubic", "bbr") for b in (0.5, 2.0, 8.0)
+        for r in (10, 40, 150) for loss in (0.0, 1.0) for n in (1, 4)}
+    assert sorted({c.gateway for c in cells}) == ["codel", "droptail", "ewt", "pie"]
+
+
+def test_quick_matrix_is_a_subset_of_the_full_one():
+    full = set(matrix.full_matrix())
+    quick = matrix.quick_matrix()
+    assert len(quick) == 8 and set(quick) <= full
+
+
+def test_scenario_of_a_cell():
+    c = matrix.Cell("bbr", 0.5, 150, 1.0, 4, "codel")
+    doc = matrix.scenario(c, 30.0, 7)
+    assert c.buffer_bytes == 93750  # 0.5 × 10 Mbit/s × 150 ms / 8
+    assert doc["topology"]["bottleneck"] == {"rate": "10Mbps", "delay": "75000us", "loss": 0.01}
+    assert doc["topology"]["bottleneck_queue"] == {"kind": "codel", "limit": "93750B"}
+    assert "gateway" not in doc["topology"]
+    assert doc["flows"] == [{"cc": "bbr", "count": 4}]
+    assert (doc["duration"], doc["warmup"], doc["seed"]) == ("30000000us", "5000000us", 7)
+    ewt = matrix.scenario(matrix.Cell("cubic", 2.0, 40, 0.0, 1, "ewt"), 8.0, 1)
+    assert ewt["topology"]["gateway"] == {"kind": "ewt"}
+    assert ewt["topology"]["bottleneck_queue"]["kind"] == "droptail"
+    assert "loss" not in ewt["topology"]["bottleneck"]
+    assert ewt["warmup"] == "2000000us"  # a quarter of a short run
+
+
+def test_every_cell_is_a_valid_emulation_scenario():
+    from bloatlab.emulate.runner import plan
+
+    for c in matrix.full_matrix():
+        plan(matrix.scenario(c, 30.0, 1))
+
+
+def test_filter_selects_and_names_allowed_values():
+    chosen = matrix.parse_filter(["cc=cubic,bbr", "flows=4", "buffer_bdp=0.5"])
+    cells = matrix.select(matrix.full_matrix(), chosen)
+    assert len(cells) == 2 * 3 * 2  # rtt × loss
+    assert all(c.cc in ("cubic", "bbr") and c.flows == 4 and c.buffer_bdp == 0.5 for c in cells)
+    with pytest.raises(ValueError, match=r"allowed: reno, cubic, bbr"):
+        matrix.parse_filter(["cc=vegas"])
+    with pytest.raises(ValueError, match=r"KEY one of cc, buffer_bdp"):
+        matrix.parse_filter(["colour=red"])
+    with pytest.raises(ValueError, match=r"allowed: 10, 40, 150"):
+        matrix.parse_filter(["rtt_ms=20"])
+
+
+# --- the arithmetic -----------------------------------------------------------------------
+
+def test_relative_error_with_floor():
+    assert metrics.rel_error(10.5, 10.0, 0.1) == pytest.approx(0.05)
+    assert metrics.rel_error(9.0, 10.0, 0.1) == pytest.approx(-0.1)
+    # Retransmissions at 0 % loss: 3 vs 0 is 3 / 20, not infinite.
+    assert metrics.rel_error(3.0, 0.0, 20.0) == pytest.approx(0.15)
+    assert metrics.rel_error(30.0, 10.0, 20.0) == pytest.approx(1.0)
+    assert metrics.rel_error(None, 1.0, 1.0) is None
+
+
+def test_verdict_and_score():
+    e = {"goodput_mbps": 0.04, "queue_delay_mean_ms": -0.3, "queue_delay_p95_ms": 5.0,
+         "retransmits": 0.2, "jain": 0.0, "drops": 3.0}
+    assert metrics.outside(e) == ["queue_delay_mean_ms"]  # p95, Jain and drops are reported, not judged
+    assert metrics.score(e) == pytest.approx(2.0)
+    ok = dict(e, queue_delay_mean_ms=0.15)
+    assert metrics.outside(ok) == []
+    assert metrics.outside(dict(ok, retransmits=None)) == ["retransmits"]
+
+
+def test_extract_sums_flows():
+    s = {"flows": [{"goodput_mbps": 4.0, "retransmits": 3}, {"goodput_mbps": 5.0, "retransmits": 4}],
+         "bottleneck": {"mean_sojourn_ms": 20.0, "p95_sojourn_ms": 30.0, "drops": 6},
+         "fairness": {"jain_goodput": 0.99}}
+    assert metrics.extract(s) == {"goodput_mbps": 9.0, "queue_delay_mean_ms": 20.0, "queue_delay_p95_ms": 30.0,
+                                  "retransmits": 7.0, "jain": 0.99, "drops": 6}
+
+
+# --- reports from a synthetic result set ----------------------------------------------------
+
+def _synthetic() -> dict:
+    head = run.header(quick=True, duration_s=20.0, seed=1, sim_only=False, filters={})
+    result = dict(head, cells=[])
+    base = {"goodput_mbps": 9.5, "queue_delay_mean_ms": 60.0, "queue_delay_p95_ms": 78.0, "retransmits": 10.0,
+            "jain": 1.0, "drops": 10}
+    for cell, factor in zip(matrix.quick_matrix()[:3], (1.01, 2.5, 1.2), strict=True):
+        sim = dict(base, queue_delay_mean_ms=60.0 * factor)
+        errs = metrics.errors(sim, base)
+        out = metrics.outside(errs)
+        result["cells"].append({"id": cell.id, "params": cell.params(), "buffer_bytes": cell.buffer_bytes,
+                                "sim": sim, "linux": base, "errors": errs, "outside": out,
+                                "verdict": "outside" if out else "within"})
+    c = matrix.quick_matrix()[3]
+    result["cells"].append({"id": c.id, "params": c.params(), "buffer_bytes": c.buffer_bytes, "sim": base,
+                            "linux": None, "errors": None, "outside": [], "verdict": "failed",
+                            "error": "EmulationError: the sender exited early"})
+    return run.finish(result, complete=True)
+
+
+def test_counts_and_summary_line():
+    r = _synthetic()
+    assert r["counts"] == {"cells": 3, "goodput_mbps": 3, "queue_delay_mean_ms": 1, "retransmits": 3, "all": 1}
+    assert r["summary"].startswith("goodput within 5 % in 3 of 3 cells; queueing delay mean within 15 % in 1 of 3")
+    assert r["failed"] == ["cubic-droptail-b2-rtt40-loss0-f4"]
+
+
+def test_reports_worst_first(tmp_path):
+    r = _synthetic()
+    names = report.write(r, tmp_path)
+    assert names == ["validate.json", "report.md", "heatmap.png", "report.html"]
+    data = json.loads((tmp_path / "validate.json").read_text())
+    assert [c["id"] for c in data["cells"]] == [c["id"] for c in r["cells"]]  # matrix order
+    order = [c["id"] for c in report.worst_first(r["cells"])]
+    # failed first, then 2.5× (error +150 %), then 1.2× (+20 %), then 1.01×.
+    assert order == ["cubic-droptail-b2-rtt40-loss0-f4", "cubic-droptail-b2-rtt40-loss0-f1",
+                     "bbr-droptail-b2-rtt40-loss0-f1", "reno-droptail-b2-rtt40-loss0-f1"]
+    md = (tmp_path / "report.md").read_text()
+    assert r["summary"] in md
+    assert md.index(order[1]) < md.index(order[2]) < md.index(order[3])
+    assert "+150.0 %" in md
+    page = (tmp_path / "report.html").read_text()
+    assert "data:image/png;base64," in page and r["summary"] in page
+    assert (tmp_path / "heatmap.png").read_bytes()[:4] == b"\x89PNG"
+    # Byte-identical when written again from the same result.
+    again = tmp_path / "again"
+    report.write(r, again)
+    for n in ("validate.json", "report.md", "report.html"):
+        assert (again / n).read_bytes() == (tmp_path / n).read_bytes()
+
+
+# --- the command: bad input ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--filter", "cc=vegas"], "--filter: cc: \"vegas\" is not a value of the matrix (allowed: reno, cubic, bbr)"),
+    (["--filter", "nope"], "--filter: \"nope\": expected KEY=VALUE"),
+    (["--quick", "--filter", "rtt_ms=150"], "--filter: no cell of the quick matrix matches rtt_ms=150"),
+    (["--duration", "1"], "--duration: \"1\" (allowed: seconds from 4 to 3600"),
+    (["--duration", "ten"], "--duration: \"ten\""),
+])
+def test_bad_options_exit_2_and_create_nothing(tmp_path, args, message):
+    out = tmp_path / "out"
+    r = invoke(*args, "--out", str(out), "--sim-only")
+    assert r.exit_code == 2
+    assert message in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_out_that_is_a_file_exits_2(tmp_path):
+    f = tmp_path / "f"
+    f.write_text("x")
+    r = invoke("--sim-only", "--out", str(f))
+    assert r.exit_code == 2 and "--out:" in r.output and "not a directory" in r.output
+
+
+def test_without_root_exits_2_before_anything(tmp_path, monkeypatch):
+    monkeypatch.setattr(vcli, "_is_root", lambda: False)
+    out = tmp_path / "out"
+    r = invoke("--quick", "--out", str(out))
+    assert r.exit_code == 2
+    assert r.output.strip() == ("error: bloatlab validate needs root for the emulation (network namespaces, TUN "
+                                "devices): run it as root, or use --sim-only")
+    assert not out.exists()
+
+
+def test_sim_only_runs_without_root(tmp_path, monkeypatch):
+    monkeypatch.setattr(vcli, "_is_root", lambda: False)
+    out = tmp_path / "out"
+    r = invoke("--quick", "--sim-only", "--duration", "5", "--filter", "gateway=codel,pie", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    data = json.loads((out / "validate.json").read_text())
+    assert data["complete"] and data["sim_only"] and data["duration_s"] == 5.0
+    assert [c["id"] for c in data["cells"]] == ["cubic-codel-b2-rtt40-loss0-f1", "cubic-pie-b2-rtt40-loss0-f1"]
+    assert all(c["verdict"] == "sim-only" and c["errors"] is None and c["sim"]["goodput_mbps"] > 5
+               for c in data["cells"])
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.md", "validate.json"]
+    # The simulator is deterministic: the same command writes the same JSON (no wall clock in sim-only cells).
+    out2 = tmp_path / "out2"
+    invoke("--quick", "--sim-only", "--duration", "5", "--filter", "gateway=codel,pie", "--out", str(out2))
+    a, b = (json.loads((d / "validate.json").read_text()) for d in (out, out2))
+    a.pop("wall_clock"), b.pop("wall_clock")
+    assert a == b
+
+
+# --- one real cell -------------------------------------------------------------------------
+
+@pytest.mark.skipif(not ROOT_OK, reason="emulation needs root, /dev/net/tun and iproute2")
+def test_one_real_cell_end_to_end(tmp_path):
+    out = tmp_path / "v"
+    r = subprocess.run([sys.executable, "-m", "bloatlab", "validate", "--quick", "--filter", "cc=cubic",
+                        "--filter", "gateway=droptail", "--filter", "flows=1", "--filter", "loss_pct=0",
+                        "--duration", "6", "--out", str(out)],
+                       check=False, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    data = json.loads((out / "validate.json").read_text())
+    assert data["complete"] and len(data["cells"]) == 1
+    c = data["cells"][0]
+    assert c["id"] == "cubic-droptail-b2-rtt40-loss0-f1"
+    assert c["verdict"] in ("within", "outside"), c.get("error")
+    keys = [m.key for m in metrics.METRICS]
+    for part in ("sim", "linux", "errors"):
+        assert list(c[part]) == keys
+    assert c["linux"]["goodput_mbps"] > 8.0
+    assert abs(c["errors"]["goodput_mbps"]) < 0.1
+    assert set(c["wall_clock"]) >= {"emulation_s", "loadavg_1min"}
+    assert c["emulation"]["kernel"]
+    assert sorted(p.name for p in out.iterdir()) == ["heatmap.png", "report.html", "report.md", "validate.json"]
+    assert data["summary"] in r.stdout
