@@ -8,10 +8,11 @@ use crate::config::{AppKind, Direction, LinkCfg, QueueCfg, Scenario, StartSpec, 
 use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::gateway::{self, AckRewriter, QueueView};
 use crate::ids::{FlowId, LinkId, PacketId, RouteId, SockId};
-use crate::metrics::{measure, Busy, DelayMeasure, DropReasons, EngineMeasure, FlowMeasure, QueueMeasure, RunMeasure, Series, Summary};
+use crate::metrics::{measure, DelayMeasure, EngineMeasure, FlowMeasure, RunMeasure, Series, Summary};
 use crate::net::pcap::PcapWriter;
-use crate::net::{Header, Link, LinkStats, PacketPool, Route, TcpFlags};
-use crate::queue::{self, Dequeued, DropReason, FlowKey, PureAck, QEntry, Verdict};
+use crate::net::link::{Launch, LinkCx, LinkSpec, TxEvent, TxStart};
+use crate::net::{Header, Link, PacketPool, Route, TcpFlags};
+use crate::queue::{self, DropReason, FlowKey, PureAck, QEntry};
 use crate::tcp::{Cx, TcpSocket};
 use crate::udp::UdpEndpoint;
 use crate::dccp::DccpEndpoint;
@@ -93,13 +94,8 @@ pub struct World {
     bottleneck: LinkId,
     bottleneck_rev: LinkId,
     out: Vec<PacketId>,
-    qdrops: Vec<(QEntry, DropReason)>,
     /// Per route: the 5-tuple and DSCP its packets carry.
     route_keys: Vec<RouteKey>,
-    /// Per link: the pending wake-up of a shaping discipline (SimTime::MAX: none).
-    shaper_wake: Vec<SimTime>,
-    /// Per link: when the transmission in progress ends.
-    tx_end: Vec<SimTime>,
     series: Option<Series>,
     /// ACK rewriter on the gateway, acting on ACKs leaving the reverse bottleneck queue.
     gateway: Option<Box<dyn AckRewriter>>,
@@ -133,19 +129,73 @@ fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, i
     let spec = if lossy { &cfg.rate } else { cfg.reverse_rate.as_ref().unwrap_or(&cfg.rate) };
     let rate = spec.build(SimRng::new(seed, Stream::LinkRate, id as u64));
     let queue = queue::build(q, SimRng::new(seed, Stream::Queue, id as u64), rate.mean_rate());
-    Link {
+    Link::new(LinkSpec {
         name,
         rate,
         delay: cfg.delay,
+        queue,
         loss: if lossy { cfg.loss } else { 0.0 },
         drop_list: if lossy { cfg.drop_packets.clone() } else { Vec::new() },
-        drop_next: 0,
-        rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
-        queue,
-        in_tx: None,
-        pipe: std::collections::VecDeque::with_capacity(64),
-        stats: LinkStats::new(),
+        loss_rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
         monitored,
+        pipe_room: 64,
+    })
+}
+
+/// A link and the hands it works with: the pool, the flows' drop counters, its capture.
+/// (A macro rather than a method so that the borrows stay field by field.)
+macro_rules! link_cx {
+    ($w:ident, $l:expr) => {
+        (
+            &mut $w.links[$l.idx()],
+            LinkHands {
+                pool: &mut $w.pool,
+                flows: &mut $w.flows,
+                counting: $w.counting,
+                routes: &$w.routes,
+                capture: $w.captures[$l.idx()].as_mut(),
+                capture_error: &mut $w.capture_error,
+            },
+        )
+    };
+}
+
+/// What a link reaches of the world while it works.
+struct LinkHands<'a> {
+    pool: &'a mut PacketPool,
+    flows: &'a mut [FlowRt],
+    counting: bool,
+    routes: &'a [Route],
+    capture: Option<&'a mut PcapWriter>,
+    capture_error: &'a mut Option<String>,
+}
+
+impl LinkCx for LinkHands<'_> {
+    #[inline]
+    fn mark_ce(&mut self, id: PacketId) {
+        self.pool.get_mut(id).ecn = crate::net::Ecn::Ce;
+    }
+
+    #[inline]
+    fn dropped(&mut self, id: PacketId, _reason: DropReason) {
+        let p = self.pool.get(id);
+        let fl = &mut self.flows[p.flow.idx()];
+        fl.pkts_dropped += 1;
+        if self.counting && p.payload() > 0 {
+            fl.w_data_drops += 1;
+        }
+        self.pool.free(id);
+    }
+
+    #[inline]
+    fn on_wire(&mut self, id: PacketId, now: SimTime) {
+        if let Some(w) = self.capture.as_mut() {
+            let p = self.pool.get(id);
+            let forward = self.routes[p.route.idx()].forward;
+            if let Err(e) = w.record(now, p, forward) {
+                self.capture_error.get_or_insert_with(|| e.to_string());
+            }
+        }
     }
 }
 
@@ -340,7 +390,6 @@ impl World {
                 }
             }
         }
-        let n_links = links.len();
         Ok(World {
             name: sc.name.clone(),
             seed,
@@ -358,10 +407,7 @@ impl World {
             bottleneck: bn,
             bottleneck_rev: bn_rev,
             out: Vec::with_capacity(64),
-            qdrops: Vec::with_capacity(16),
             route_keys,
-            shaper_wake: vec![SimTime::MAX; n_links],
-            tx_end: vec![SimTime::MAX; n_links],
             series: opts.series.then(Series::default),
             gateway: t.gateway.as_ref().map(gateway::build),
             gw_wscale: vec![None; n_flows],
@@ -508,37 +554,16 @@ impl World {
     fn link_enqueue(&mut self, l: LinkId, pid: PacketId) {
         let now = self.now;
         let e = self.qentry(pid, now);
-        let link = &mut self.links[l.idx()];
-        link.stats.arrivals += 1;
-        if link.stats.counting {
-            link.stats.w_arrivals += 1;
-        }
-        let mut pushed_out = std::mem::take(&mut self.qdrops);
-        let verdict = link.queue.enqueue(e, now, &mut pushed_out);
-        // Packets the discipline pushed out of its queue to make room (or filtered).
-        for (d, r) in pushed_out.drain(..) {
-            self.drop_packet(l, d.id, r);
-        }
-        self.qdrops = pushed_out;
-        let link = &mut self.links[l.idx()];
-        match verdict {
-            Verdict::Dropped(r) => {
-                self.drop_packet(l, pid, r);
-                return;
-            }
-            Verdict::Marked => self.pool.get_mut(pid).ecn = crate::net::Ecn::Ce,
-            Verdict::Queued => {}
-        }
-        if link.monitored {
-            let b = link.queue.backlog().bytes;
-            link.stats.backlog_changed(now, b);
+        let (link, mut cx) = link_cx!(self, l);
+        if !link.enqueue(e, now, &mut cx) {
+            return;
         }
         if l == self.bottleneck {
             if let Some(g) = self.gateway.as_mut() {
                 g.on_fwd_enqueue(&QueueView { now, backlog: link.queue.backlog(), capacity_bytes: link.queue.capacity_bytes() });
             }
         }
-        if link.in_tx.is_none() {
+        if link.idle() {
             self.start_tx(l);
         }
     }
@@ -571,128 +596,47 @@ impl World {
         }
     }
 
-    fn drop_packet(&mut self, l: LinkId, pid: PacketId, r: DropReason) {
-        let link = &mut self.links[l.idx()];
-        link.stats.drops[r as usize] += 1;
-        if link.stats.counting {
-            link.stats.w_drops[r as usize] += 1;
-        }
-        let p = self.pool.get(pid);
-        let fl = &mut self.flows[p.flow.idx()];
-        fl.pkts_dropped += 1;
-        if self.counting && p.payload() > 0 {
-            fl.w_data_drops += 1;
-        }
-        self.pool.free(pid);
-    }
-
     #[inline]
     fn start_tx(&mut self, l: LinkId) {
         let now = self.now;
-        let mut drops = std::mem::take(&mut self.qdrops);
-        let link = &mut self.links[l.idx()];
-        let next = link.queue.dequeue(now, &mut drops);
-        if let Some(Dequeued { entry: e, mark }) = next {
-            // An AQM that marks at dequeue (CoDel with ECN) asks for the CE mark here.
-            if mark {
-                self.pool.get_mut(e.id).ecn = crate::net::Ecn::Ce;
-            }
-            if self.gateway.is_some() && l == self.bottleneck {
-                let view = self.fwd_view();
-                if let Some(g) = self.gateway.as_mut() {
-                    g.on_fwd_dequeue(&view);
+        let (link, mut cx) = link_cx!(self, l);
+        match link.start_tx(now, &mut cx) {
+            TxStart::Started { end } => {
+                if self.gateway.is_some() && l == self.bottleneck {
+                    let view = self.fwd_view();
+                    if let Some(g) = self.gateway.as_mut() {
+                        g.on_fwd_dequeue(&view);
+                    }
                 }
+                self.events.schedule(end, Event::LinkTxDone(l));
             }
-            let link = &mut self.links[l.idx()];
-            link.in_tx = Some((e.id, now));
-            if link.monitored {
-                let st = &mut link.stats;
-                let soj = now.since(e.enqueued_at).0;
-                if st.counting {
-                    st.w_sojourn_sum += soj as u128;
-                    st.w_sojourn_n += 1;
-                    let _ = st.sojourn_hist.record(soj.max(1));
-                }
-                st.i_sojourn_sum += soj as u128;
-                st.i_sojourn_n += 1;
-                let b = link.queue.backlog().bytes;
-                link.stats.backlog_changed(now, b);
-            }
-            let at = link.rate.serve(now, e.bytes as u64);
-            self.tx_end[l.idx()] = at;
-            self.events.schedule(at, Event::LinkTxDone(l));
-        }
-        for (e, r) in drops.drain(..) {
-            self.drop_packet(l, e.id, r);
-        }
-        self.qdrops = drops;
-        if next.is_none() {
-            // A shaping discipline holding packets back: retry when it releases one.
-            if let Some(t) = self.links[l.idx()].queue.ready_at() {
-                if t > now && self.shaper_wake[l.idx()] != t {
-                    self.shaper_wake[l.idx()] = t;
-                    self.events.schedule(t, Event::LinkTxDone(l));
-                }
-            }
+            TxStart::Wake(t) => self.events.schedule(t, Event::LinkTxDone(l)),
+            TxStart::Idle => {}
         }
     }
 
     #[inline]
     fn tx_done(&mut self, l: LinkId) {
         let now = self.now;
-        let link = &mut self.links[l.idx()];
-        // A shaper wake-up (see start_tx), not the end of the transmission in progress (that
-        // one ends at tx_end; a wake-up and an end at the same instant are interchangeable).
-        if link.in_tx.is_none() || self.tx_end[l.idx()] != now {
-            if self.shaper_wake[l.idx()] == now {
-                self.shaper_wake[l.idx()] = SimTime::MAX;
-            }
-            if link.in_tx.is_none() {
-                self.start_tx(l);
-            }
-            return;
+        let (link, mut cx) = link_cx!(self, l);
+        match link.tx_event(now) {
+            TxEvent::End => {}
+            TxEvent::WakeIdle => return self.start_tx(l),
+            TxEvent::Stale => return,
         }
-        let (pid, started) = link.in_tx.take().expect("tx_done without a packet in the serializer");
-        let bytes = self.pool.get(pid).wire_bytes as u64;
-        let st = &mut link.stats;
-        st.transmitted += 1;
-        st.add_busy(started, now);
-        if st.counting {
-            st.w_tx_pkts += 1;
-            st.w_tx_bytes += bytes;
-        }
-        st.i_tx_bytes += bytes;
-        let crossing = st.transmitted - 1;
-        if let Some(w) = self.captures[l.idx()].as_mut() {
-            let p = self.pool.get(pid);
-            let forward = self.routes[p.route.idx()].forward;
-            if let Err(e) = w.record(now, p, forward) {
-                self.capture_error.get_or_insert_with(|| e.to_string());
-            }
-        }
-        if link.loses_next(crossing) {
-            self.drop_packet(l, pid, DropReason::RandomLoss);
-        } else if link.delay.0 == 0 {
-            link.stats.delivered += 1;
-            self.forward(pid);
-        } else {
-            let was_empty = link.pipe.is_empty();
-            let at = now + link.delay;
-            link.pipe.push_back((at, pid));
-            if was_empty {
-                self.events.schedule(at, Event::LinkArrive(l));
-            }
+        match link.end_tx(now, &mut cx) {
+            Launch::Lost => {}
+            Launch::Out(pid) => self.forward(pid),
+            Launch::Propagating(Some(at)) => self.events.schedule(at, Event::LinkArrive(l)),
+            Launch::Propagating(None) => {}
         }
         self.start_tx(l);
     }
 
     #[inline]
     fn arrive(&mut self, l: LinkId) {
-        let link = &mut self.links[l.idx()];
-        let (at, pid) = link.pipe.pop_front().expect("arrival without a packet in the pipe");
-        debug_assert_eq!(at, self.now);
-        link.stats.delivered += 1;
-        if let Some(&(next, _)) = link.pipe.front() {
+        let (pid, next) = self.links[l.idx()].arrive(self.now);
+        if let Some(next) = next {
             self.events.schedule(next, Event::LinkArrive(l));
         }
         self.forward(pid);
@@ -738,10 +682,7 @@ impl World {
         self.counting = true;
         let now = self.now;
         for l in self.links.iter_mut() {
-            let b = l.queue.backlog().bytes;
-            l.stats.start_window(now);
-            l.stats.last_backlog = b;
-            l.stats.w_capacity_start = l.rate.cumulative_capacity(now);
+            l.start_window(now);
         }
         for i in 0..self.flows.len() {
             let c = self.counters(i);
@@ -864,15 +805,14 @@ impl World {
         for l in [self.bottleneck, self.bottleneck_rev] {
             let link = &mut self.links[l.idx()];
             let b = link.queue.backlog();
-            let st = &mut link.stats;
             series.q_t.push(t);
             series.q_link.push(link.name.clone());
             series.q_bytes.push(b.bytes as i64);
             series.q_pkts.push(b.pkts as i64);
-            let drops = st.drops[DropReason::Overflow as usize] + st.drops[DropReason::Early as usize] + st.drops[DropReason::AqmDequeue as usize];
-            series.q_drops.push(drops as i64);
-            series.q_sojourn_ms.push(if st.i_sojourn_n > 0 { st.i_sojourn_sum as f64 / st.i_sojourn_n as f64 / 1e6 } else { f64::NAN });
-            series.q_tx_mbps.push(st.i_tx_bytes as f64 * 8.0 / secs / 1e6);
+            series.q_drops.push(link.stats.queue_drops() as i64);
+            let (sojourn_ms, tx_bytes) = link.stats.take_interval();
+            series.q_sojourn_ms.push(sojourn_ms);
+            series.q_tx_mbps.push(tx_bytes as f64 * 8.0 / secs / 1e6);
             series.q_aqm_state.push(link.queue.internal_state());
             series.q_capacity_mbps.push(link.rate.rate_at(self.now).mbps_f64());
             let gw = match self.gateway.as_ref() {
@@ -880,9 +820,6 @@ impl World {
                 _ => f64::NAN,
             };
             series.q_gateway_state.push(gw);
-            st.i_tx_bytes = 0;
-            st.i_sojourn_sum = 0;
-            st.i_sojourn_n = 0;
         }
         self.series = Some(series);
     }
@@ -891,12 +828,7 @@ impl World {
     fn close_windows(&mut self) {
         let now = self.now;
         for l in self.links.iter_mut() {
-            let b = l.stats.last_backlog;
-            l.stats.backlog_changed(now, b);
-            if let Some((_, started)) = l.in_tx {
-                l.stats.add_busy(started, now);
-            }
-            l.stats.w_capacity = l.rate.cumulative_capacity(now) - l.stats.w_capacity_start;
+            l.close_window(now);
         }
     }
 
@@ -915,19 +847,8 @@ impl World {
         }
         let mut in_links = 0u64;
         for l in &self.links {
-            let s = &l.stats;
-            let b = l.queue.backlog().pkts;
-            let in_tx = l.in_tx.is_some() as u64;
-            let q_drops = s.drops[DropReason::Overflow as usize] + s.drops[DropReason::Early as usize] + s.drops[DropReason::AqmDequeue as usize];
-            let ok_queue = s.arrivals == q_drops + b + in_tx + s.transmitted;
-            let ok_wire = s.transmitted == s.drops[DropReason::RandomLoss as usize] + s.delivered + l.pipe.len() as u64;
-            if !ok_queue || !ok_wire {
-                return Err(RunError::Internal(format!(
-                    "conservation violated on link {}: arrivals {} drops {:?} backlog {} in_tx {} transmitted {} delivered {} propagating {}",
-                    l.name, s.arrivals, s.drops, b, in_tx, s.transmitted, s.delivered, l.pipe.len()
-                )));
-            }
-            in_links += b + in_tx + l.pipe.len() as u64;
+            l.check_conservation().map_err(RunError::Internal)?;
+            in_links += l.inside();
         }
         if in_links != self.pool.live() as u64 {
             return Err(RunError::Internal(format!(
@@ -947,7 +868,6 @@ impl World {
     }
 
     fn summary(&self, wall_s: f64) -> Summary {
-        let window = self.end.since(self.warmup).secs_f64();
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
             let (done, rtt_p95, owd_p95, jitter) = match (&self.eps[f.client.idx()], &self.eps[f.server.idx()]) {
@@ -998,32 +918,8 @@ impl World {
             });
         }
         let bn = &self.links[self.bottleneck.idx()];
-        let st = &bn.stats;
-        let bottleneck = QueueMeasure {
-            aqm: bn.queue.name().to_string(),
-            capacity_bytes: bn.queue.capacity_bytes(),
-            rate_mbps: bn.rate.mean_rate().mbps_f64(),
-            window_s: window,
-            backlog_area: st.w_backlog_area as f64,
-            sojourn_n: st.w_sojourn_n,
-            sojourn_sum_ns: st.w_sojourn_sum as f64,
-            sojourn_p95_ns: st.sojourn_hist.value_at_quantile(0.95),
-            arrivals: st.w_arrivals,
-            drop_reasons: DropReasons {
-                overflow: st.w_drops[DropReason::Overflow as usize],
-                early: st.w_drops[DropReason::Early as usize],
-                aqm_dequeue: st.w_drops[DropReason::AqmDequeue as usize],
-            },
-            random_losses: st.w_drops[DropReason::RandomLoss as usize],
-            tx_packets: st.w_tx_pkts,
-            tx_bytes: st.w_tx_bytes,
-            busy: if bn.rate.is_constant() {
-                Busy::Time { busy_s: st.w_busy.secs_f64() }
-            } else {
-                Busy::Offered { offered_bytes: st.w_capacity }
-            },
-        };
-        let engine = EngineMeasure { wall_s, events: self.events.processed(), bottleneck_packets: st.transmitted };
+        let bottleneck = bn.measure(self.end);
+        let engine = EngineMeasure { wall_s, events: self.events.processed(), bottleneck_packets: bn.stats.transmitted };
         measure::build(&RunMeasure { name: self.name.clone(), seed: self.seed, duration_s: self.end.secs_f64(), flows, bottleneck, engine })
     }
 }
