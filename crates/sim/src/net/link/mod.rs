@@ -333,3 +333,121 @@ impl Link {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::QueueLimit;
+    use crate::engine::Stream;
+    use crate::net::Ecn;
+    use crate::queue::DropTail;
+    use crate::units::Rate;
+
+    /// Records what the link asked of its owner.
+    #[derive(Default)]
+    struct Owner {
+        marked: Vec<PacketId>,
+        dropped: Vec<(PacketId, DropReason)>,
+        on_wire: Vec<(PacketId, SimTime)>,
+    }
+
+    impl LinkCx for Owner {
+        fn mark_ce(&mut self, id: PacketId) {
+            self.marked.push(id);
+        }
+        fn dropped(&mut self, id: PacketId, reason: DropReason) {
+            self.dropped.push((id, reason));
+        }
+        fn on_wire(&mut self, id: PacketId, now: SimTime) {
+            self.on_wire.push((id, now));
+        }
+    }
+
+    /// 12 Mbit/s (1500 B take 1 ms), 10 ms, a 2-packet drop-tail queue, crossing 1 listed lost.
+    fn link(delay: Dur, drop_list: Vec<u64>) -> Link {
+        Link::new(LinkSpec {
+            name: "l".into(),
+            rate: RateModel::Constant(Rate(12_000_000)),
+            delay,
+            queue: Box::new(DropTail::new(QueueLimit::Packets(2))),
+            loss: 0.0,
+            drop_list,
+            loss_rng: SimRng::new(1, Stream::LinkLoss, 0),
+            monitored: true,
+            pipe_room: 4,
+        })
+    }
+
+    fn entry(id: u32, t: SimTime) -> QEntry {
+        QEntry { id: PacketId(id), bytes: 1500, enqueued_at: t, ecn: Ecn::NotEct, key: Default::default(), dscp: 0, ack: None }
+    }
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn a_packet_walks_queue_serializer_pipe() {
+        let mut l = link(Dur(10 * MS), vec![1]);
+        let mut o = Owner::default();
+        let t0 = SimTime::ZERO;
+        // Three arrive at once: one goes to the serializer, two wait, the fourth overflows.
+        for id in 0..4 {
+            if l.enqueue(entry(id, t0), t0, &mut o) && l.idle() {
+                assert_eq!(l.start_tx(t0, &mut o), TxStart::Started { end: SimTime(MS) });
+            }
+        }
+        assert_eq!(o.dropped, vec![(PacketId(3), DropReason::Overflow)]);
+        assert_eq!(l.inside(), 3);
+        // End of the first transmission: it propagates and is the pipe's head.
+        assert_eq!(l.tx_event(SimTime(MS)), TxEvent::End);
+        assert_eq!(l.end_tx(SimTime(MS), &mut o), Launch::Propagating(Some(SimTime(11 * MS))));
+        assert_eq!(l.start_tx(SimTime(MS), &mut o), TxStart::Started { end: SimTime(2 * MS) });
+        // The second crossing is on the drop list.
+        assert_eq!(l.tx_event(SimTime(2 * MS)), TxEvent::End);
+        assert_eq!(l.end_tx(SimTime(2 * MS), &mut o), Launch::Lost);
+        assert_eq!(o.dropped[1], (PacketId(1), DropReason::RandomLoss));
+        assert_eq!(l.start_tx(SimTime(2 * MS), &mut o), TxStart::Started { end: SimTime(3 * MS) });
+        assert_eq!(l.end_tx(SimTime(3 * MS), &mut o), Launch::Propagating(None));
+        assert_eq!(l.start_tx(SimTime(3 * MS), &mut o), TxStart::Idle);
+        assert_eq!(o.on_wire.len(), 3);
+        assert_eq!(l.arrive(SimTime(11 * MS)), (PacketId(0), Some(SimTime(13 * MS))));
+        assert_eq!(l.arrive(SimTime(13 * MS)), (PacketId(2), None));
+        l.check_conservation().unwrap();
+        assert_eq!(l.inside(), 0);
+        assert_eq!((l.stats.arrivals, l.stats.transmitted, l.stats.delivered), (4, 3, 2));
+        assert!(o.marked.is_empty());
+    }
+
+    #[test]
+    fn zero_delay_hands_on_at_the_end_of_serialization() {
+        let mut l = link(Dur::ZERO, vec![]);
+        let mut o = Owner::default();
+        assert!(l.enqueue(entry(7, SimTime::ZERO), SimTime::ZERO, &mut o));
+        assert_eq!(l.start_tx(SimTime::ZERO, &mut o), TxStart::Started { end: SimTime(MS) });
+        // A timer at another time is not the end of the transmission.
+        assert_eq!(l.tx_event(SimTime(MS / 2)), TxEvent::Stale);
+        assert_eq!(l.end_tx(SimTime(MS), &mut o), Launch::Out(PacketId(7)));
+        assert_eq!(l.tx_event(SimTime(2 * MS)), TxEvent::WakeIdle);
+        l.check_conservation().unwrap();
+    }
+
+    #[test]
+    fn the_summary_constructor_reads_the_window() {
+        let mut l = link(Dur(MS), vec![]);
+        let mut o = Owner::default();
+        l.stats.counting = false;
+        assert!(l.enqueue(entry(0, SimTime::ZERO), SimTime::ZERO, &mut o));
+        let _ = l.start_tx(SimTime::ZERO, &mut o);
+        // The window starts half-way through the first transmission.
+        l.start_window(SimTime(MS / 2));
+        let _ = l.end_tx(SimTime(MS), &mut o);
+        l.close_window(SimTime(2 * MS));
+        let m = l.measure(SimTime(2 * MS));
+        assert_eq!((m.arrivals, m.tx_packets, m.tx_bytes), (0, 1, 1500));
+        assert!((m.window_s - 0.0015).abs() < 1e-12);
+        match m.busy {
+            crate::metrics::Busy::Time { busy_s } => assert!((busy_s - 0.0005).abs() < 1e-12),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(m.aqm, l.queue.name());
+    }
+}
