@@ -112,10 +112,6 @@ impl Direction {
         }
     }
 
-    pub fn queue(&self) -> &dyn QueueDisc {
-        self.link.queue.as_ref()
-    }
-
     /// A packet read from the near device at `now` enters the near access line.
     #[inline]
     pub fn arrive(&mut self, now: SimTime, id: PacketId) {

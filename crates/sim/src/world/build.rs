@@ -235,7 +235,7 @@ impl World {
         let mut captures: Vec<Option<PcapWriter>> = (0..links.len()).map(|_| None).collect();
         if let Some(dir) = capture_dir {
             for (i, l) in links.iter().enumerate() {
-                if sc.capture.links.iter().any(|n| *n == l.name) {
+                if sc.capture.links.contains(&l.name) {
                     let path = dir.join(format!("{}.pcap", l.name));
                     let w = PcapWriter::create(&path, sc.capture.snaplen)
                         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
