@@ -104,7 +104,7 @@ impl Core {
         }
         let m = self.slab.meta_mut(id);
         *m = crate::slab::Meta { len: len as u16, flow, data, arrived: now };
-        if side == Side::Senders && data && self.fwd.stats.counting {
+        if side == Side::Senders && data && self.fwd.link.stats.counting {
             self.flows[flow as usize].data_pkts += 1;
         }
         match side {
@@ -115,7 +115,7 @@ impl Core {
     }
 
     fn fwd_view(&self, now: SimTime) -> QueueView {
-        QueueView { now, backlog: self.fwd.queue.backlog(), capacity_bytes: self.fwd.queue.capacity_bytes() }
+        QueueView { now, backlog: self.fwd.link.queue.backlog(), capacity_bytes: self.fwd.link.queue.capacity_bytes() }
     }
 
     /// Runs every internal event due by `now`, in time order across both directions.
@@ -127,10 +127,10 @@ impl Core {
                 (Some(a), Some(b)) if b.0 < a.0 => (b.0, false, b.1),
                 (Some(a), _) => (a.0, true, a.1),
                 (None, Some(b)) => (b.0, false, b.1),
-                (None, None) => (SimTime::MAX, true, Next::TxEnd),
+                (None, None) => (SimTime::MAX, true, Next::Tx),
             };
             // Samples and the end of the warm-up are events too, ordered with the others.
-            let edge = self.next_sample.min(if self.fwd.stats.counting { SimTime::MAX } else { self.warmup });
+            let edge = self.next_sample.min(if self.fwd.link.stats.counting { SimTime::MAX } else { self.warmup });
             if edge <= t.min(now) {
                 self.time_edge(edge);
                 continue;
@@ -143,9 +143,9 @@ impl Core {
     }
 
     fn time_edge(&mut self, t: SimTime) {
-        if !self.fwd.stats.counting && t >= self.warmup {
-            self.fwd.stats.start_window(t);
-            self.rev.stats.start_window(t);
+        if !self.fwd.link.stats.counting && t >= self.warmup {
+            self.fwd.link.stats.start_window(t);
+            self.rev.link.stats.start_window(t);
             self.flows.iter_mut().for_each(|f| *f = FlowCounters::default());
         }
         if t >= self.next_sample {
@@ -157,17 +157,17 @@ impl Core {
     fn sample(&mut self, t: SimTime) {
         let secs = self.interval.secs_f64();
         for d in [&mut self.fwd, &mut self.rev] {
-            let b = d.queue.backlog();
-            let (soj, bytes) = d.stats.take_interval();
-            let state = d.queue.internal_state();
-            self.series.push(t, d.name, b.bytes, b.pkts, d.stats.total_drops, soj, bytes as f64 * 8.0 / secs / 1e6, state);
+            let b = d.link.queue.backlog();
+            let (soj, bytes) = d.link.stats.take_interval();
+            let state = d.link.queue.internal_state();
+            self.series.push(t, d.name, b.bytes, b.pkts, d.link.stats.queue_drops(), soj, bytes as f64 * 8.0 / secs / 1e6, state);
         }
     }
 
     fn step(&mut self, t: SimTime, fwd: bool, k: Next) {
         if fwd {
             let fx = self.fwd.step(t, k, &mut self.slab);
-            if self.fwd.stats.counting {
+            if self.fwd.link.stats.counting {
                 for &f in &self.fwd.lost_flows {
                     if let Some(c) = self.flows.get_mut(f as usize) {
                         c.data_drops += 1;
@@ -210,7 +210,7 @@ impl Core {
     /// The earliest time anything is due (an internal event, a packet to write, a sample).
     pub fn next_deadline(&self) -> SimTime {
         let mut t = self.next_sample;
-        if !self.fwd.stats.counting {
+        if !self.fwd.link.stats.counting {
             t = t.min(self.warmup);
         }
         for d in [&self.fwd, &self.rev] {
@@ -238,21 +238,19 @@ impl Core {
     /// Everything measured over [warm-up end, `end`], as JSON.
     pub fn finish(&mut self, end: SimTime) -> Value {
         self.advance(end);
-        if !self.fwd.stats.counting {
+        if !self.fwd.link.stats.counting {
             self.time_edge(self.warmup.min(end));
         }
-        let fwd_cap = self.fwd.queue.capacity_bytes();
-        let rev_cap = self.rev.queue.capacity_bytes();
-        let fwd_name = self.fwd.queue.name();
-        let rev_name = self.rev.queue.name();
-        let (fwd_rate, rev_rate) = (self.fwd.mean_rate_mbps(), self.rev.mean_rate_mbps());
-        let (fl, rl) = (self.fwd.random_losses, self.rev.random_losses);
+        // The links' own summary constructor, as the simulated world uses it.
+        self.fwd.link.close_window(end);
+        self.rev.link.close_window(end);
+        let (fwd, rev) = (self.fwd.link.measure(end), self.rev.link.measure(end));
         let c = self.counters;
         json!({
             // The forward queue as measurements: the summary is built from them (with the
             // flows' measurements) by the simulator's builder, through bloatlab._core.
-            "bottleneck": self.fwd.stats.measure(end, fwd_name, fwd_cap, fwd_rate, fl),
-            "bottleneck_rev": queue_block(&self.rev.stats.measure(end, rev_name, rev_cap, rev_rate, rl)),
+            "bottleneck": fwd,
+            "bottleneck_rev": queue_block(&rev),
             "flows": self.flows.iter().map(|f| json!({"data_pkts": f.data_pkts, "data_drops": f.data_drops})).collect::<Vec<_>>(),
             "queues": self.series.to_json(),
             "gateway": self.gateway.as_ref().map(|g| json!({
@@ -263,7 +261,7 @@ impl Core {
                 "read_senders": c.read[0], "read_receivers": c.read[1],
                 "written_receivers": c.written[0], "written_senders": c.written[1],
                 "not_ipv4": c.not_ipv4, "max_packet_bytes": c.max_len,
-                "bottleneck_packets": self.fwd.stats.total_tx_pkts,
+                "bottleneck_packets": self.fwd.link.stats.transmitted,
                 "slab_slots": self.slab.capacity(),
                 "inside_at_end": self.fwd.inside() + self.rev.inside(),
             },

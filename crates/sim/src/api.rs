@@ -140,5 +140,10 @@ mod tests {
 
 fn run_value(value: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let scenario = crate::config::Scenario::from_value(value)?;
-    crate::world::World::new(&scenario, opts)?.run()
+    let seed = opts.seed.unwrap_or(scenario.seed);
+    let world = crate::world::World::new(&scenario, seed, opts.capture_dir.as_deref(), opts.series).map_err(RunError::Internal)?;
+    let outcome = world.run().map_err(RunError::Internal)?;
+    let summary = crate::metrics::measure::build(&outcome.measure);
+    let summary_json = serde_json::to_string_pretty(&summary).map_err(|e| RunError::Internal(e.to_string()))?;
+    Ok(RunOutput { summary_json, tables: outcome.series.map(crate::metrics::Series::into_tables).unwrap_or_default() })
 }

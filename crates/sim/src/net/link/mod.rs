@@ -1,0 +1,453 @@
+//! A one-direction link, an active part: queue discipline → serializer → random / listed loss
+//! → propagation. Its owner (the simulated world, or one direction of the emulator) hands it
+//! packets and calls it when its timers are due; the link says what happened and when it next
+//! needs to be called. The packets themselves live with the owner (a pool, a slab of real
+//! bytes), so the link reaches them through a small [`LinkCx`].
+//!
+//! The walk of one packet:
+//! 1. [`Link::enqueue`]: the discipline takes it, marks it, or drops it (and may push others out).
+//! 2. [`Link::start_tx`] when the serializer is idle: the discipline hands out its next packet
+//!    (or, if a shaping discipline holds them back, the time to ask again).
+//! 3. [`Link::end_tx`] at the end of serialization: the packet is lost on the wire, handed on at
+//!    once (zero delay), or enters the propagation pipe.
+//! 4. [`Link::arrive`] when the head of the pipe has propagated: it leaves the link.
+//!
+//! Only the head of the pipe needs a timer (constant delay keeps the pipe ordered), so an owner
+//! with an event heap keeps O(1) entries per link however many packets are in flight.
+
+mod stats;
+
+pub use stats::LinkStats;
+
+use crate::engine::SimRng;
+use crate::ids::PacketId;
+use crate::net::rate_model::RateModel;
+use crate::queue::{Dequeued, DropReason, QEntry, QueueDisc, Verdict};
+use crate::units::{Dur, SimTime};
+use std::collections::VecDeque;
+
+/// What the link needs from its owner: packets live outside it.
+pub trait LinkCx {
+    /// The discipline asks for a CE mark on packet `id`.
+    fn mark_ce(&mut self, id: PacketId);
+    /// Packet `id` is gone (a queue drop or a wire loss, already counted in the link's
+    /// statistics): the owner accounts for it and frees it.
+    fn dropped(&mut self, id: PacketId, reason: DropReason);
+    /// Packet `id` finished serialization at `now` and is about to go on the wire (pcap
+    /// capture hooks in here).
+    fn on_wire(&mut self, _id: PacketId, _now: SimTime) {}
+}
+
+/// The outcome of [`Link::start_tx`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxStart {
+    /// A packet is in the serializer until `end`: call [`Link::tx_event`] then.
+    Started { end: SimTime },
+    /// Nothing sent; a shaping discipline releases a packet at this time: call
+    /// [`Link::tx_event`] then (reported once per distinct time).
+    Wake(SimTime),
+    /// Nothing to send.
+    Idle,
+}
+
+/// What a timer at the serializer's time turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxEvent {
+    /// The transmission in progress ends: call [`Link::end_tx`].
+    End,
+    /// A shaper wake-up while the serializer is idle: call [`Link::start_tx`].
+    WakeIdle,
+    /// A wake-up with nothing to do (the serializer is busy, or the time moved).
+    Stale,
+}
+
+/// The outcome of [`Link::end_tx`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launch {
+    /// Lost on the wire (already passed to [`LinkCx::dropped`]).
+    Lost,
+    /// A zero-delay link: the packet leaves the link now.
+    Out(PacketId),
+    /// The packet propagates; `Some(t)`: it is the pipe's head, call [`Link::arrive`] at `t`.
+    Propagating(Option<SimTime>),
+}
+
+/// The packet in the serializer.
+#[derive(Debug, Clone, Copy)]
+pub struct InTx {
+    pub id: PacketId,
+    pub started: SimTime,
+    pub bytes: u32,
+}
+
+/// How to build a link (the rate model, discipline and loss stream are built by the caller).
+pub struct LinkSpec {
+    pub name: String,
+    pub rate: RateModel,
+    pub delay: Dur,
+    pub queue: Box<dyn QueueDisc>,
+    /// Random loss probability per packet crossing.
+    pub loss: f64,
+    /// Indices (0-based, sorted) of the crossings to lose.
+    pub drop_list: Vec<u64>,
+    pub loss_rng: SimRng,
+    /// Record per-packet sojourn and the backlog integral.
+    pub monitored: bool,
+    /// Room reserved for packets propagating at once (the pipe grows beyond it if needed).
+    pub pipe_room: usize,
+}
+
+pub struct Link {
+    pub name: String,
+    pub rate: RateModel,
+    pub delay: Dur,
+    pub loss: f64,
+    /// Sorted indices of packets to lose (deterministic loss list) and the next one's position.
+    pub drop_list: Vec<u64>,
+    pub drop_next: usize,
+    pub rng: SimRng,
+    pub queue: Box<dyn QueueDisc>,
+    pub in_tx: Option<InTx>,
+    /// When the transmission in progress ends.
+    pub tx_end: SimTime,
+    /// The pending wake-up of a shaping discipline (SimTime::MAX: none).
+    pub shaper_wake: SimTime,
+    /// Packets propagating with their arrival times, in order.
+    pub pipe: VecDeque<(SimTime, PacketId)>,
+    pub stats: LinkStats,
+    /// Record per-packet sojourn and the backlog integral (bottleneck links).
+    pub monitored: bool,
+    /// Scratch for the packets a discipline drops inside one call (kept to avoid allocating).
+    qdrops: Vec<(QEntry, DropReason)>,
+}
+
+impl Link {
+    pub fn new(s: LinkSpec) -> Link {
+        Link {
+            name: s.name,
+            rate: s.rate,
+            delay: s.delay,
+            loss: s.loss,
+            drop_list: s.drop_list,
+            drop_next: 0,
+            rng: s.loss_rng,
+            queue: s.queue,
+            in_tx: None,
+            tx_end: SimTime::MAX,
+            shaper_wake: SimTime::MAX,
+            pipe: VecDeque::with_capacity(s.pipe_room),
+            stats: LinkStats::new(),
+            monitored: s.monitored,
+            qdrops: Vec::with_capacity(16),
+        }
+    }
+
+    /// The serializer is idle.
+    #[inline]
+    pub fn idle(&self) -> bool {
+        self.in_tx.is_none()
+    }
+
+    /// Packets inside the link: queued, in the serializer, propagating.
+    pub fn inside(&self) -> u64 {
+        self.queue.backlog().pkts + self.in_tx.is_some() as u64 + self.pipe.len() as u64
+    }
+
+    /// Step 1: a packet arrives at the queue. Returns whether the discipline kept it. The
+    /// caller starts a transmission if the serializer is idle (after any hook of its own).
+    #[inline]
+    pub fn enqueue(&mut self, e: QEntry, now: SimTime, cx: &mut impl LinkCx) -> bool {
+        let id = e.id;
+        self.stats.arrival();
+        let mut pushed_out = std::mem::take(&mut self.qdrops);
+        let verdict = self.queue.enqueue(e, now, &mut pushed_out);
+        // Packets the discipline pushed out of its queue to make room (or filtered).
+        for (d, r) in pushed_out.drain(..) {
+            self.stats.drop(r);
+            cx.dropped(d.id, r);
+        }
+        self.qdrops = pushed_out;
+        match verdict {
+            Verdict::Dropped(r) => {
+                self.stats.drop(r);
+                cx.dropped(id, r);
+                return false;
+            }
+            Verdict::Marked => cx.mark_ce(id),
+            Verdict::Queued => {}
+        }
+        if self.monitored {
+            self.stats.backlog_changed(now, self.queue.backlog().bytes);
+        }
+        true
+    }
+
+    /// Step 2: the serializer is idle at `now`; take the discipline's next packet.
+    #[inline]
+    pub fn start_tx(&mut self, now: SimTime, cx: &mut impl LinkCx) -> TxStart {
+        let mut drops = std::mem::take(&mut self.qdrops);
+        let next = self.queue.dequeue(now, &mut drops);
+        let mut out = TxStart::Idle;
+        if let Some(Dequeued { entry: e, mark }) = next {
+            // An AQM that marks at dequeue (CoDel with ECN) asks for the CE mark here.
+            if mark {
+                cx.mark_ce(e.id);
+            }
+            self.in_tx = Some(InTx { id: e.id, started: now, bytes: e.bytes });
+            if self.monitored {
+                self.stats.sojourn(now.since(e.enqueued_at).0);
+                self.stats.backlog_changed(now, self.queue.backlog().bytes);
+            }
+            let end = self.rate.serve(now, e.bytes as u64);
+            self.tx_end = end;
+            out = TxStart::Started { end };
+        }
+        for (e, r) in drops.drain(..) {
+            self.stats.drop(r);
+            cx.dropped(e.id, r);
+        }
+        self.qdrops = drops;
+        if next.is_none() {
+            // A shaping discipline holding packets back: ask again when it releases one.
+            if let Some(t) = self.queue.ready_at() {
+                if t > now && self.shaper_wake != t {
+                    self.shaper_wake = t;
+                    out = TxStart::Wake(t);
+                }
+            }
+        }
+        out
+    }
+
+    /// A timer at the serializer's time (`Started::end` or a `Wake`) fired at `now`: which it is.
+    /// A wake-up and an end at the same instant are interchangeable.
+    #[inline]
+    pub fn tx_event(&mut self, now: SimTime) -> TxEvent {
+        if self.in_tx.is_some() && self.tx_end == now {
+            return TxEvent::End;
+        }
+        if self.shaper_wake == now {
+            self.shaper_wake = SimTime::MAX;
+        }
+        if self.in_tx.is_none() {
+            TxEvent::WakeIdle
+        } else {
+            TxEvent::Stale
+        }
+    }
+
+    /// Step 3: the transmission in progress ends at `now`. The caller then passes on an `Out`
+    /// packet and calls [`Link::start_tx`] for the next one.
+    #[inline]
+    pub fn end_tx(&mut self, now: SimTime, cx: &mut impl LinkCx) -> Launch {
+        let tx = self.in_tx.take().expect("end_tx without a packet in the serializer");
+        self.stats.transmitted(tx.started, now, tx.bytes as u64);
+        let crossing = self.stats.transmitted - 1;
+        cx.on_wire(tx.id, now);
+        if self.loses_next(crossing) {
+            self.stats.drop(DropReason::RandomLoss);
+            cx.dropped(tx.id, DropReason::RandomLoss);
+            Launch::Lost
+        } else if self.delay.0 == 0 {
+            self.stats.delivered += 1;
+            Launch::Out(tx.id)
+        } else {
+            let was_empty = self.pipe.is_empty();
+            let at = now + self.delay;
+            self.pipe.push_back((at, tx.id));
+            Launch::Propagating(was_empty.then_some(at))
+        }
+    }
+
+    /// When the head of the pipe arrives.
+    #[inline]
+    pub fn next_arrival(&self) -> Option<SimTime> {
+        self.pipe.front().map(|&(t, _)| t)
+    }
+
+    /// Step 4: the head of the pipe arrives at `now` and leaves the link. Returns it and when
+    /// the next head arrives.
+    #[inline]
+    pub fn arrive(&mut self, now: SimTime) -> (PacketId, Option<SimTime>) {
+        let (at, id) = self.pipe.pop_front().expect("arrival without a packet in the pipe");
+        debug_assert_eq!(at, now);
+        self.stats.delivered += 1;
+        (id, self.next_arrival())
+    }
+
+    /// Decides whether the packet that just finished serialization is lost on the wire:
+    /// by the deterministic list first (the n-th packet to cross), then at random.
+    #[inline]
+    pub fn loses_next(&mut self, crossing_index: u64) -> bool {
+        if self.drop_list.get(self.drop_next) == Some(&crossing_index) {
+            self.drop_next += 1;
+            return true;
+        }
+        self.loss > 0.0 && self.rng.chance(self.loss)
+    }
+
+    /// Starts the measurement window at `now` (the end of the warm-up).
+    pub fn start_window(&mut self, now: SimTime) {
+        let b = self.queue.backlog().bytes;
+        self.stats.start_window(now);
+        self.stats.last_backlog = b;
+        self.stats.w_capacity_start = self.rate.cumulative_capacity(now);
+    }
+
+    /// Closes the window's time integrals at `now` (the end of the run).
+    pub fn close_window(&mut self, now: SimTime) {
+        let b = self.stats.last_backlog;
+        self.stats.backlog_changed(now, b);
+        if let Some(tx) = self.in_tx {
+            self.stats.add_busy(tx.started, now);
+        }
+        self.stats.w_capacity = self.rate.cumulative_capacity(now) - self.stats.w_capacity_start;
+    }
+
+    /// The queue over the window ending at `end` (closed), for the summary builder.
+    pub fn measure(&self, end: SimTime) -> crate::metrics::QueueMeasure {
+        self.stats.measure(end, self.queue.name(), self.queue.capacity_bytes(), self.rate.mean_rate().mbps_f64(), self.rate.is_constant())
+    }
+
+    /// The conservation of packets through the link: arrivals = queue drops + queued + in the
+    /// serializer + transmitted, and transmitted = wire losses + delivered + propagating.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let s = &self.stats;
+        let b = self.queue.backlog().pkts;
+        let in_tx = self.in_tx.is_some() as u64;
+        let ok_queue = s.arrivals == s.queue_drops() + b + in_tx + s.transmitted;
+        let ok_wire = s.transmitted == s.drops[DropReason::RandomLoss as usize] + s.delivered + self.pipe.len() as u64;
+        if ok_queue && ok_wire {
+            return Ok(());
+        }
+        Err(format!(
+            "conservation violated on link {}: arrivals {} drops {:?} backlog {} in_tx {} transmitted {} delivered {} propagating {}",
+            self.name,
+            s.arrivals,
+            s.drops,
+            b,
+            in_tx,
+            s.transmitted,
+            s.delivered,
+            self.pipe.len()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::QueueLimit;
+    use crate::engine::Stream;
+    use crate::net::Ecn;
+    use crate::queue::DropTail;
+    use crate::units::Rate;
+
+    /// Records what the link asked of its owner.
+    #[derive(Default)]
+    struct Owner {
+        marked: Vec<PacketId>,
+        dropped: Vec<(PacketId, DropReason)>,
+        on_wire: Vec<(PacketId, SimTime)>,
+    }
+
+    impl LinkCx for Owner {
+        fn mark_ce(&mut self, id: PacketId) {
+            self.marked.push(id);
+        }
+        fn dropped(&mut self, id: PacketId, reason: DropReason) {
+            self.dropped.push((id, reason));
+        }
+        fn on_wire(&mut self, id: PacketId, now: SimTime) {
+            self.on_wire.push((id, now));
+        }
+    }
+
+    /// 12 Mbit/s (1500 B take 1 ms), 10 ms, a 2-packet drop-tail queue, crossing 1 listed lost.
+    fn link(delay: Dur, drop_list: Vec<u64>) -> Link {
+        Link::new(LinkSpec {
+            name: "l".into(),
+            rate: RateModel::Constant(Rate(12_000_000)),
+            delay,
+            queue: Box::new(DropTail::new(QueueLimit::Packets(2))),
+            loss: 0.0,
+            drop_list,
+            loss_rng: SimRng::new(1, Stream::LinkLoss, 0),
+            monitored: true,
+            pipe_room: 4,
+        })
+    }
+
+    fn entry(id: u32, t: SimTime) -> QEntry {
+        QEntry { id: PacketId(id), bytes: 1500, enqueued_at: t, ecn: Ecn::NotEct, key: Default::default(), dscp: 0, ack: None }
+    }
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn a_packet_walks_queue_serializer_pipe() {
+        let mut l = link(Dur(10 * MS), vec![1]);
+        let mut o = Owner::default();
+        let t0 = SimTime::ZERO;
+        // Three arrive at once: one goes to the serializer, two wait, the fourth overflows.
+        for id in 0..4 {
+            if l.enqueue(entry(id, t0), t0, &mut o) && l.idle() {
+                assert_eq!(l.start_tx(t0, &mut o), TxStart::Started { end: SimTime(MS) });
+            }
+        }
+        assert_eq!(o.dropped, vec![(PacketId(3), DropReason::Overflow)]);
+        assert_eq!(l.inside(), 3);
+        // End of the first transmission: it propagates and is the pipe's head.
+        assert_eq!(l.tx_event(SimTime(MS)), TxEvent::End);
+        assert_eq!(l.end_tx(SimTime(MS), &mut o), Launch::Propagating(Some(SimTime(11 * MS))));
+        assert_eq!(l.start_tx(SimTime(MS), &mut o), TxStart::Started { end: SimTime(2 * MS) });
+        // The second crossing is on the drop list.
+        assert_eq!(l.tx_event(SimTime(2 * MS)), TxEvent::End);
+        assert_eq!(l.end_tx(SimTime(2 * MS), &mut o), Launch::Lost);
+        assert_eq!(o.dropped[1], (PacketId(1), DropReason::RandomLoss));
+        assert_eq!(l.start_tx(SimTime(2 * MS), &mut o), TxStart::Started { end: SimTime(3 * MS) });
+        assert_eq!(l.end_tx(SimTime(3 * MS), &mut o), Launch::Propagating(None));
+        assert_eq!(l.start_tx(SimTime(3 * MS), &mut o), TxStart::Idle);
+        assert_eq!(o.on_wire.len(), 3);
+        assert_eq!(l.arrive(SimTime(11 * MS)), (PacketId(0), Some(SimTime(13 * MS))));
+        assert_eq!(l.arrive(SimTime(13 * MS)), (PacketId(2), None));
+        l.check_conservation().unwrap();
+        assert_eq!(l.inside(), 0);
+        assert_eq!((l.stats.arrivals, l.stats.transmitted, l.stats.delivered), (4, 3, 2));
+        assert!(o.marked.is_empty());
+    }
+
+    #[test]
+    fn zero_delay_hands_on_at_the_end_of_serialization() {
+        let mut l = link(Dur::ZERO, vec![]);
+        let mut o = Owner::default();
+        assert!(l.enqueue(entry(7, SimTime::ZERO), SimTime::ZERO, &mut o));
+        assert_eq!(l.start_tx(SimTime::ZERO, &mut o), TxStart::Started { end: SimTime(MS) });
+        // A timer at another time is not the end of the transmission.
+        assert_eq!(l.tx_event(SimTime(MS / 2)), TxEvent::Stale);
+        assert_eq!(l.end_tx(SimTime(MS), &mut o), Launch::Out(PacketId(7)));
+        assert_eq!(l.tx_event(SimTime(2 * MS)), TxEvent::WakeIdle);
+        l.check_conservation().unwrap();
+    }
+
+    #[test]
+    fn the_summary_constructor_reads_the_window() {
+        let mut l = link(Dur(MS), vec![]);
+        let mut o = Owner::default();
+        l.stats.counting = false;
+        assert!(l.enqueue(entry(0, SimTime::ZERO), SimTime::ZERO, &mut o));
+        let _ = l.start_tx(SimTime::ZERO, &mut o);
+        // The window starts half-way through the first transmission.
+        l.start_window(SimTime(MS / 2));
+        let _ = l.end_tx(SimTime(MS), &mut o);
+        l.close_window(SimTime(2 * MS));
+        let m = l.measure(SimTime(2 * MS));
+        assert_eq!((m.arrivals, m.tx_packets, m.tx_bytes), (0, 1, 1500));
+        assert!((m.window_s - 0.0015).abs() < 1e-12);
+        match m.busy {
+            crate::metrics::Busy::Time { busy_s } => assert!((busy_s - 0.0005).abs() < 1e-12),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(m.aqm, l.queue.name());
+    }
+}

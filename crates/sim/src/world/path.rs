@@ -1,0 +1,228 @@
+//! Where a packet goes next: from an endpoint onto the first link of its route, through each
+//! link (the link's own walk: queue → serializer → loss → propagation, net/link), past the
+//! gateway at the bottleneck, on to the next link of its route, and at the end into the
+//! destination endpoint. Every step is an event of the engine; their order is the run.
+
+use super::{Endpoint, FlowRt, World};
+use crate::engine::Event;
+use crate::gateway::{self, QueueView};
+use crate::ids::{LinkId, PacketId};
+use crate::net::link::{Launch, LinkCx, TxEvent, TxStart};
+use crate::net::pcap::PcapWriter;
+use crate::net::{Header, PacketPool, Route, TcpFlags};
+use crate::queue::{DropReason, PureAck, QEntry};
+use crate::units::SimTime;
+
+/// A link and the hands it works with: the pool, the flows' drop counters, its capture.
+/// (A macro rather than a method so that the borrows stay field by field.)
+macro_rules! link_cx {
+    ($w:ident, $l:expr) => {
+        (
+            &mut $w.links[$l.idx()],
+            LinkHands {
+                pool: &mut $w.pool,
+                flows: &mut $w.flows,
+                counting: $w.counting,
+                routes: &$w.routes,
+                capture: $w.captures[$l.idx()].as_mut(),
+                capture_error: &mut $w.capture_error,
+            },
+        )
+    };
+}
+
+/// What a link reaches of the world while it works.
+struct LinkHands<'a> {
+    pool: &'a mut PacketPool,
+    flows: &'a mut [FlowRt],
+    counting: bool,
+    routes: &'a [Route],
+    capture: Option<&'a mut PcapWriter>,
+    capture_error: &'a mut Option<String>,
+}
+
+impl LinkCx for LinkHands<'_> {
+    #[inline]
+    fn mark_ce(&mut self, id: PacketId) {
+        self.pool.get_mut(id).ecn = crate::net::Ecn::Ce;
+    }
+
+    #[inline]
+    fn dropped(&mut self, id: PacketId, _reason: DropReason) {
+        let p = self.pool.get(id);
+        let fl = &mut self.flows[p.flow.idx()];
+        fl.pkts_dropped += 1;
+        if self.counting && p.payload() > 0 {
+            fl.w_data_drops += 1;
+        }
+        self.pool.free(id);
+    }
+
+    #[inline]
+    fn on_wire(&mut self, id: PacketId, now: SimTime) {
+        if let Some(w) = self.capture.as_mut() {
+            let p = self.pool.get(id);
+            let forward = self.routes[p.route.idx()].forward;
+            if let Err(e) = w.record(now, p, forward) {
+                self.capture_error.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+}
+
+impl World {
+    #[inline]
+    pub(super) fn inject(&mut self, pid: PacketId) {
+        let p = self.pool.get(pid);
+        self.flows[p.flow.idx()].pkts_sent += 1;
+        let first = self.routes[p.route.idx()].links[0];
+        self.link_enqueue(first, pid);
+    }
+
+    /// What the queue sees of a packet: size, ECN, 5-tuple, DSCP, pure-ACK-ness.
+    #[inline]
+    fn qentry(&self, pid: PacketId, now: SimTime) -> QEntry {
+        let p = self.pool.get(pid);
+        let rk = &self.route_keys[p.route.idx()];
+        let mut key = rk.key;
+        // A web flow opens a new connection per request: a new port on the sender's side.
+        if p.conn != 0 {
+            if rk.sender_is_src {
+                key.sport = key.sport.wrapping_add(p.conn);
+            } else {
+                key.dport = key.dport.wrapping_add(p.conn);
+            }
+        }
+        let ack = match &p.hdr {
+            Header::Tcp(h) if h.len == 0 && h.flags.has(TcpFlags::ACK) && !h.flags.has(TcpFlags::SYN | TcpFlags::FIN) => {
+                let plain = h.sack.len == 0 && !h.flags.has(TcpFlags::ECE | TcpFlags::CWR);
+                Some(PureAck { ack: h.ack, plain })
+            }
+            _ => None,
+        };
+        QEntry { id: pid, bytes: p.wire_bytes, enqueued_at: now, ecn: p.ecn, key, dscp: rk.dscp, ack }
+    }
+
+    #[inline]
+    fn link_enqueue(&mut self, l: LinkId, pid: PacketId) {
+        let now = self.now;
+        let e = self.qentry(pid, now);
+        let (link, mut cx) = link_cx!(self, l);
+        if !link.enqueue(e, now, &mut cx) {
+            return;
+        }
+        if l == self.bottleneck {
+            if let Some(g) = self.gateway.as_mut() {
+                g.on_fwd_enqueue(&QueueView { now, backlog: link.queue.backlog(), capacity_bytes: link.queue.capacity_bytes() });
+            }
+        }
+        if link.idle() {
+            self.start_tx(l);
+        }
+    }
+
+    /// The gateway's view of the forward bottleneck queue.
+    fn fwd_view(&self) -> QueueView {
+        let q = &self.links[self.bottleneck.idx()].queue;
+        QueueView { now: self.now, backlog: q.backlog(), capacity_bytes: q.capacity_bytes() }
+    }
+
+    /// A packet reaches the gateway on its way to a sender: learn window scaling from
+    /// SYN-ACKs and let the rewriter lower the window of ACKs.
+    fn gateway_rewrite(&mut self, pid: PacketId) {
+        let view = self.fwd_view();
+        let Some(g) = self.gateway.as_mut() else { return };
+        let p = self.pool.get_mut(pid);
+        let flow = p.flow.idx();
+        let Some(h) = p.tcp_mut() else { return };
+        if h.flags.has(TcpFlags::SYN) {
+            self.gw_wscale[flow] = Some(h.syn_opts.wscale.unwrap_or(0));
+            return;
+        }
+        if !h.flags.has(TcpFlags::ACK) {
+            return;
+        }
+        let shift = self.gw_wscale[flow].unwrap_or(0) as u32;
+        if let Some(field) = gateway::rewritten_field(g.as_mut(), h.window, shift, self.flows[flow].mss, &view) {
+            h.window = field;
+            self.gw_rewrites += 1;
+        }
+    }
+
+    #[inline]
+    fn start_tx(&mut self, l: LinkId) {
+        let now = self.now;
+        let (link, mut cx) = link_cx!(self, l);
+        match link.start_tx(now, &mut cx) {
+            TxStart::Started { end } => {
+                if self.gateway.is_some() && l == self.bottleneck {
+                    let view = self.fwd_view();
+                    if let Some(g) = self.gateway.as_mut() {
+                        g.on_fwd_dequeue(&view);
+                    }
+                }
+                self.events.schedule(end, Event::LinkTxDone(l));
+            }
+            TxStart::Wake(t) => self.events.schedule(t, Event::LinkTxDone(l)),
+            TxStart::Idle => {}
+        }
+    }
+
+    #[inline]
+    pub(super) fn tx_done(&mut self, l: LinkId) {
+        let now = self.now;
+        let (link, mut cx) = link_cx!(self, l);
+        match link.tx_event(now) {
+            TxEvent::End => {}
+            TxEvent::WakeIdle => return self.start_tx(l),
+            TxEvent::Stale => return,
+        }
+        match link.end_tx(now, &mut cx) {
+            Launch::Lost => {}
+            Launch::Out(pid) => self.forward(pid),
+            Launch::Propagating(Some(at)) => self.events.schedule(at, Event::LinkArrive(l)),
+            Launch::Propagating(None) => {}
+        }
+        self.start_tx(l);
+    }
+
+    #[inline]
+    pub(super) fn arrive(&mut self, l: LinkId) {
+        let (pid, next) = self.links[l.idx()].arrive(self.now);
+        if let Some(next) = next {
+            self.events.schedule(next, Event::LinkArrive(l));
+        }
+        self.forward(pid);
+    }
+
+    #[inline]
+    fn forward(&mut self, pid: PacketId) {
+        let p = self.pool.get_mut(pid);
+        p.hop += 1;
+        let r = &self.routes[p.route.idx()];
+        // An ACK that has crossed the reverse bottleneck is at the gateway router, the one that
+        // holds the forward bottleneck queue: rewrite it there, before it heads to its sender.
+        if self.gateway.is_some() && r.links[p.hop as usize - 1] == self.bottleneck_rev && !self.flows[p.flow.idx()].reverse {
+            self.gateway_rewrite(pid);
+        }
+        let p = self.pool.get(pid);
+        let r = &self.routes[p.route.idx()];
+        if (p.hop as usize) < r.len as usize {
+            let next = r.links[p.hop as usize];
+            self.link_enqueue(next, pid);
+        } else {
+            let dst = r.dst;
+            let pkt = *p;
+            self.flows[pkt.flow.idx()].pkts_delivered += 1;
+            self.pool.free(pid);
+            self.ep_call(dst, |ep, cx| match ep {
+                Endpoint::Tcp(s) => s.on_packet(&pkt, cx),
+                Endpoint::Udp(u) => u.on_packet(&pkt, cx),
+                Endpoint::Dccp(d) => d.on_packet(&pkt, cx),
+            });
+            if self.flows[pkt.flow.idx()].web.is_some() {
+                self.web_progress(pkt.flow);
+            }
+        }
+    }
+}
