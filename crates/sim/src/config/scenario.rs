@@ -292,9 +292,10 @@ fn ecn_for_cc(cc: &cc::CcSpec, set: Option<&(EcnMode, String)>, tcp: &mut TcpCfg
         return Ok(());
     };
     match (cc.name(), needs, *mode) {
-        ("prague", _, EcnMode::Off | EcnMode::Classic) => err(
+        // A controller that asks for AccECN (prague) cannot run on less.
+        (name, Some(EcnMode::AccEcn), EcnMode::Off | EcnMode::Classic) => err(
             path,
-            format!("prague needs Accurate ECN feedback: it sends ECT(1) and reacts to every CE mark (use \"accecn\", its default; got \"{}\")", mode.label()),
+            format!("{name} needs Accurate ECN feedback: it sends ECT(1) and reacts to every CE mark (use \"accecn\", its default; got \"{}\")", mode.label()),
         ),
         (name, Some(_), EcnMode::Off) => err(path, format!("{name} reacts to ECN marks and needs ECN (use \"classic\" or \"accecn\"; got \"off\")")),
         _ => Ok(()),
