@@ -140,6 +140,7 @@ pub(super) fn cellular(mut t: Table) -> Res<Topology> {
         access_queue: core_queue,
         gateway: None,
         ues,
+        graph: None,
     })
 }
 

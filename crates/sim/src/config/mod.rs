@@ -7,12 +7,14 @@ pub(crate) mod queue;
 mod rate;
 mod reader;
 pub(crate) mod scenario;
+mod topology;
 
 pub use reader::{err, join, Res, Table};
 pub use crate::api::ScenarioError;
 pub use crate::gateway::{AwmParams, EwaParams, EwtParams, GatewayCfg};
 pub use crate::tcp::rwnd::RwndPolicy;
 pub(crate) use gateway::within_buffer;
+pub use topology::{reverse_name, Ecmp, GraphCfg, GraphLink, NodeCfg, Pattern, StaticRoute};
 
 use crate::units::{Dur, Rate};
 
@@ -38,17 +40,25 @@ pub struct CaptureCfg {
 impl Scenario {
     /// The names of every link the topology builds, in build order.
     pub fn link_names(&self) -> Vec<String> {
-        if self.topology.kind == TopologyKind::Cellular {
+        let n: u32 = self.flows.iter().map(|f| f.count).sum();
+        match &self.topology.graph {
+            Some(g) => g.link_names(),
+            None => Scenario::link_names_of(&self.topology, n as usize),
+        }
+    }
+
+    /// The link names of a dumbbell or cellular topology with `n_flows` flows.
+    pub(crate) fn link_names_of(t: &Topology, n_flows: usize) -> Vec<String> {
+        if t.kind == TopologyKind::Cellular {
             let mut v = vec!["core_down".to_string(), "core_up".to_string()];
-            for u in 0..self.topology.ues {
+            for u in 0..t.ues {
                 v.push(format!("ue{u}_down"));
                 v.push(format!("ue{u}_up"));
             }
             return v;
         }
-        let n: u32 = self.flows.iter().map(|f| f.count).sum();
         let mut v = vec!["bottleneck".to_string(), "bottleneck_rev".to_string()];
-        for f in 0..n {
+        for f in 0..n_flows {
             for side in ["src_up", "dst_down", "dst_up", "src_down"] {
                 v.push(format!("f{f}_{side}"));
             }
@@ -61,6 +71,9 @@ impl Scenario {
 pub struct MetricsCfg {
     /// Time-series sampling interval; zero disables sampling.
     pub interval: Dur,
+    /// Links (one direction each, by name) whose queue the summary reports and the time series
+    /// sample, besides the topology's own choice (graph topologies only).
+    pub links: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +84,9 @@ pub enum TopologyKind {
     /// `rate`, up rate in `reverse_rate`), `bottleneck_queue` the base station's per-UE buffer,
     /// `reverse_queue` the UE's uplink buffer, `access_queue` the core link's queues.
     Cellular,
+    /// Named nodes and links with shortest-path routes (`kind = "graph"` and the presets
+    /// `parking_lot`, `leaf_spine`, `fat_tree` that expand into one): see [`GraphCfg`].
+    Graph,
 }
 
 #[derive(Debug, Clone)]
@@ -85,6 +101,9 @@ pub struct Topology {
     pub gateway: Option<GatewayCfg>,
     /// Number of UEs (cellular); 1 for the dumbbell.
     pub ues: u32,
+    /// The nodes, links and routes of a graph topology (kind Graph); the fields above are
+    /// then unused placeholders.
+    pub graph: Option<Box<GraphCfg>>,
 }
 
 /// How a link's capacity behaves over time.
@@ -332,6 +351,9 @@ pub struct FlowSpec {
     pub host: Option<String>,
     /// The DSCP the flow's packets carry (both directions).
     pub dscp: u8,
+    /// Graph topologies: the hosts the flow's data goes from and to (node indices), or a
+    /// pattern of host pairs; `count` flows per pair.
+    pub endpoints: Option<Pattern>,
 }
 
 /// The direction of a flow's data over the topology's bottleneck pair: `Forward` crosses
@@ -367,6 +389,8 @@ impl Scenario {
         match t.kind {
             TopologyKind::Cellular => Dur(2 * (t.access.delay.0 + t.bottleneck.delay.0)),
             TopologyKind::Dumbbell => f.rtt.unwrap_or(Dur(2 * (2 * t.access.delay.0 + t.bottleneck.delay.0))),
+            // A graph flow's base RTT depends on its route (the world sums its links' delays).
+            TopologyKind::Graph => Dur::ZERO,
         }
     }
 }

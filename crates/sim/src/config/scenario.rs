@@ -10,13 +10,16 @@ use serde_json::Value;
 const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows", "capture"];
 const TOPOLOGY_KEYS: &[&str] =
     &["kind", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue", "gateway"];
-const LINK_KEYS: &[&str] = &["rate", "reverse_rate", "delay", "loss", "drop_packets"];
+pub(super) const LINK_KEYS: &[&str] = &["rate", "reverse_rate", "delay", "loss", "drop_packets"];
 const TCP_KEYS: &[&str] = &[
     "mss", "init_cwnd", "recovery", "delack", "ack_every", "rto_min", "rto_initial", "rto_max",
     "timestamps", "rcvbuf", "pacing", "ecn",
 ];
 const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction", "host", "dscp"];
+    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction", "host", "dscp", "src", "dst", "pattern"];
+/// Flow keys of the dumbbell and cellular topologies that a graph flow does not take.
+const NOT_GRAPH: &[&str] = &["rtt", "ue", "direction", "host"];
+const GRAPH_ONLY: &[&str] = &["src", "dst", "pattern"];
 const TRANSPORTS: &[&str] = &["tcp", "udp", "dccp"];
 const APPS: &[&str] = &["bulk", "file", "cbr", "web", "probe", "voip"];
 /// The applications of UDP flows.
@@ -47,13 +50,15 @@ impl Scenario {
         if warmup >= duration {
             return err("warmup", format!("must be shorter than duration ({duration}), got \"{warmup}\""));
         }
+        let mut metric_links = None;
         let metrics = match t.get("metrics") {
-            None => MetricsCfg { interval: Dur::from_millis(100) },
+            None => MetricsCfg { interval: Dur::from_millis(100), links: Vec::new() },
             Some(m) => {
                 let mut mt = Table::new("metrics", m)?;
                 let interval = mt.opt_duration("interval")?.unwrap_or(Dur::from_millis(100));
-                mt.finish(&["interval"])?;
-                MetricsCfg { interval }
+                metric_links = mt.get("links");
+                mt.finish(&["interval", "links"])?;
+                MetricsCfg { interval, links: Vec::new() }
             }
         };
         let topology = match t.get("topology") {
@@ -72,11 +77,15 @@ impl Scenario {
         };
         let capture_v = t.get("capture");
         t.finish(TOP_KEYS)?;
+
         let mut flows = Vec::with_capacity(flows_arr.len());
         for (i, fv) in flows_arr.iter().enumerate() {
             flows.push(flow(&format!("flows[{i}]"), fv, &tcp_defaults, &topology)?);
         }
         let mut sc = Scenario { name, duration, seed, warmup, metrics, topology, flows, capture: CaptureCfg::default() };
+        if let Some(lv) = metric_links {
+            sc.metrics.links = super::topology::metrics_links(lv, &sc.link_names())?;
+        }
         if let Some(cv) = capture_v {
             sc.capture = capture(cv, &sc.link_names())?;
         }
@@ -154,8 +163,10 @@ pub(super) fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<Link
 
 fn topology(v: &Value) -> Res<Topology> {
     let mut t = Table::new("topology", v)?;
-    if t.opt_choice("kind", "topology kind", &["dumbbell", "cellular"])? == Some("cellular") {
-        return cellular::cellular(t);
+    match t.opt_choice("kind", "topology kind", super::topology::KINDS)? {
+        Some("cellular") => return cellular::cellular(t),
+        Some(k @ ("graph" | "parking_lot" | "leaf_spine" | "fat_tree")) => return super::topology::topology(k, t),
+        _ => {}
     }
     let kind = TopologyKind::Dumbbell;
     let bottleneck = link("topology.bottleneck", t.require("bottleneck")?, None)?;
@@ -171,10 +182,10 @@ fn topology(v: &Value) -> Res<Topology> {
         Some(g) => Some(gateway::gateway("topology.gateway", g, &bottleneck_queue)?),
     };
     t.finish(TOPOLOGY_KEYS)?;
-    Ok(Topology { kind, bottleneck, bottleneck_queue, reverse_queue, access, access_queue, gateway, ues: 1 })
+    Ok(Topology { kind, bottleneck, bottleneck_queue, reverse_queue, access, access_queue, gateway, ues: 1, graph: None })
 }
 
-fn default_access() -> LinkCfg {
+pub(super) fn default_access() -> LinkCfg {
     LinkCfg { rate: RateSpec::Constant(Rate(10_000_000_000)), reverse_rate: None, delay: Dur::ZERO, loss: 0.0, drop_packets: Vec::new() }
 }
 
@@ -330,6 +341,17 @@ fn positive(path: &str, d: Option<Dur>) -> Res<Option<Dur>> {
 
 fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Res<FlowSpec> {
     let mut t = Table::new(path, v)?;
+    let (refused, why) = match topo.graph {
+        Some(_) => (NOT_GRAPH, "a graph flow goes from its src host to its dst host over the routes"),
+        None => (GRAPH_ONLY, "hosts and patterns are settings of graph topologies (topology.kind = \"graph\", \"parking_lot\", \"leaf_spine\", \"fat_tree\")"),
+    };
+    if let Some(k) = refused.iter().find(|k| t.has(k)) {
+        return err(&t.key_path(k), format!("not a setting here: {why}"));
+    }
+    let endpoints = match &topo.graph {
+        Some(g) => Some(super::topology::flow_endpoints(&mut t, g)?),
+        None => None,
+    };
     let kind = t.opt_choice("transport", "transport", TRANSPORTS)?;
     let is_udp = kind == Some("udp");
     let is_dccp = kind == Some("dccp");
@@ -517,7 +539,7 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     let host = super::queue::flow_host(&mut t)?;
     let dscp = super::queue::flow_dscp(&mut t)?;
     t.finish(FLOW_KEYS)?;
-    Ok(FlowSpec { transport, count, start, size, app, rtt, rwnd, ue, group, direction, host, dscp })
+    Ok(FlowSpec { transport, count, start, size, app, rtt, rwnd, ue, group, direction, host, dscp, endpoints })
 }
 
 /// A UDP flow's source: constant bit rate (`rate`), echoed probes or voice frames (`interval`).

@@ -18,7 +18,18 @@ pub struct RunMeasure {
     pub duration_s: f64,
     pub flows: Vec<FlowMeasure>,
     pub bottleneck: QueueMeasure,
+    /// Further links whose queue is reported (graph topologies, `[metrics] links`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkMeasure>,
     pub engine: EngineMeasure,
+}
+
+/// A named link's queue over the window.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LinkMeasure {
+    pub name: String,
+    #[serde(flatten)]
+    pub queue: QueueMeasure,
 }
 
 /// One flow over its active time in the window.
@@ -179,6 +190,7 @@ pub fn build(m: &RunMeasure) -> Summary {
         duration_s: m.duration_s,
         flows,
         bottleneck: m.bottleneck.summary(),
+        links: m.links.iter().map(|l| super::summary::LinkSummary { name: l.name.clone(), queue: l.queue.summary() }).collect(),
         fairness: Fairness { jain_goodput: jain(&goodputs) },
         engine: EngineSummary {
             wall_s: e.wall_s,

@@ -6,7 +6,7 @@ mod series;
 pub mod stats;
 mod summary;
 
-pub use measure::{Busy, DelayMeasure, EngineMeasure, FlowMeasure, QueueMeasure, RunMeasure};
+pub use measure::{Busy, DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, QueueMeasure, RunMeasure};
 pub use series::Series;
 pub use stats::{jain, mean_ci95, t95};
 pub use summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};

@@ -12,6 +12,9 @@ pub struct Summary {
     pub duration_s: f64,
     pub flows: Vec<FlowSummary>,
     pub bottleneck: BottleneckSummary,
+    /// Every reported link (graph topologies, `[metrics] links`); absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkSummary>,
     pub fairness: Fairness,
     pub engine: EngineSummary,
 }
@@ -88,6 +91,14 @@ pub struct BottleneckSummary {
     pub drop_reasons: DropReasons,
     pub random_losses: u64,
     pub rate_mbps: f64,
+}
+
+/// A reported link: its name and the bottleneck block's fields.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkSummary {
+    pub name: String,
+    #[serde(flatten)]
+    pub queue: BottleneckSummary,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

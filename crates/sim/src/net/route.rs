@@ -4,7 +4,9 @@
 
 use crate::ids::{LinkId, SockId};
 
-pub const MAX_HOPS: usize = 6;
+/// Enough for a fat-tree (host, edge, aggregation, core, aggregation, edge, host) and a
+/// parking lot of six bottlenecks with its two access links.
+pub const MAX_HOPS: usize = 8;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Route {

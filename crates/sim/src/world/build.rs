@@ -3,7 +3,8 @@
 
 use super::{Endpoint, FlowRt, World, WebRt, Counters};
 use crate::cc;
-use crate::config::{Direction, LinkCfg, QueueCfg, Scenario, StartSpec, TopologyKind, Transport};
+use super::graph;
+use crate::config::{Direction, LinkCfg, QueueCfg, RateSpec, Scenario, StartSpec, TopologyKind, Transport};
 use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::gateway;
 use crate::ids::{FlowId, LinkId, RouteId, SockId};
@@ -33,22 +34,39 @@ pub(super) struct RouteKey {
     pub(super) sender_is_src: bool,
 }
 
-fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
-    // The reverse member of a link pair (not lossy: the ACK direction) may have its own rate.
-    let spec = if lossy { &cfg.rate } else { cfg.reverse_rate.as_ref().unwrap_or(&cfg.rate) };
-    let rate = spec.build(SimRng::new(seed, Stream::LinkRate, id as u64));
-    let queue = queue::build(q, SimRng::new(seed, Stream::Queue, id as u64), rate.mean_rate());
+/// One direction of a link as the build sees it.
+pub(super) struct Dir<'a> {
+    pub(super) name: String,
+    pub(super) rate: &'a RateSpec,
+    pub(super) delay: Dur,
+    pub(super) loss: f64,
+    pub(super) drops: Vec<u64>,
+    pub(super) queue: &'a QueueCfg,
+    pub(super) monitored: bool,
+}
+
+/// A one-way link; `id` (its index) keys its random streams.
+pub(super) fn make_link(d: Dir, seed: u64, id: u32) -> Link {
+    let rate = d.rate.build(SimRng::new(seed, Stream::LinkRate, id as u64));
+    let queue = queue::build(d.queue, SimRng::new(seed, Stream::Queue, id as u64), rate.mean_rate());
     Link::new(LinkSpec {
-        name,
+        name: d.name,
         rate,
-        delay: cfg.delay,
+        delay: d.delay,
         queue,
-        loss: if lossy { cfg.loss } else { 0.0 },
-        drop_list: if lossy { cfg.drop_packets.clone() } else { Vec::new() },
+        loss: d.loss,
+        drop_list: d.drops,
         loss_rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
-        monitored,
+        monitored: d.monitored,
         pipe_room: 64,
     })
+}
+
+fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
+    // The reverse member of a link pair (not lossy: the ACK direction) may have its own rate.
+    let rate = if lossy { &cfg.rate } else { cfg.reverse_rate.as_ref().unwrap_or(&cfg.rate) };
+    let (loss, drops) = if lossy { (cfg.loss, cfg.drop_packets.clone()) } else { (0.0, Vec::new()) };
+    make_link(Dir { name, rate, delay: cfg.delay, loss, drops, queue: q, monitored }, seed, id)
 }
 
 impl World {
@@ -56,7 +74,14 @@ impl World {
     /// links go to `capture_dir` (none: no capture); `series`: keep sampled time series.
     pub fn new(sc: &Scenario, seed: u64, capture_dir: Option<&std::path::Path>, series: bool) -> Result<World, String> {
         let t = &sc.topology;
-        let mut links = Vec::new();
+        let plans = graph::plans(sc, seed);
+        // A graph: its links, the reported ones, and every flow's routes, found up front.
+        let reported_names = t.graph.as_ref().map_or_else(|| sc.metrics.links.clone(), |g| graph::reported(sc, g));
+        let (mut links, graph_routes) = match &t.graph {
+            Some(g) => (graph::links(g, seed, |n| reported_names.iter().any(|r| r == n)), Some(graph::routes(sc, g, &plans, seed)?)),
+            None => (Vec::new(), None),
+        };
+        let graph_bn = t.graph.as_ref().map(|_| LinkId(links.iter().position(|l| l.name == reported_names[0]).expect("reported links exist") as u32));
         // Random and listed losses apply in the data direction only.
         let mut add = |name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, monitored| {
             let id = links.len() as u32;
@@ -65,8 +90,11 @@ impl World {
         };
         let cellular = t.kind == TopologyKind::Cellular;
         // Dumbbell: the shared bottleneck pair. Cellular: the core pair, then a radio pair per
-        // UE (the first UE's radio link is "the bottleneck" of the summary).
-        let (bn, bn_rev, core, ue_links) = if cellular {
+        // UE (the first UE's radio link is "the bottleneck" of the summary). A graph: the first
+        // reported link and its other direction.
+        let (bn, bn_rev, core, ue_links) = if let Some(bn) = graph_bn {
+            (bn, LinkId(bn.0 ^ 1), None, Vec::new())
+        } else if cellular {
             let core_down = add("core_down".into(), &t.access, true, &t.access_queue, false);
             let core_up = add("core_up".into(), &t.access, false, &t.access_queue, false);
             let ue_links: Vec<(LinkId, LinkId)> = (0..t.ues)
@@ -89,16 +117,25 @@ impl World {
         let mut events = EventQueue::new();
         let mut route_keys = Vec::new();
         let mut sender_hosts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
-        for spec in &sc.flows {
-            for _ in 0..spec.count {
+        for &(spec_i, pair) in &plans {
+            {
+                let spec = &sc.flows[spec_i];
                 let f = flows.len() as u32;
-                let base_rtt = sc.base_rtt(spec);
+                let base_rtt = match &graph_routes {
+                    Some((_, rtts)) => rtts[f as usize],
+                    None => sc.base_rtt(spec),
+                };
                 let client = SockId(eps.len() as u32);
                 let server = SockId(client.0 + 1);
                 let fwd = RouteId(routes.len() as u32);
                 let rev = RouteId(fwd.0 + 1);
                 let reverse = spec.direction == Direction::Reverse;
-                let last_hop = if let Some((core_down, core_up)) = core {
+                let last_hop = if let Some((paths, _)) = &graph_routes {
+                    let (data, ack) = (&paths[2 * f as usize], &paths[2 * f as usize + 1]);
+                    routes.push(Route::new(data.links(), server, true));
+                    routes.push(Route::new(ack.links(), client, false));
+                    data.links()[data.len as usize - 1]
+                } else if let Some((core_down, core_up)) = core {
                     let (down, up) = ue_links[spec.ue.unwrap_or(f % t.ues) as usize];
                     if reverse {
                         // An upload: the UE sends over its radio uplink and the core.
@@ -143,14 +180,17 @@ impl World {
                     Transport::Udp(_) => queue::PROTO_UDP,
                     Transport::Dccp(_) => queue::PROTO_DCCP,
                 };
-                let data_key = FlowKey {
-                    src: SENDER_NET | sender,
-                    dst: RECEIVER_NET | f,
-                    sport: (SENDER_PORT_BASE as u32 + f) as u16,
-                    dport: RECEIVER_PORT,
-                    proto,
+                let data_key = match pair {
+                    Some((s, d)) => graph::data_key(f, s, d, spec),
+                    None => FlowKey {
+                        src: SENDER_NET | sender,
+                        dst: RECEIVER_NET | f,
+                        sport: (SENDER_PORT_BASE as u32 + f) as u16,
+                        dport: RECEIVER_PORT,
+                        proto,
+                    },
                 };
-                let ack_key = FlowKey { src: data_key.dst, dst: data_key.src, sport: data_key.dport, dport: data_key.sport, proto };
+                let ack_key = graph::reversed(data_key);
                 for r in &routes[routes.len() - 2..] {
                     let key = if r.forward { data_key } else { ack_key };
                     route_keys.push(RouteKey { key, dscp: spec.dscp, sender_is_src: r.forward });
@@ -222,11 +262,16 @@ impl World {
                     last: Counters::default(),
                     retired: Counters::default(),
                     web: WebRt::for_flow(spec, client, server, fwd, rev),
-                    reverse,
                 });
             }
         }
         let n_flows = flows.len();
+        let ids: std::collections::HashMap<&str, LinkId> = links.iter().enumerate().map(|(i, l)| (l.name.as_str(), LinkId(i as u32))).collect();
+        let reported: Vec<LinkId> = reported_names.iter().map(|n| ids[n.as_str()]).collect();
+        drop(ids);
+        for &l in &reported {
+            links[l.idx()].monitored = true;
+        }
         let warmup = SimTime(sc.warmup.0);
         let counting = warmup == SimTime::ZERO;
         for l in links.iter_mut() {
@@ -259,6 +304,7 @@ impl World {
             flows,
             bottleneck: bn,
             bottleneck_rev: bn_rev,
+            reported,
             out: Vec::with_capacity(64),
             route_keys,
             series: series.then(Series::default),

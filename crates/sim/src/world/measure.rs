@@ -3,7 +3,7 @@
 //! endpoints' and links' own counters; changes nothing the packets see.
 
 use super::{Endpoint, World};
-use crate::metrics::{DelayMeasure, EngineMeasure, FlowMeasure, RunMeasure};
+use crate::metrics::{DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, RunMeasure};
 
 /// A flow's counters at one instant, whatever its transport (the summary and the time series
 /// take differences of these).
@@ -154,7 +154,9 @@ impl World {
                 }
             }
         }
-        for l in [self.bottleneck, self.bottleneck_rev] {
+        let pair = [self.bottleneck, self.bottleneck_rev];
+        let others = self.reported.iter().copied().filter(|l| !pair.contains(l));
+        for l in pair.into_iter().chain(others) {
             let link = &mut self.links[l.idx()];
             let b = link.queue.backlog();
             series.q_t.push(t);
@@ -273,6 +275,7 @@ impl World {
         let bn = &self.links[self.bottleneck.idx()];
         let bottleneck = bn.measure(self.end);
         let engine = EngineMeasure { wall_s, events: self.events.processed(), bottleneck_packets: bn.stats.transmitted };
-        RunMeasure { name: self.name.clone(), seed: self.seed, duration_s: self.end.secs_f64(), flows, bottleneck, engine }
+        let links = self.reported.iter().map(|l| LinkMeasure { name: self.links[l.idx()].name.clone(), queue: self.links[l.idx()].measure(self.end) }).collect();
+        RunMeasure { name: self.name.clone(), seed: self.seed, duration_s: self.end.secs_f64(), flows, bottleneck, links, engine }
     }
 }

@@ -19,6 +19,7 @@ use crate::units::{Dur, SimTime};
 use std::time::Instant;
 
 mod build;
+mod graph;
 mod measure;
 mod path;
 mod web;
@@ -65,8 +66,6 @@ struct FlowRt {
     retired: Counters,
     /// The web application's state, for web flows.
     web: Option<WebRt>,
-    /// The flow's data crosses `bottleneck_rev` (an upload); the gateway leaves its packets alone.
-    reverse: bool,
 }
 
 pub struct World {
@@ -85,6 +84,9 @@ pub struct World {
     flows: Vec<FlowRt>,
     bottleneck: LinkId,
     bottleneck_rev: LinkId,
+    /// Links whose queue the summary reports besides `bottleneck` (graph topologies: all of
+    /// them, the bottleneck first), and the time series samples.
+    reported: Vec<LinkId>,
     out: Vec<PacketId>,
     /// Per route: the 5-tuple and DSCP its packets carry.
     route_keys: Vec<RouteKey>,

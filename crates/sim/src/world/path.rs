@@ -202,7 +202,8 @@ impl World {
         let r = &self.routes[p.route.idx()];
         // An ACK that has crossed the reverse bottleneck is at the gateway router, the one that
         // holds the forward bottleneck queue: rewrite it there, before it heads to its sender.
-        if self.gateway.is_some() && r.links[p.hop as usize - 1] == self.bottleneck_rev && !self.flows[p.flow.idx()].reverse {
+        // (Data crossing that link, of a flow the other way, is left alone.)
+        if self.gateway.is_some() && r.links[p.hop as usize - 1] == self.bottleneck_rev && !r.forward {
             self.gateway_rewrite(pid);
         }
         let p = self.pool.get(pid);

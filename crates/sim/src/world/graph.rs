@@ -1,0 +1,136 @@
+//! The graph topology's part of the build: flow tables expanded into host pairs, the one-way
+//! links of every graph link, each flow's 5-tuple and its two routes (net/graph.rs finds
+//! them), and the links whose queues are reported.
+
+use super::build::{make_link, Dir};
+use crate::config::{reverse_name, FlowSpec, GraphCfg, Pattern, Scenario, Transport};
+use crate::engine::{SimRng, Stream};
+use crate::ids::LinkId;
+use crate::net::graph::{self, Path, Request};
+use crate::net::Link;
+use crate::queue::{self, FlowKey};
+use crate::units::Dur;
+
+/// Host addresses: 10.0.0.0 plus the node's index (host-aware queues see a host's flows as
+/// one source address).
+const HOST_NET: u32 = 0x0a00_0000;
+const PORT_BASE: u16 = 10_000;
+const SERVER_PORT: u16 = 5001;
+/// Random-stream index of a flow table's permutation (FlowStart stream, above any flow id).
+const PERMUTATION_STREAM: u64 = 1 << 40;
+
+/// One flow to build: its table and, on a graph, its (src, dst) hosts.
+pub(super) type Plan = (usize, Option<(u32, u32)>);
+
+/// Every flow of the scenario in build order: each table's `count` flows per host pair.
+pub(super) fn plans(sc: &Scenario, seed: u64) -> Vec<Plan> {
+    let mut out = Vec::new();
+    for (i, spec) in sc.flows.iter().enumerate() {
+        let pairs = match (&sc.topology.graph, spec.endpoints) {
+            (Some(g), Some(p)) => pairs(g, p, seed, i),
+            _ => vec![None],
+        };
+        for pair in pairs {
+            out.extend(std::iter::repeat((i, pair)).take(spec.count as usize));
+        }
+    }
+    out
+}
+
+fn pairs(g: &GraphCfg, p: Pattern, seed: u64, table: usize) -> Vec<Option<(u32, u32)>> {
+    let hosts = g.hosts();
+    match p {
+        Pattern::Pair(s, d) => vec![Some((s, d))],
+        Pattern::Incast(d) => hosts.iter().filter(|&&h| h != d).map(|&h| Some((h, d))).collect(),
+        Pattern::Permutation => {
+            // Sattolo's shuffle: a uniformly random single cycle, so no host sends to itself.
+            let mut to = hosts.clone();
+            let mut rng = SimRng::new(seed, Stream::FlowStart, PERMUTATION_STREAM + table as u64);
+            for i in (1..to.len()).rev() {
+                let j = rng.range_u64(0, i as u64 - 1) as usize;
+                to.swap(i, j);
+            }
+            hosts.iter().zip(&to).map(|(&s, &d)| Some((s, d))).collect()
+        }
+        Pattern::ParkingLot => {
+            let k = g.report.len();
+            let node = |n: String| g.node(&n).expect("parking-lot host");
+            (0..=k).map(|i| Some((node(format!("src{i}")), node(format!("dst{i}"))))).collect()
+        }
+    }
+}
+
+/// The one-way links of the graph in build order (link i: a→b is 2i, b→a is 2i + 1).
+/// `monitored`: whether a link (by name) records sojourn and backlog.
+pub(super) fn links(g: &GraphCfg, seed: u64, monitored: impl Fn(&str) -> bool) -> Vec<Link> {
+    let mut out = Vec::with_capacity(2 * g.links.len());
+    for l in &g.links {
+        let rev = reverse_name(&l.name);
+        let (m_fwd, m_rev) = (monitored(&l.name), monitored(&rev));
+        let fwd = Dir { name: l.name.clone(), rate: &l.link.rate, delay: l.link.delay, loss: l.link.loss, drops: l.link.drop_packets.clone(), queue: &l.queue, monitored: m_fwd };
+        out.push(make_link(fwd, seed, out.len() as u32));
+        let back_rate = l.link.reverse_rate.as_ref().unwrap_or(&l.link.rate);
+        let back = Dir { name: rev, rate: back_rate, delay: l.link.delay, loss: l.reverse_loss, drops: Vec::new(), queue: &l.reverse_queue, monitored: m_rev };
+        out.push(make_link(back, seed, out.len() as u32));
+    }
+    out
+}
+
+/// The one-way links whose queues the summary reports, in order: the gateway's, the
+/// preset's, `[metrics] links`, then (on a graph written out, where a discipline marks the
+/// links that matter) every other link with a discipline other than drop-tail. The first is
+/// the summary's `bottleneck`; with none, the slowest link (a→b) is.
+pub(super) fn reported(sc: &Scenario, g: &GraphCfg) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let add = |names: &mut Vec<String>, n: &str| {
+        if !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
+        }
+    };
+    g.gateway_link.iter().chain(&g.report).chain(&sc.metrics.links).for_each(|n| add(&mut names, n));
+    for l in g.links.iter().filter(|_| g.preset == "graph") {
+        if l.queue.kind() != "droptail" {
+            add(&mut names, &l.name);
+        }
+        if l.reverse_queue.kind() != "droptail" {
+            add(&mut names, &reverse_name(&l.name));
+        }
+    }
+    if names.is_empty() {
+        let mean = |l: &crate::config::GraphLink| l.link.rate.build(SimRng::new(0, Stream::LinkRate, 0)).mean_rate().0;
+        let slowest = g.links.iter().min_by_key(|l| mean(l)).expect("a graph has links");
+        add(&mut names, &slowest.name);
+    }
+    names
+}
+
+/// A graph flow's data 5-tuple: host addresses, a port per flow.
+pub(super) fn data_key(f: u32, s: u32, d: u32, spec: &FlowSpec) -> FlowKey {
+    let proto = match spec.transport {
+        Transport::Tcp { .. } => queue::PROTO_TCP,
+        Transport::Udp(_) => queue::PROTO_UDP,
+        Transport::Dccp(_) => queue::PROTO_DCCP,
+    };
+    FlowKey { src: HOST_NET | s, dst: HOST_NET | d, sport: PORT_BASE.wrapping_add(f as u16), dport: SERVER_PORT, proto }
+}
+
+/// The ACK direction's 5-tuple.
+pub(super) fn reversed(k: FlowKey) -> FlowKey {
+    FlowKey { src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, proto: k.proto }
+}
+
+/// Every flow's data route (even indices) and ACK route (odd), and its base RTT (the delays
+/// of both routes).
+pub(super) fn routes(sc: &Scenario, g: &GraphCfg, plans: &[Plan], seed: u64) -> Result<(Vec<Path>, Vec<Dur>), String> {
+    let mut reqs = Vec::with_capacity(2 * plans.len());
+    for (f, &(i, pair)) in plans.iter().enumerate() {
+        let (s, d) = pair.expect("graph flows have hosts");
+        let key = data_key(f as u32, s, d, &sc.flows[i]);
+        reqs.push(Request { src: s, dst: d, key });
+        reqs.push(Request { src: d, dst: s, key: reversed(key) });
+    }
+    let paths = graph::routes(g, seed, &reqs)?;
+    let delay = |p: &Path| p.links().iter().map(|l: &LinkId| g.links[l.idx() / 2].link.delay.0).sum::<u64>();
+    let rtts = paths.chunks(2).map(|c| Dur(delay(&c[0]) + delay(&c[1]))).collect();
+    Ok((paths, rtts))
+}
