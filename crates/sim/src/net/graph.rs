@@ -120,30 +120,46 @@ fn ecmp_hash(seed: u64, k: &FlowKey, node: u32) -> u64 {
     mix(mix(seed) ^ mix(a) ^ mix(b ^ mix(node as u64)))
 }
 
-/// The routes of every request, in request order. The requests are grouped by destination so
-/// that one BFS serves them all and a single distance array is alive: set-up is linear in the
-/// number of distinct destinations times the graph's size, plus the flows.
+/// Where the search for routes to host `d` starts: a host with a single link to a router is
+/// reached through that router (every route to it ends with that link), so the hosts behind
+/// one access router share one search.
+fn anchor(adj: &Adjacency, d: u32) -> (u32, Option<LinkId>) {
+    match adj.of(d) {
+        &[(r, _)] if !adj.host[r as usize] => {
+            let (_, last) = *adj.of(r).iter().find(|e| e.0 == d).expect("links go both ways");
+            (r, Some(last))
+        }
+        _ => (d, None),
+    }
+}
+
+/// The routes of every request, in request order. Requests are grouped by the node the
+/// search starts from ([`anchor`]) so that one BFS serves them all and a single distance
+/// array is alive: set-up costs one search per access router (or multi-homed host) plus the
+/// flows, not one per host pair.
 pub fn routes(g: &GraphCfg, seed: u64, reqs: &[Request]) -> Result<Vec<Path>, String> {
     let adj = Adjacency::new(g);
     let statics: HashMap<(u32, u32), usize> = g.routes.iter().enumerate().map(|(i, r)| ((r.path[0], r.path[r.path.len() - 1]), i)).collect();
+    let anchors: Vec<(u32, Option<LinkId>)> = reqs.iter().map(|r| anchor(&adj, r.dst)).collect();
     let mut order: Vec<u32> = (0..reqs.len() as u32).collect();
-    order.sort_by_key(|&i| reqs[i as usize].dst);
+    order.sort_by_key(|&i| anchors[i as usize].0);
     let mut out = vec![Path { links: [LinkId(0); MAX_HOPS], len: 0 }; reqs.len()];
     let mut dist = Vec::new();
     let mut current = UNREACHED;
     for i in order {
         let r = reqs[i as usize];
+        let (target, last) = anchors[i as usize];
         let name = |n: u32| &g.nodes[n as usize].name;
         if let Some(&s) = statics.get(&(r.src, r.dst)) {
             out[i as usize] = static_path(&adj, &g.routes[s].path);
             continue;
         }
-        if r.dst != current {
-            adj.distances_to(r.dst, &mut dist);
-            current = r.dst;
+        if target != current {
+            adj.distances_to(target, &mut dist);
+            current = target;
         }
-        let hops = dist[r.src as usize];
-        if hops == UNREACHED {
+        let hops = dist[r.src as usize].saturating_add(last.is_some() as u32);
+        if dist[r.src as usize] == UNREACHED {
             return Err(format!("no route from \"{}\" to \"{}\"", name(r.src), name(r.dst)));
         }
         if hops as usize > MAX_HOPS {
@@ -151,7 +167,7 @@ pub fn routes(g: &GraphCfg, seed: u64, reqs: &[Request]) -> Result<Vec<Path>, St
         }
         let p = &mut out[i as usize];
         let mut u = r.src;
-        while u != r.dst {
+        while u != target {
             let want = dist[u as usize] - 1;
             let next = |k: usize| adj.of(u).iter().filter(|e| dist[e.0 as usize] == want).nth(k).copied();
             let pick = match g.ecmp {
@@ -165,6 +181,10 @@ pub fn routes(g: &GraphCfg, seed: u64, reqs: &[Request]) -> Result<Vec<Path>, St
             p.links[p.len as usize] = l;
             p.len += 1;
             u = v;
+        }
+        if let Some(l) = last {
+            p.links[p.len as usize] = l;
+            p.len += 1;
         }
     }
     Ok(out)
