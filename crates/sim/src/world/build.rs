@@ -78,7 +78,10 @@ impl World {
         // A graph: its links, the reported ones, and every flow's routes, found up front.
         let reported_names = t.graph.as_ref().map_or_else(|| sc.metrics.links.clone(), |g| graph::reported(sc, g));
         let (mut links, graph_routes) = match &t.graph {
-            Some(g) => (graph::links(g, seed, |n| reported_names.iter().any(|r| r == n)), Some(graph::routes(sc, g, &plans, seed)?)),
+            Some(g) => {
+                let monitored: std::collections::HashSet<&str> = reported_names.iter().map(String::as_str).collect();
+                (graph::links(g, seed, |n| monitored.contains(n)), Some(graph::routes(sc, g, &plans, seed)?))
+            }
             None => (Vec::new(), None),
         };
         let graph_bn = t.graph.as_ref().map(|_| LinkId(links.iter().position(|l| l.name == reported_names[0]).expect("reported links exist") as u32));

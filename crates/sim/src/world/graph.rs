@@ -82,8 +82,9 @@ pub(super) fn links(g: &GraphCfg, seed: u64, monitored: impl Fn(&str) -> bool) -
 /// the summary's `bottleneck`; with none, the slowest link (a→b) is.
 pub(super) fn reported(sc: &Scenario, g: &GraphCfg) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
-    let add = |names: &mut Vec<String>, n: &str| {
-        if !names.iter().any(|x| x == n) {
+    let mut seen = std::collections::HashSet::new();
+    let mut add = |names: &mut Vec<String>, n: &str| {
+        if seen.insert(n.to_string()) {
             names.push(n.to_string());
         }
     };
