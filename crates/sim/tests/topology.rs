@@ -302,6 +302,7 @@ fn leaf_spine_incast_and_two_way_traffic() {
 
 /// A random small graph: a random tree over the routers plus extra router links, each host
 /// on a random router, random rates, delays, queues and loss; random flows between hosts.
+#[allow(clippy::too_many_arguments)] // the proptest strategy's draws, one argument each
 fn random_graph(routers: usize, hosts: usize, extra: &[(usize, usize)], attach: &[usize], rates: &[u32], flows: &[(usize, usize, u8)], ecmp: bool, aqm: bool) -> String {
     let mut t = String::from("duration = \"2s\"\n[topology]\nkind = \"graph\"\n");
     t += if ecmp { "ecmp = \"hash\"\n" } else { "" };

@@ -87,33 +87,20 @@ impl Scenario {
             sc.metrics.links = super::topology::metrics_links(lv, &sc.link_names())?;
         }
         if let Some(cv) = capture_v {
-            sc.capture = capture(cv, &sc.link_names())?;
+            sc.capture = capture(cv, &sc.link_names(), sc.topology.graph.is_some())?;
         }
         Ok(sc)
     }
 }
 
-fn capture(v: &Value, names: &[String]) -> Res<CaptureCfg> {
+fn capture(v: &Value, names: &[String], graph: bool) -> Res<CaptureCfg> {
     let mut t = Table::new("capture", v)?;
-    let mut links = Vec::new();
-    match t.get("links") {
-        None => {}
-        Some(Value::Array(a)) => {
-            for (i, lv) in a.iter().enumerate() {
-                let p = format!("capture.links[{i}]");
-                let name = reader::as_str(&p, lv)?;
-                if !names.iter().any(|n| n == name) {
-                    let shown: Vec<&str> = names.iter().take(6).map(|s| s.as_str()).collect();
-                    let more = if names.len() > 6 { ", ..." } else { "" };
-                    return err(&p, format!("unknown link \"{name}\" (links: {}{more}; access links are f<N>_src_up, f<N>_dst_down, f<N>_dst_up, f<N>_src_down)", shown.join(", ")));
-                }
-                if !links.iter().any(|l: &String| l == name) {
-                    links.push(name.to_string());
-                }
-            }
-        }
+    let hint = if graph { "" } else { "; access links are f<N>_src_up, f<N>_dst_down, f<N>_dst_up, f<N>_src_down" };
+    let links = match t.get("links") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => super::topology::link_list("capture.links", a, names, hint)?,
         Some(_) => return err("capture.links", "expected an array of link names, e.g. [\"bottleneck\"]"),
-    }
+    };
     let snaplen = t.opt_int("snaplen", 60, 65_535)?.unwrap_or(128) as u32;
     t.finish(&["links", "snaplen"])?;
     Ok(CaptureCfg { links, snaplen })
@@ -169,14 +156,7 @@ fn topology(v: &Value) -> Res<Topology> {
         _ => {}
     }
     let kind = TopologyKind::Dumbbell;
-    let bottleneck = link("topology.bottleneck", t.require("bottleneck")?, None)?;
-    let access = match t.get("access") {
-        Some(a) => link("topology.access", a, Some(&default_access()))?,
-        None => default_access(),
-    };
-    let bottleneck_queue = queue::queue("topology.bottleneck_queue", t.get("bottleneck_queue"))?;
-    let reverse_queue = queue::queue("topology.reverse_queue", t.get("reverse_queue"))?;
-    let access_queue = queue::queue("topology.access_queue", t.get("access_queue"))?;
+    let Pair { bottleneck, access, bottleneck_queue, reverse_queue, access_queue } = pair(&mut t)?;
     let gateway = match t.get("gateway") {
         None => None,
         Some(g) => Some(gateway::gateway("topology.gateway", g, &bottleneck_queue)?),
@@ -185,7 +165,29 @@ fn topology(v: &Value) -> Res<Topology> {
     Ok(Topology { kind, bottleneck, bottleneck_queue, reverse_queue, access, access_queue, gateway, ues: 1, graph: None })
 }
 
-pub(super) fn default_access() -> LinkCfg {
+/// The bottleneck and access links and their queues, as the dumbbell (and the parking lot,
+/// for each of its bottlenecks) reads them.
+pub(super) struct Pair {
+    pub(super) bottleneck: LinkCfg,
+    pub(super) access: LinkCfg,
+    pub(super) bottleneck_queue: QueueCfg,
+    pub(super) reverse_queue: QueueCfg,
+    pub(super) access_queue: QueueCfg,
+}
+
+pub(super) fn pair(t: &mut Table) -> Res<Pair> {
+    let bottleneck = link("topology.bottleneck", t.require("bottleneck")?, None)?;
+    let access = match t.get("access") {
+        Some(a) => link("topology.access", a, Some(&default_access()))?,
+        None => default_access(),
+    };
+    let bottleneck_queue = queue::queue("topology.bottleneck_queue", t.get("bottleneck_queue"))?;
+    let reverse_queue = queue::queue("topology.reverse_queue", t.get("reverse_queue"))?;
+    let access_queue = queue::queue("topology.access_queue", t.get("access_queue"))?;
+    Ok(Pair { bottleneck, access, bottleneck_queue, reverse_queue, access_queue })
+}
+
+fn default_access() -> LinkCfg {
     LinkCfg { rate: RateSpec::Constant(Rate(10_000_000_000)), reverse_rate: None, delay: Dur::ZERO, loss: 0.0, drop_packets: Vec::new() }
 }
 

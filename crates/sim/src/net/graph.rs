@@ -78,7 +78,7 @@ impl Adjacency {
 
 fn link_name(g: &GraphCfg, id: LinkId) -> std::borrow::Cow<'_, str> {
     let l = &g.links[id.idx() / 2];
-    if id.0 % 2 == 0 {
+    if id.0.is_multiple_of(2) {
         l.name.as_str().into()
     } else {
         crate::config::reverse_name(&l.name).into()

@@ -31,7 +31,7 @@ pub(super) fn plans(sc: &Scenario, seed: u64) -> Vec<Plan> {
             _ => vec![None],
         };
         for pair in pairs {
-            out.extend(std::iter::repeat((i, pair)).take(spec.count as usize));
+            out.extend(std::iter::repeat_n((i, pair), spec.count as usize));
         }
     }
     out

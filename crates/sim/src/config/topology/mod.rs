@@ -420,14 +420,20 @@ pub(super) fn flow_endpoints(t: &mut Table, g: &GraphCfg) -> Res<Pattern> {
 /// `[metrics] links`: every name must be a one-way link of the topology.
 pub(super) fn metrics_links(v: &Value, names: &[String]) -> Res<Vec<String>> {
     let Value::Array(a) = v else { return err("metrics.links", "expected an array of link names, e.g. [\"r1-r2\"]") };
+    link_list("metrics.links", a, names, "")
+}
+
+/// A list of link names (`metrics.links`, `capture.links`), each one of `names`, without
+/// repeats; `hint` ends the message about an unknown one.
+pub(super) fn link_list(path: &str, a: &[Value], names: &[String], hint: &str) -> Res<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for (i, lv) in a.iter().enumerate() {
-        let p = format!("metrics.links[{i}]");
+        let p = format!("{path}[{i}]");
         let name = reader::as_str(&p, lv)?;
         if !names.iter().any(|n| n == name) {
             let shown: Vec<&str> = names.iter().take(6).map(|s| s.as_str()).collect();
             let more = if names.len() > 6 { ", ..." } else { "" };
-            return err(&p, format!("unknown link \"{name}\" (links: {}{more})", shown.join(", ")));
+            return err(&p, format!("unknown link \"{name}\" (links: {}{more}{hint})", shown.join(", ")));
         }
         if !out.iter().any(|o| o == name) {
             out.push(name.to_string());

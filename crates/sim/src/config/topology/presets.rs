@@ -3,7 +3,7 @@
 //! that `capture`, `[metrics] links` and `gateway.link` can name them.
 
 use super::super::reader::{err, Res, Table};
-use super::super::scenario::{link, default_access};
+use super::super::scenario::{link, pair, Pair};
 use super::super::{queue, LinkCfg, QueueCfg, RateSpec};
 use super::{ecmp, push_link, Ecmp, GraphCfg, GraphLink};
 use crate::net::route::MAX_HOPS;
@@ -49,14 +49,7 @@ fn join(g: &mut GraphCfg, a: &str, b: &str, cfg: &LinkCfg, q: &QueueCfg, rq: &Qu
 fn parking_lot(t: &mut Table) -> Res<GraphCfg> {
     // The long flow crosses its two access links and the k bottlenecks.
     let k = t.opt_int("k", 1, (MAX_HOPS - 2) as i64)?.unwrap_or(3) as usize;
-    let bottleneck = link("topology.bottleneck", t.require("bottleneck")?, None)?;
-    let access = match t.get("access") {
-        Some(a) => link("topology.access", a, Some(&default_access()))?,
-        None => default_access(),
-    };
-    let bq = queue::queue("topology.bottleneck_queue", t.get("bottleneck_queue"))?;
-    let rq = queue::queue("topology.reverse_queue", t.get("reverse_queue"))?;
-    let aq = queue::queue("topology.access_queue", t.get("access_queue"))?;
+    let Pair { bottleneck, access, bottleneck_queue: bq, reverse_queue: rq, access_queue: aq } = pair(t)?;
     let mut g = GraphCfg::new("parking_lot", Ecmp::Lowest);
     nodes(&mut g, (0..=k).map(|i| format!("r{i}")), false);
     nodes(&mut g, (0..=k).flat_map(|i| [format!("src{i}"), format!("dst{i}")]), true);
@@ -115,7 +108,7 @@ fn leaf_spine(t: &mut Table) -> Res<GraphCfg> {
 fn fat_tree(t: &mut Table) -> Res<GraphCfg> {
     let kp = t.key_path("k");
     let k = t.opt_int("k", 2, 64)?.unwrap_or(4) as usize;
-    if k % 2 != 0 {
+    if !k.is_multiple_of(2) {
         return err(&kp, format!("must be even (got {k})"));
     }
     let h = k / 2;
