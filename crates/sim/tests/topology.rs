@@ -69,6 +69,70 @@ fn a_graph_spelled_as_the_dumbbell_gives_the_dumbbell_results() {
     assert_eq!(serde_json::to_string_pretty(&comparable(a)).unwrap(), serde_json::to_string_pretty(&comparable(b)).unwrap());
 }
 
+/// The dumbbell with a gateway (ACK rewriter) and the same graph with the gateway on the
+/// named link: the rewriter sees the same queue and rewrites the same ACKs.
+#[test]
+fn a_gateway_on_a_named_graph_link_acts_as_on_the_dumbbell() {
+    let dumbbell = r#"
+        duration = "10s"
+        [topology]
+        bottleneck = { rate = "10Mbps", delay = "10ms" }
+        bottleneck_queue = { kind = "droptail", limit = "60p" }
+        access = { rate = "100Mbps", delay = "2ms" }
+        gateway = { kind = "ewt" }
+        [[flows]]
+        cc = "cubic"
+        count = 2
+    "#;
+    let mut graph = String::from(
+        r#"
+        duration = "10s"
+        [topology]
+        kind = "graph"
+        hosts = ["s0", "d0", "s1", "d1"]
+        routers = ["left", "right"]
+        gateway = { kind = "ewt", link = "bottleneck" }
+        [[topology.links]]
+        name = "bottleneck"
+        a = "left"
+        b = "right"
+        rate = "10Mbps"
+        delay = "10ms"
+        queue = { kind = "droptail", limit = "60p" }
+        "#,
+    );
+    for i in 0..2 {
+        graph += &format!("[[topology.links]]\na = \"s{i}\"\nb = \"left\"\nrate = \"100Mbps\"\ndelay = \"2ms\"\n");
+        graph += &format!("[[topology.links]]\na = \"right\"\nb = \"d{i}\"\nrate = \"100Mbps\"\ndelay = \"2ms\"\n");
+        graph += &format!("[[flows]]\ncc = \"cubic\"\nsrc = \"s{i}\"\ndst = \"d{i}\"\n");
+    }
+    let (a, b) = (run(dumbbell), run(&graph));
+    assert_eq!(b["links"][0]["name"], "bottleneck", "the gateway's link is reported first");
+    assert_eq!(serde_json::to_string_pretty(&comparable(a)).unwrap(), serde_json::to_string_pretty(&comparable(b)).unwrap());
+}
+
+/// `[metrics] links` on the dumbbell adds those links to the summary and changes nothing else.
+#[test]
+fn metrics_links_on_the_dumbbell_add_a_report_only() {
+    let base = r#"
+        duration = "5s"
+        [topology]
+        bottleneck = { rate = "10Mbps", delay = "10ms" }
+        access = { rate = "20Mbps", delay = "2ms" }
+        [[flows]]
+        cc = "reno"
+        count = 2
+    "#;
+    let plain = run(base);
+    assert!(plain.get("links").is_none(), "no links block unless asked for");
+    let named = run(&format!("{base}\n[metrics]\nlinks = [\"f1_src_up\", \"bottleneck_rev\"]\n"));
+    assert_eq!(named["links"][0]["name"], "f1_src_up");
+    let u = f(&named, "links.0.utilization_pct");
+    assert!(u > 15.0 && u < 50.0, "flow 1's 20 Mbit/s access link carries about half of 10 Mbit/s: {u} %");
+    assert_eq!(named["links"][1]["name"], "bottleneck_rev");
+    assert_eq!(serde_json::to_string(&comparable(plain)).unwrap(), serde_json::to_string(&comparable(named)).unwrap());
+}
+
 #[test]
 fn a_graph_spelled_as_the_cellular_tree_gives_the_cellular_results() {
     let cellular = r#"
