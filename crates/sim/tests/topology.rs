@@ -11,8 +11,9 @@ use serde_json::Value;
 /// The summary without wall-clock fields and without `links` (which only graphs report).
 fn comparable(mut v: Value) -> Value {
     let e = v["engine"].as_object_mut().unwrap();
-    e.remove("wall_s");
-    e.remove("packets_per_wall_s");
+    for k in ["wall_s", "packets_per_wall_s", "setup_s"] {
+        e.remove(k);
+    }
     v.as_object_mut().unwrap().remove("links");
     v
 }
