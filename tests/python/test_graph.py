@@ -117,3 +117,13 @@ def test_unreachable_host_and_unknown_preset_key(tmp_path: Path):
     assert_invalid(cli("run", str(path)), "flows[0].dst", 'host "h3" is unreachable from "h1"')
     assert_invalid(cli("run", str(SCENARIOS / "fat-tree.toml"), "--set", "topology.pods=4"), "topology.pods", "unknown key")
     assert_invalid(cli("run", str(SCENARIOS / "fat-tree.toml"), "--set", "topology.k=5"), "topology.k", "must be even")
+
+
+def test_queue_series_sample_every_reported_link(tmp_path: Path):
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "out"
+    proc = cli("run", str(SCENARIOS / "parking-lot.toml"), "--set", "duration=2s", "--set", "warmup=0s", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    links = set(pq.read_table(out / "queues.parquet").column("link").to_pylist())
+    assert links == {"b1", "b1_rev", "b2", "b3"}, "the bottleneck pair, then the other reported links"
