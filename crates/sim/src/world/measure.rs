@@ -227,7 +227,7 @@ impl World {
                 (Endpoint::Tcp(c), Endpoint::Tcp(_)) if f.web.is_some() => {
                     // A web flow never "ends": its RTTs span all its connections.
                     let mut h = f.web.as_ref().unwrap().rtt_hist.clone();
-                    let _ = h.add(&c.rtt_hist);
+                    h.add(&c.rtt_hist);
                     (None, h.value_at_quantile(0.95), 0, None)
                 }
                 (Endpoint::Tcp(c), Endpoint::Tcp(s)) => (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0, None),
