@@ -47,7 +47,8 @@ fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, i
         drop_list: if lossy { cfg.drop_packets.clone() } else { Vec::new() },
         loss_rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
         monitored,
-        pipe_room: 64,
+        // Grows by use (an access link of a many-flow run carries a few packets at a time).
+        pipe_room: 0,
     })
 }
 
