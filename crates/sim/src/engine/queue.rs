@@ -135,5 +135,40 @@ mod tests {
             }
             prop_assert_eq!(n, times.len());
         }
+
+        /// Interleaved schedules (never before the last pop; after a peek possibly before
+        /// the peeked event, as the TCP test harness does), peeks and pops give exactly a sorted (time, seq) order.
+        #[test]
+        fn matches_a_binary_heap_under_interleaving(ops in proptest::collection::vec((0u8..4, 0u64..1u64 << 40), 0..400)) {
+            let mut q = EventQueue::new();
+            let mut model = BinaryHeap::new();
+            let (mut now, mut seq) = (0u64, 0u32);
+            for (op, dt) in ops {
+                match op {
+                    0 | 1 => {
+                        // Mostly near times (same bucket), sometimes far ones.
+                        let at = now + if op == 0 { dt % 1000 } else { dt };
+                        q.schedule(SimTime(at), Event::FlowStart(FlowId(seq)));
+                        model.push(std::cmp::Reverse((at, seq)));
+                        seq += 1;
+                    }
+                    2 => {
+                        prop_assert_eq!(q.peek_time().map(|t| t.0), model.peek().map(|r| r.0 .0));
+                    }
+                    _ => {
+                        let got = q.pop().map(|(t, e)| match e { Event::FlowStart(f) => (t.0, f.0), _ => unreachable!() });
+                        let want = model.pop().map(|r| r.0);
+                        prop_assert_eq!(got, want);
+                        if let Some((t, _)) = got { now = t; }
+                    }
+                }
+                prop_assert_eq!(q.len(), model.len());
+            }
+            while let Some(want) = model.pop() {
+                let (t, e) = q.pop().unwrap();
+                prop_assert_eq!((t.0, e), (want.0 .0, Event::FlowStart(FlowId(want.0 .1))));
+            }
+            prop_assert!(q.pop().is_none());
+        }
     }
 }
