@@ -272,7 +272,13 @@ impl World {
         }
         let bn = &self.links[self.bottleneck.idx()];
         let bottleneck = bn.measure(self.end);
-        let engine = EngineMeasure { wall_s, events: self.events.processed(), bottleneck_packets: bn.stats.transmitted };
+        let engine = EngineMeasure {
+            wall_s,
+            events: self.events.processed(),
+            bottleneck_packets: bn.stats.transmitted,
+            setup_s: 0.0, // the caller times the build (api::run_value)
+            transmissions: Some(self.links.iter().map(|l| l.stats.transmitted).sum()),
+        };
         RunMeasure { name: self.name.clone(), seed: self.seed, duration_s: self.end.secs_f64(), flows, bottleneck, engine }
     }
 }
