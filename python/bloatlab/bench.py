@@ -203,28 +203,27 @@ def run_suite(
     }
 
 
-def render(report: dict[str, Any], console: Any) -> None:
+def _print_table(console: Any, title: str, columns: list[str], rows: list[list[str]]) -> None:
+    """Prints a results table: the first column left-aligned, numbers right-aligned."""
     from rich import box
     from rich.table import Table
 
+    table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True, title=title)
+    for i, col in enumerate(columns):
+        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def render(report: dict[str, Any], console: Any) -> None:
     from .display import num, per_second
 
-    table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True,
-                  title=f"bloatlab {report['bloatlab']} bench ({report['machine']}, series off)")
-    for col in ["scenario", "sim s", "wall s", "events", "events/s", "bn pkts", "pkts/s", "RSS MiB"]:
-        table.add_column(col, justify="left" if col == "scenario" else "right", no_wrap=True)
-    for r in report["runs"]:
-        table.add_row(
-            r["name"],
-            num(r["simulated_s"], "g"),
-            num(r["wall_s"], ".2f"),
-            per_second(r["events"]),
-            per_second(r["events_per_wall_s"]),
-            per_second(r["bottleneck_packets"]),
-            per_second(r["packets_per_wall_s"]),
-            num(r["peak_rss_mb"], ".1f"),
-        )
-    console.print(table)
+    rows = [[r["name"], num(r["simulated_s"], "g"), num(r["wall_s"], ".2f"), per_second(r["events"]),
+             per_second(r["events_per_wall_s"]), per_second(r["bottleneck_packets"]),
+             per_second(r["packets_per_wall_s"]), num(r["peak_rss_mb"], ".1f")] for r in report["runs"]]
+    _print_table(console, f"bloatlab {report['bloatlab']} bench ({report['machine']}, series off)",
+                 ["scenario", "sim s", "wall s", "events", "events/s", "bn pkts", "pkts/s", "RSS MiB"], rows)
     seen = set()
     for r in report["runs"]:
         base = r["name"].split("/")[0]
@@ -352,22 +351,13 @@ def scale_figure(report: dict[str, Any]) -> Any:
 
 
 def render_scale(report: dict[str, Any], console: Any) -> None:
-    from rich import box
-    from rich.table import Table
-
     from .display import num, per_second
 
-    table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True,
-                  title=f"bloatlab {report['bloatlab']} bench --scale ({report['machine']}, series off)")
-    for col in ["topology", "flows", "sim s", "setup s", "wall s", "RSS MiB", "bn pkts/s", "tx/s"]:
-        table.add_column(col, justify="left" if col == "topology" else "right", no_wrap=True)
-    for p in report["points"]:
-        table.add_row(
-            p["topology"], str(p["flows"]), num(p["simulated_s"], "g"), num(p["setup_s"], ".3f"),
-            num(p["wall_s"], ".2f"), num(p["peak_rss_mb"], ".1f"),
-            per_second(p["bottleneck_packets_per_wall_s"]), per_second(p["transmissions_per_wall_s"]),
-        )
-    console.print(table)
+    rows = [[p["topology"], str(p["flows"]), num(p["simulated_s"], "g"), num(p["setup_s"], ".3f"),
+             num(p["wall_s"], ".2f"), num(p["peak_rss_mb"], ".1f"), per_second(p["bottleneck_packets_per_wall_s"]),
+             per_second(p["transmissions_per_wall_s"])] for p in report["points"]]
+    _print_table(console, f"bloatlab {report['bloatlab']} bench --scale ({report['machine']}, series off)",
+                 ["topology", "flows", "sim s", "setup s", "wall s", "RSS MiB", "bn pkts/s", "tx/s"], rows)
     console.print(f"  scenario: {report['scenario']}")
     console.print("  bn pkts/s: bottleneck packets per wall second; tx/s: packet transmissions over "
                   "every link per wall second; RSS: peak resident memory of the point's own process")
