@@ -4,7 +4,8 @@ Every scenario runs in a fresh ``python -m bloatlab.bench --child`` process with
 time series off, so that its peak resident set size (``ru_maxrss``) belongs to
 that run alone. Speeds come from the summary's ``engine`` block. The 400 Mbit/s
 scenario runs at two simulated durations: with series off, memory must not
-grow with simulated time.
+grow with simulated time. ``--scale`` instead runs a growing number of flows
+(1 to 100,000) on a 10 Gbit/s dumbbell, one process per point.
 """
 
 from __future__ import annotations
@@ -134,8 +135,8 @@ def _child() -> int:
     return 0
 
 
-def run_case(case: Case, duration_s: float) -> dict[str, Any]:
-    scenario = case.scenario(duration_s)
+def _run_child(scenario: dict[str, Any], what: str) -> dict[str, Any]:
+    """Runs ``scenario`` in a fresh ``--child`` process: its engine block and peak RSS."""
     proc = subprocess.run(
         [sys.executable, "-m", "bloatlab.bench", "--child"],
         input=json.dumps(scenario),
@@ -147,9 +148,14 @@ def run_case(case: Case, duration_s: float) -> dict[str, Any]:
         out = json.loads(proc.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        raise BenchError(f"bench {case.key}: child exited {proc.returncode}: " + " | ".join(tail)) from None
+        raise BenchError(f"bench {what}: child exited {proc.returncode}: " + " | ".join(tail)) from None
     if "error" in out or proc.returncode != 0:
-        raise BenchError(f"bench {case.key}: {out.get('error', f'child exited {proc.returncode}')}")
+        raise BenchError(f"bench {what}: {out.get('error', f'child exited {proc.returncode}')}")
+    return out
+
+
+def run_case(case: Case, duration_s: float) -> dict[str, Any]:
+    out = _run_child(case.scenario(duration_s), case.key)
     e = out["engine"]
     wall = float(e.get("wall_s") or 0.0)
     events = int(e.get("events") or 0)
@@ -197,28 +203,27 @@ def run_suite(
     }
 
 
-def render(report: dict[str, Any], console: Any) -> None:
+def _print_table(console: Any, title: str, columns: list[str], rows: list[list[str]]) -> None:
+    """Prints a results table: the first column left-aligned, numbers right-aligned."""
     from rich import box
     from rich.table import Table
 
+    table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True, title=title)
+    for i, col in enumerate(columns):
+        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def render(report: dict[str, Any], console: Any) -> None:
     from .display import num, per_second
 
-    table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True,
-                  title=f"bloatlab {report['bloatlab']} bench ({report['machine']}, series off)")
-    for col in ["scenario", "sim s", "wall s", "events", "events/s", "bn pkts", "pkts/s", "RSS MiB"]:
-        table.add_column(col, justify="left" if col == "scenario" else "right", no_wrap=True)
-    for r in report["runs"]:
-        table.add_row(
-            r["name"],
-            num(r["simulated_s"], "g"),
-            num(r["wall_s"], ".2f"),
-            per_second(r["events"]),
-            per_second(r["events_per_wall_s"]),
-            per_second(r["bottleneck_packets"]),
-            per_second(r["packets_per_wall_s"]),
-            num(r["peak_rss_mb"], ".1f"),
-        )
-    console.print(table)
+    rows = [[r["name"], num(r["simulated_s"], "g"), num(r["wall_s"], ".2f"), per_second(r["events"]),
+             per_second(r["events_per_wall_s"]), per_second(r["bottleneck_packets"]),
+             per_second(r["packets_per_wall_s"]), num(r["peak_rss_mb"], ".1f")] for r in report["runs"]]
+    _print_table(console, f"bloatlab {report['bloatlab']} bench ({report['machine']}, series off)",
+                 ["scenario", "sim s", "wall s", "events", "events/s", "bn pkts", "pkts/s", "RSS MiB"], rows)
     seen = set()
     for r in report["runs"]:
         base = r["name"].split("/")[0]
@@ -233,6 +238,129 @@ def render(report: dict[str, Any], console: Any) -> None:
         f"{m['peak_rss_mb'][0]:.1f} MiB, {m['simulated_s'][1]:g} s -> {m['peak_rss_mb'][1]:.1f} MiB "
         f"peak RSS ({m['growth_pct']:+.1f} %)"
     )
+
+
+# --------------------------------------------------------------------------- scale
+
+#: Flow counts of ``bloatlab bench --scale`` (capped by ``--max-flows``).
+SCALE_FLOWS: list[int] = [1, 10, 100, 1_000, 10_000, 100_000]
+#: Simulated seconds per point: full, --quick.
+SCALE_DURATION_S = (2.0, 0.5)
+
+
+def scale_dumbbell(flows: int, duration_s: float) -> dict[str, Any]:
+    """``flows`` long CUBIC flows on a 10 Gbit/s dumbbell: base RTT 2 * (2 * 2.5 + 5) = 20 ms,
+    10 Gbit/s access links, a 25 MB (1 BDP) drop-tail buffer, all flows starting at once."""
+    doc = dumbbell(
+        f"scale-dumbbell-{flows}", duration_s=duration_s, rate="10Gbps", delay="5ms", limit="25MB",
+        access_rate="10Gbps", access_delay="2.5ms", flows=flows,
+    )
+    doc["tcp"] = {"mss": "1448B", "recovery": "sack"}
+    return doc
+
+
+#: Topologies of the scale bench: name -> scenario builder (flows, simulated seconds). A
+#: fat-tree preset joins here once the graph topology (issue 14, item 1) has landed.
+SCALE_TOPOLOGIES: dict[str, Callable[[int, float], dict[str, Any]]] = {"dumbbell": scale_dumbbell}
+
+
+def scale_point(topology: str, flows: int, duration_s: float) -> dict[str, Any]:
+    """One point of the scale curve, run in its own process (so the peak RSS is its own)."""
+    out = _run_child(SCALE_TOPOLOGIES[topology](flows, duration_s), f"--scale {topology} {flows} flows")
+    e = out["engine"]
+    wall = float(e.get("wall_s") or 0.0)
+    tx = int(e.get("transmissions") or 0)
+    bn = int(e.get("bottleneck_packets") or 0)
+    return {
+        "topology": topology,
+        "flows": flows,
+        "simulated_s": duration_s,
+        "setup_s": float(e.get("setup_s") or 0.0),
+        "wall_s": wall,
+        "events": int(e.get("events") or 0),
+        "bottleneck_packets": bn,
+        "transmissions": tx,
+        "bottleneck_packets_per_wall_s": bn / wall if wall > 0 else None,
+        "transmissions_per_wall_s": tx / wall if wall > 0 else None,
+        "peak_rss_mb": out["peak_rss_bytes"] / 2**20,
+        "baseline_rss_mb": out["baseline_rss_bytes"] / 2**20,
+    }
+
+
+def run_scale(
+    *, max_flows: int = SCALE_FLOWS[-1], quick: bool = False, time_scale: float = 1.0,
+    topologies: list[str] | None = None, progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """The scale curve: every flow count of :data:`SCALE_FLOWS` up to ``max_flows`` on each
+    topology; what ``bloatlab bench --scale --json`` prints."""
+    from .simcore import __version__
+
+    if max_flows < 1:
+        raise ValueError(f"--max-flows: must be at least 1 (got {max_flows})")
+    topologies = topologies or list(SCALE_TOPOLOGIES)
+    counts = [n for n in SCALE_FLOWS if n <= max_flows]
+    if counts[-1] != max_flows:
+        counts.append(max_flows)
+    d = SCALE_DURATION_S[1 if quick else 0] * time_scale
+    points = []
+    for topo in topologies:
+        for n in counts:
+            if progress:
+                progress(f"bench --scale: {topo}, {n} flows, {d:g} s simulated ...")
+            points.append(scale_point(topo, n, d))
+    return {
+        "bloatlab": __version__,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
+        "quick": quick,
+        "scenario": "CUBIC flows, 10 Gbit/s bottleneck and access links, 20 ms base RTT, 25 MB drop-tail",
+        "points": points,
+    }
+
+
+#: The figure's panels: (key of a point, axis label).
+SCALE_PANELS = [
+    ("wall_s", "wall time (s)"),
+    ("setup_s", "set-up time (s)"),
+    ("peak_rss_mb", "peak RSS (MiB)"),
+    ("bottleneck_packets_per_wall_s", "bottleneck packets / wall s"),
+    ("transmissions_per_wall_s", "transmissions (all hops) / wall s"),
+]
+
+
+def scale_figure(report: dict[str, Any]) -> Any:
+    """One panel per measure against the flow count (log-log), one line per topology."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 6.5), layout="constrained")
+    axes = fig.subplots(2, 3).flatten()
+    topologies = sorted({p["topology"] for p in report["points"]})
+    for ax, (key, label) in zip(axes, SCALE_PANELS):
+        for topo in topologies:
+            pts = [p for p in report["points"] if p["topology"] == topo and p[key]]
+            ax.plot([p["flows"] for p in pts], [p[key] for p in pts], marker="o", label=topo)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("flows")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend()
+    axes[-1].axis("off")
+    fig.suptitle(f"bloatlab {report['bloatlab']} bench --scale ({report['machine']})")
+    return fig
+
+
+def render_scale(report: dict[str, Any], console: Any) -> None:
+    from .display import num, per_second
+
+    rows = [[p["topology"], str(p["flows"]), num(p["simulated_s"], "g"), num(p["setup_s"], ".3f"),
+             num(p["wall_s"], ".2f"), num(p["peak_rss_mb"], ".1f"), per_second(p["bottleneck_packets_per_wall_s"]),
+             per_second(p["transmissions_per_wall_s"])] for p in report["points"]]
+    _print_table(console, f"bloatlab {report['bloatlab']} bench --scale ({report['machine']}, series off)",
+                 ["topology", "flows", "sim s", "setup s", "wall s", "RSS MiB", "bn pkts/s", "tx/s"], rows)
+    console.print(f"  scenario: {report['scenario']}")
+    console.print("  bn pkts/s: bottleneck packets per wall second; tx/s: packet transmissions over "
+                  "every link per wall second; RSS: peak resident memory of the point's own process")
 
 
 # --------------------------------------------------------------------------- sweeps

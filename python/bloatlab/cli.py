@@ -175,13 +175,20 @@ def _add_capture(doc: dict[str, Any], links: tuple[str, ...]) -> None:
 @main.command()
 @click.option("--quick", is_flag=True, help="Shorter simulated durations (about 10x faster).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
-@click.option("--scale", type=float, default=1.0, hidden=True, help="Multiply every simulated duration (tests).")
+@click.option("--time-scale", "scale", type=float, default=1.0, hidden=True, help="Multiply every simulated duration (tests).")
 @click.option("--sweep", "sweep_mode", is_flag=True,
               help="Instead: time a sweep of --runs short runs (direct, serial, 1 worker, all cores) and report "
               "the speed-up and the overhead per run.")
 @click.option("--runs", type=int, default=60, show_default=True, metavar="N", help="--sweep: number of runs.")
 @click.option("--jobs", type=int, default=None, metavar="N", help="--sweep: workers of the parallel sweep (default: cores).")
-def bench(quick: bool, as_json: bool, scale: float, sweep_mode: bool, runs: int, jobs: int | None) -> None:
+@click.option("--scale", "scale_mode", is_flag=True,
+              help="Instead: 1 to 100,000 CUBIC flows on a 10 Gbit/s dumbbell (one process per point): wall time, "
+              "set-up time, peak RSS, bottleneck packets and transmissions over all hops per wall second.")
+@click.option("--max-flows", type=int, default=None, metavar="N", help="--scale: largest flow count (default 100000).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="--scale: also write DIR/scale.json and the figure DIR/scale.svg.")
+def bench(quick: bool, as_json: bool, scale: float, sweep_mode: bool, runs: int, jobs: int | None,
+          scale_mode: bool, max_flows: int | None, out_dir: str | None) -> None:
     """Measure simulator speed and memory on fixed scenarios.
 
     Each scenario runs in a fresh subprocess with time series off; reported are
@@ -194,8 +201,14 @@ def bench(quick: bool, as_json: bool, scale: float, sweep_mode: bool, runs: int,
     from . import bench as benchmod
 
     if not scale > 0:
-        fail(EXIT_INVALID, f"--scale: must be greater than 0 (got {scale})")
+        fail(EXIT_INVALID, f"--time-scale: must be greater than 0 (got {scale})")
     progress = None if as_json else (lambda msg: click.echo(msg, err=True))
+    if scale_mode:
+        _bench_scale(benchmod, quick=quick, time_scale=scale, max_flows=max_flows, out_dir=out_dir,
+                     as_json=as_json, progress=progress)
+        return
+    if max_flows is not None or out_dir is not None:
+        fail(EXIT_INVALID, "--max-flows and --out go with --scale")
     if sweep_mode:
         if runs < 1:
             fail(EXIT_INVALID, f"--runs: must be at least 1 (got {runs})")
@@ -227,6 +240,37 @@ def bench(quick: bool, as_json: bool, scale: float, sweep_mode: bool, runs: int,
         from rich.console import Console
 
         benchmod.render(report, Console())
+
+
+def _bench_scale(benchmod: Any, *, quick: bool, time_scale: float, max_flows: int | None, out_dir: str | None,
+                 as_json: bool, progress: Any) -> None:
+    """``bloatlab bench --scale``: the curve, its table or JSON, and optionally its files."""
+    import json
+
+    if max_flows is not None and max_flows < 1:
+        fail(EXIT_INVALID, f"--max-flows: must be at least 1 (got {max_flows})")
+    try:
+        rep = benchmod.run_scale(max_flows=max_flows or benchmod.SCALE_FLOWS[-1], quick=quick,
+                                 time_scale=time_scale, progress=progress)
+    except benchmod.BenchError as e:
+        fail(EXIT_FAILURE, str(e))
+    except Exception as e:  # noqa: BLE001
+        unexpected(e)
+    if out_dir is not None:
+        from pathlib import Path
+
+        from .plot import save
+        from .store import atomic_write
+
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        atomic_write(Path(out_dir) / "scale.json", (json.dumps(rep, indent=2) + "\n").encode(), fsync=False)
+        save(benchmod.scale_figure(rep), Path(out_dir) / "scale.svg")
+    if as_json:
+        click.echo(json.dumps(rep, indent=2))
+    else:
+        from rich.console import Console
+
+        benchmod.render_scale(rep, Console())
 
 
 def _safe_name(name: str) -> str:

@@ -22,7 +22,7 @@ def test_bench_cases_are_the_documented_ones():
 
 
 def test_bench_json():
-    proc = cli("bench", "--quick", "--json", "--scale", "0.25", timeout=600)
+    proc = cli("bench", "--quick", "--json", "--time-scale", "0.25", timeout=600)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert [r["name"] for r in report["runs"]] == [c.key for c in bench.CASES]
@@ -34,7 +34,7 @@ def test_bench_json():
 
 
 def test_bench_table():
-    proc = cli("bench", "--quick", "--scale", "0.1", timeout=600)
+    proc = cli("bench", "--quick", "--time-scale", "0.1", timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "wang2016-II/long" in proc.stdout and "RSS" in proc.stdout
     assert "memory vs simulated time" in proc.stdout

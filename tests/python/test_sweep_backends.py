@@ -24,7 +24,7 @@ from bloatlab import _core
 from bloatlab.backends import LocalBackend, RayBackend, SerialBackend, execute
 from bloatlab.store import Store
 
-WALL = ["engine.wall_s", "engine.packets_per_wall_s", "elapsed_s", "finished_at"]
+WALL = ["engine.wall_s", "engine.packets_per_wall_s", "engine.setup_s", "elapsed_s", "finished_at"]
 AXES = {"flows[0].cc": ["newreno", "cubic"]}
 
 

@@ -163,7 +163,7 @@ pub fn queue_fields(buf: &[u8]) -> (FlowKey, u8, Option<PureAck>) {
             // No SACK option (kind 5) and no ECE/CWR: the ACK says nothing a later one won't.
             let opts = buf.get(v.ip_hlen + 20..v.ip_hlen + v.tcp_hlen).unwrap_or(&[]);
             let plain = v.flags & 0xc0 == 0 && !has_option(opts, 5);
-            Some(PureAck { ack: u32_at(v.ip_hlen + 8) as u64, plain })
+            Some(PureAck::new(u32_at(v.ip_hlen + 8) as u64, plain))
         }
         _ => None,
     };
@@ -303,12 +303,12 @@ pub(crate) mod tests {
         let (k, dscp, ack) = queue_fields(&p);
         assert_eq!(k, FlowKey { src: 0x0a00_0001, dst: 0x0a01_0001, sport: 10000, dport: 5001, proto: 6 });
         assert_eq!(dscp, 46);
-        assert_eq!(ack, Some(PureAck { ack: 0, plain: true }));
+        assert_eq!(ack, Some(PureAck::new(0, true)));
         assert_eq!(ecn(&p), Ecn::Ect1);
         // Data is not a pure ACK; a SACK option makes an ACK not plain.
         assert_eq!(queue_fields(&tcp_packet(ACK, 1000, &[], 10)).2, None);
         let sack = [1, 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 2];
-        assert_eq!(queue_fields(&tcp_packet(ACK, 1000, &sack, 0)).2.map(|a| a.plain), Some(false));
+        assert_eq!(queue_fields(&tcp_packet(ACK, 1000, &sack, 0)).2.map(|a| a.plain()), Some(false));
         assert_eq!(queue_fields(&[]).0, FlowKey::default());
     }
 }

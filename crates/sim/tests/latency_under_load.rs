@@ -146,6 +146,7 @@ fn latency_under_load_runs_are_deterministic() {
         let mut v: serde_json::Value = serde_json::from_str(&j).unwrap();
         v["engine"]["wall_s"] = 0.into();
         v["engine"]["packets_per_wall_s"] = 0.into();
+        v["engine"]["setup_s"] = 0.into();
         v.to_string()
     };
     let a = run_toml(toml, &RunOptions { seed: Some(3), ..Default::default() }).unwrap();

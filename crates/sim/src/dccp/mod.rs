@@ -33,7 +33,7 @@ use crate::net::{Ecn, Header, Packet};
 use crate::tcp::{Cx, RateSample};
 use crate::units::{Dur, Rate, SimTime};
 use ackvec::{AckVector, STATE_NOT_RECEIVED, STATE_RECEIVED};
-use hdrhistogram::Histogram;
+use crate::metrics::DelayHist;
 use lossrate::LossWindow;
 use sender::SentRec;
 use std::collections::VecDeque;
@@ -150,8 +150,8 @@ pub struct DccpEndpoint {
     delack_ev: Option<SimTime>,
     loss: LossWindow,
     pub stats: DccpStats,
-    pub owd_hist: Histogram<u64>,
-    pub rtt_hist: Histogram<u64>,
+    pub owd_hist: DelayHist,
+    pub rtt_hist: DelayHist,
     pub metrics_from: SimTime,
 }
 

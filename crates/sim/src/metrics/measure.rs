@@ -107,6 +107,13 @@ pub struct EngineMeasure {
     pub wall_s: f64,
     pub events: u64,
     pub bottleneck_packets: u64,
+    /// Wall time of building the world (topology, endpoints) before the first event.
+    #[serde(default)]
+    pub setup_s: f64,
+    /// Packet transmissions over every link (each hop of each packet counts once); None
+    /// where the engine cannot count them (the emulation).
+    #[serde(default)]
+    pub transmissions: Option<u64>,
 }
 
 impl FlowMeasure {
@@ -197,6 +204,8 @@ pub fn build(m: &RunMeasure) -> Summary {
             events: e.events,
             bottleneck_packets: e.bottleneck_packets,
             packets_per_wall_s: if e.wall_s > 0.0 { e.bottleneck_packets as f64 / e.wall_s } else { 0.0 },
+            setup_s: e.setup_s,
+            transmissions: e.transmissions,
         },
     }
 }

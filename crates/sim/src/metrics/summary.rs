@@ -119,6 +119,10 @@ pub struct EngineSummary {
     pub events: u64,
     pub bottleneck_packets: u64,
     pub packets_per_wall_s: f64,
+    /// Wall time of the set-up before the first event.
+    pub setup_s: f64,
+    /// Packet transmissions over all links (hops); null for the emulation.
+    pub transmissions: Option<u64>,
 }
 
 #[cfg(test)]

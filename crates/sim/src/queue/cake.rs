@@ -313,9 +313,9 @@ impl Cake {
 
     /// The ACK filter: the newest older plain pure ACK of the same 5-tuple in queue `i`.
     fn filter_ack(&mut self, t: usize, i: usize, e: &QEntry, dropped: &mut Vec<(QEntry, DropReason)>) {
-        let Some(new) = e.ack.filter(|a| a.plain) else { return };
+        let Some(new) = e.ack.filter(|a| a.plain()) else { return };
         let f = &self.tins[t].flows[i];
-        let hit = f.q.iter().enumerate().rev().find(|(_, o)| o.key == e.key && o.ack.is_some_and(|a| a.plain && a.ack <= new.ack));
+        let hit = f.q.iter().enumerate().rev().find(|(_, o)| o.key == e.key && o.ack.is_some_and(|a| a.plain() && a.ack() <= new.ack()));
         if let Some((k, _)) = hit {
             let old = self.tins[t].flows[i].q.remove(k).expect("found above");
             dropped.push((old, DropReason::Early));
@@ -570,7 +570,7 @@ mod tests {
         let mut d = Vec::new();
         let ack = |i, n, plain| {
             let mut e = pkt(i, 1, 1, 52);
-            e.ack = Some(super::super::PureAck { ack: n, plain });
+            e.ack = Some(super::super::PureAck::new(n, plain));
             e
         };
         c.enqueue(ack(0, 1000, true), SimTime(0), &mut d);

@@ -13,7 +13,8 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(limit: QueueLimit) -> Fifo {
-        Fifo { q: VecDeque::with_capacity(256), bytes: 0, limit }
+        // Grows by use: most links of a many-flow run never hold more than a few packets.
+        Fifo { q: VecDeque::new(), bytes: 0, limit }
     }
 
     /// A FIFO whose limit is enforced elsewhere (a sub-queue of a multi-queue discipline).

@@ -53,6 +53,9 @@ pub struct QEntry {
     pub ack: Option<PureAck>,
 }
 
+/// Every queue moves entries by value: keep them small (checked when compiling).
+const _: () = assert!(std::mem::size_of::<QEntry>() <= 48);
+
 impl QEntry {
     /// ECN-capable transport: an AQM may mark it instead of dropping it.
     #[inline]

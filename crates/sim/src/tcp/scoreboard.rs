@@ -63,7 +63,7 @@ pub struct Scoreboard {
 
 impl Scoreboard {
     pub fn new() -> Self {
-        Scoreboard { segs: VecDeque::with_capacity(1024), ..Default::default() }
+        Scoreboard::default()
     }
 
     pub fn is_empty(&self) -> bool {

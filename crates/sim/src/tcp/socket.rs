@@ -16,7 +16,7 @@ use crate::ids::{FlowId, PacketId, RouteId, SockId};
 use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
 use crate::units::{Dur, Rate, SimTime};
 use crate::metrics::record_delay;
-use hdrhistogram::Histogram;
+use crate::metrics::DelayHist;
 
 mod ecn;
 mod info;
@@ -135,7 +135,7 @@ pub struct TcpSocket {
 
     timers: [TimerSlot; 3],
     pub stats: SockStats,
-    pub rtt_hist: Histogram<u64>,
+    pub rtt_hist: DelayHist,
     /// RTT samples before this instant are not recorded (warm-up).
     pub metrics_from: SimTime,
 }

@@ -11,7 +11,7 @@ use crate::net::{Ecn, Header, Packet, UdpHeader};
 use crate::tcp::Cx;
 use crate::units::{Dur, SimTime};
 use crate::metrics::record_delay;
-use hdrhistogram::Histogram;
+use crate::metrics::DelayHist;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UdpStats {
@@ -58,9 +58,9 @@ pub struct UdpEndpoint {
     pub stats: UdpStats,
     /// One-way delays of the datagrams this endpoint receives (the sink: the forward
     /// direction; a probe source: the echoes' return trip).
-    pub owd_hist: Histogram<u64>,
+    pub owd_hist: DelayHist,
     /// Round trips of a probe source's echoed probes.
-    pub rtt_hist: Histogram<u64>,
+    pub rtt_hist: DelayHist,
     /// Jitter of what this endpoint receives (measured from the metrics window on).
     pub jitter: Jitter,
     /// Round trips completed since the last time-series sample, and the latest one.

@@ -58,7 +58,8 @@ pub(super) fn make_link(d: Dir, seed: u64, id: u32) -> Link {
         drop_list: d.drops,
         loss_rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
         monitored: d.monitored,
-        pipe_room: 64,
+        // Grows by use (an access link of a many-flow run carries a few packets at a time).
+        pipe_room: 0,
     })
 }
 

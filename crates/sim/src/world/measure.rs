@@ -229,7 +229,7 @@ impl World {
                 (Endpoint::Tcp(c), Endpoint::Tcp(_)) if f.web.is_some() => {
                     // A web flow never "ends": its RTTs span all its connections.
                     let mut h = f.web.as_ref().unwrap().rtt_hist.clone();
-                    let _ = h.add(&c.rtt_hist);
+                    h.add(&c.rtt_hist);
                     (None, h.value_at_quantile(0.95), 0, None)
                 }
                 (Endpoint::Tcp(c), Endpoint::Tcp(s)) => (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0, None),
@@ -274,7 +274,13 @@ impl World {
         }
         let bn = &self.links[self.bottleneck.idx()];
         let bottleneck = bn.measure(self.end);
-        let engine = EngineMeasure { wall_s, events: self.events.processed(), bottleneck_packets: bn.stats.transmitted };
+        let engine = EngineMeasure {
+            wall_s,
+            events: self.events.processed(),
+            bottleneck_packets: bn.stats.transmitted,
+            setup_s: 0.0, // the caller times the build (api::run_value)
+            transmissions: Some(self.links.iter().map(|l| l.stats.transmitted).sum()),
+        };
         let links = self.reported.iter().map(|l| LinkMeasure { name: self.links[l.idx()].name.clone(), queue: self.links[l.idx()].measure(self.end) }).collect();
         RunMeasure { name: self.name.clone(), seed: self.seed, duration_s: self.end.secs_f64(), flows, bottleneck, links, engine }
     }

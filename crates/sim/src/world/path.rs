@@ -96,7 +96,7 @@ impl World {
         let ack = match &p.hdr {
             Header::Tcp(h) if h.len == 0 && h.flags.has(TcpFlags::ACK) && !h.flags.has(TcpFlags::SYN | TcpFlags::FIN) => {
                 let plain = h.sack.len == 0 && !h.flags.has(TcpFlags::ECE | TcpFlags::CWR);
-                Some(PureAck { ack: h.ack, plain })
+                Some(PureAck::new(h.ack, plain))
             }
             _ => None,
         };

@@ -10,7 +10,7 @@ use crate::engine::{Event, SimRng, Stream};
 use crate::ids::{FlowId, RouteId, SockId};
 use crate::tcp::TcpSocket;
 use crate::units::SimTime;
-use hdrhistogram::Histogram;
+use crate::metrics::DelayHist;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -38,7 +38,7 @@ pub(crate) struct WebRt {
     pub times: Vec<f64>,
     measure_from: SimTime,
     /// RTT samples of closed connections.
-    pub rtt_hist: Histogram<u64>,
+    pub rtt_hist: DelayHist,
 }
 
 impl WebRt {
@@ -102,7 +102,7 @@ impl World {
             fl.retired = fl.retired.plus(&old);
             let w = fl.web.as_mut().unwrap();
             if let Endpoint::Tcp(s) = &self.eps[w.server.idx()] {
-                let _ = w.rtt_hist.add(&s.rtt_hist);
+                w.rtt_hist.add(&s.rtt_hist);
             }
         }
         let fl = &mut self.flows[i];

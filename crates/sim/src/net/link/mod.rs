@@ -138,7 +138,7 @@ impl Link {
             pipe: VecDeque::with_capacity(s.pipe_room),
             stats: LinkStats::new(),
             monitored: s.monitored,
-            qdrops: Vec::with_capacity(16),
+            qdrops: Vec::new(),
         }
     }
 

@@ -6,7 +6,7 @@
 use crate::metrics::{Busy, DropReasons, QueueMeasure};
 use crate::queue::{DropReason, DROP_REASONS};
 use crate::units::{Dur, SimTime};
-use hdrhistogram::Histogram;
+use crate::metrics::DelayHist;
 
 pub struct LinkStats {
     pub arrivals: u64,
@@ -33,7 +33,7 @@ pub struct LinkStats {
     pub last_backlog: u64,
     pub w_sojourn_sum: u128,
     pub w_sojourn_n: u64,
-    pub sojourn_hist: Histogram<u64>,
+    pub sojourn_hist: DelayHist,
 
     /// Interval counters for time series (reset at each sample).
     pub i_tx_bytes: u64,
@@ -62,7 +62,7 @@ impl LinkStats {
             last_backlog: 0,
             w_sojourn_sum: 0,
             w_sojourn_n: 0,
-            sojourn_hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+            sojourn_hist: DelayHist::new(1, crate::metrics::DELAY_MAX_NS),
             i_tx_bytes: 0,
             i_sojourn_sum: 0,
             i_sojourn_n: 0,
@@ -96,7 +96,7 @@ impl LinkStats {
         if self.counting {
             self.w_sojourn_sum += sojourn_ns as u128;
             self.w_sojourn_n += 1;
-            let _ = self.sojourn_hist.record(sojourn_ns.max(1));
+            self.sojourn_hist.record(sojourn_ns.max(1));
         }
         self.i_sojourn_sum += sojourn_ns as u128;
         self.i_sojourn_n += 1;

@@ -1,0 +1,65 @@
+"""`bloatlab bench --scale` on a tiny set (1 and 10 flows, tens of simulated milliseconds)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import cli
+
+from bloatlab import bench
+
+POINT_KEYS = {
+    "topology", "flows", "simulated_s", "setup_s", "wall_s", "events", "bottleneck_packets", "transmissions",
+    "bottleneck_packets_per_wall_s", "transmissions_per_wall_s", "peak_rss_mb", "baseline_rss_mb",
+}
+
+
+def test_scale_json_shape_and_files(tmp_path):
+    proc = cli("bench", "--scale", "--max-flows", "10", "--quick", "--time-scale", "0.1", "--json",
+               "--out", str(tmp_path), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    pts = report["points"]
+    assert [(p["topology"], p["flows"]) for p in pts] == [("dumbbell", 1), ("dumbbell", 10)]
+    for p in pts:
+        assert set(p) == POINT_KEYS
+        assert p["simulated_s"] == pytest.approx(0.05)
+        assert p["bottleneck_packets"] > 0 and p["transmissions"] > p["bottleneck_packets"]
+        assert p["peak_rss_mb"] > 0 and p["wall_s"] >= 0 and p["setup_s"] >= 0
+    # Ten flows send more than one.
+    assert pts[1]["transmissions"] > pts[0]["transmissions"]
+    assert json.loads((tmp_path / "scale.json").read_text())["points"] == pts
+    assert (tmp_path / "scale.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_scale_table_caps_at_an_uneven_max():
+    proc = cli("bench", "--scale", "--max-flows", "3", "--quick", "--time-scale", "0.02", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "bench --scale" in proc.stdout and "RSS MiB" in proc.stdout
+    # 1 and the cap itself.
+    assert [ln.split()[1] for ln in proc.stdout.splitlines() if ln.strip().startswith("dumbbell")] == ["1", "3"]
+
+
+def test_scale_bad_input_exits_2():
+    for args, needle in [
+        (["--max-flows", "0"], "--max-flows: must be at least 1 (got 0)"),
+        (["--max-flows", "-5"], "--max-flows: must be at least 1 (got -5)"),
+        (["--max-flows", "many"], "--max-flows"),
+        (["--time-scale", "0"], "--time-scale: must be greater than 0"),
+    ]:
+        proc = cli("bench", "--scale", *args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert needle in proc.stderr, (args, proc.stderr)
+    proc = cli("bench", "--max-flows", "10")
+    assert proc.returncode == 2 and "--max-flows and --out go with --scale" in proc.stderr
+
+
+def test_scale_scenarios_are_the_documented_ones():
+    doc = bench.scale_dumbbell(100, 2.0)
+    assert doc["flows"] == [{"transport": "tcp", "cc": "cubic", "count": 100, "size": "unlimited"}]
+    assert doc["topology"]["bottleneck"] == {"rate": "10Gbps", "delay": "5ms"}
+    assert doc["topology"]["access"] == {"rate": "10Gbps", "delay": "2.5ms"}
+    assert doc["metrics"]["interval"] == "0s"
+    assert bench.SCALE_FLOWS[-1] == 100_000
