@@ -226,3 +226,32 @@ def test_two_flows_sized_transfer_drwa_and_pcap(tmp_path):
     assert len(snd) > 1000 and len(rcv) > 1000
     syns = [p for p in snd if p[9] == 6 and p[33] & 0x02 and int.from_bytes(p[20:22], "big") == 10001]
     assert syns, "flow 1's SYN crossed the sender side"
+
+
+def test_sized_transfers_end_the_run_mss_sets_the_mtu_and_rcvbuf_clamps_the_window(tmp_path):
+    """Issue 16: a run of sized transfers ends when they complete (as a simulated one does),
+    `tcp.mss` gives the simulator's wire size (MSS + 52 B with timestamps) and `tcp.rcvbuf`
+    bounds the window Linux advertises."""
+    scen = tmp_path / "sized.toml"
+    scen.write_text(
+        'name = "sized"\nduration = "60s"\n[topology]\nbottleneck = { rate = "10Mbps", delay = "10ms" }\n'
+        'access = { delay = "5ms" }\nbottleneck_queue = { kind = "droptail", limit = "300KB" }\n'
+        '[tcp]\nmss = "1458B"\nrcvbuf = "100000B"\n'
+        '[[flows]]\ncc = "cubic"\ncount = 2\nsize = "400KB"\n'
+    )
+    out = tmp_path / "out"
+    t = time.monotonic()
+    r = bloatlab("emulate", str(scen), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - t < 20
+    s = json.loads((out / "summary.json").read_text())
+    assert s["duration_s"] < 10
+    assert all(f["bytes_delivered"] == 400_000 and f["fct_s"] is not None for f in s["flows"])
+    assert s["emulation"]["io"]["max_packet_bytes"] == 1510
+    # The advertised window stays at the clamp (up to the window scale's rounding), so two
+    # flows never fill the 300 KB buffer.
+    import pandas as pd
+
+    rwnd = pd.read_parquet(out / "timeseries.parquet")["rwnd_bytes"]
+    assert 65_535 < rwnd.max() <= 100_000 + 128
+    assert s["bottleneck"]["drops"] == 0

@@ -29,7 +29,12 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
         (["flows[0].app=web", "flows[0].size=10KB"], "flows[0].app"),
         (["flows[0].rtt=100ms"], "flows[0].rtt"),
         (["flows[0].direction=reverse"], "flows[0].direction"),
-        (["tcp.mss=1000B"], "tcp.mss"),
+        (["tcp.init_cwnd=4"], "tcp.init_cwnd"),
+        (["flows[0].tcp.delack=10ms"], "flows[0].tcp.delack"),
+        (["tcp.mss=400B"], "tcp.mss"),
+        (["tcp.mss=4000B"], "tcp.mss"),
+        (['flows=[{ cc = "cubic", tcp = { mss = "1000B" } }, { cc = "cubic", tcp = { mss = "1200B" } }]'],
+         "flows[1].tcp.mss"),
         (["topology.access.rate=1Mbps"], "topology.access.rate"),
         (["topology.bottleneck.rate=10Mbit"], "topology.bottleneck.rate"),
         (["topology.bottleneck_queue.kind=fifo"], "topology.bottleneck_queue.kind"),
@@ -66,6 +71,17 @@ def test_refuses_to_run_without_root():
     ]
 
 
+
+
+def test_the_plan_carries_the_mtu_and_the_receive_window_clamp():
+    from bloatlab.emulate.runner import plan
+
+    base = {"duration": "5s", "topology": {"bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
+            "flows": [{"cc": "cubic", "count": 2}, {"cc": "reno", "tcp": {"rcvbuf": "64KB"}}]}
+    p = plan(base)
+    assert p["mtu"] == 1500 and [f["rcvbuf"] for f in p["flows"]] == [None, None, 64_000]
+    p = plan({**base, "tcp": {"mss": "1458B", "rcvbuf": "131072B"}})
+    assert p["mtu"] == 1510 and [f["rcvbuf"] for f in p["flows"]] == [131_072, 131_072, 64_000]
 
 
 def test_tcp_info_fields_are_where_the_kernel_puts_them():

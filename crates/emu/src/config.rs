@@ -5,7 +5,7 @@
 
 use crate::core::{Core, CoreCfg};
 use crate::shaper::{Direction, DirectionCfg};
-use crate::slab::Slab;
+use crate::slab::{Slab, SLOT};
 use bloatlab_sim::config::{AppKind, RateSpec, Scenario, StartSpec, TopologyKind, Transport};
 use bloatlab_sim::engine::{SimRng, Stream};
 use bloatlab_sim::units::{Dur, Rate};
@@ -51,11 +51,10 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
     if v.get("capture").is_some() {
         return refuse("capture", "emulation captures with `bloatlab emulate --pcap sender|receiver` (allowed: no capture table)");
     }
-    if let Some(tcp) = v.get("tcp").and_then(Value::as_object) {
-        if let Some(k) = tcp.keys().next() {
-            return refuse(format!("tcp.{k}"), "emulation uses the kernel's TCP settings (allowed: no [tcp] keys)");
-        }
+    if let Some(k) = v.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().find(|k| !TCP_KEYS.contains(&k.as_str()))) {
+        return refuse(format!("tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
     }
+    check_mtu(s, v)?;
     let n: u32 = s.flows.iter().map(|f| f.count).sum();
     if n > MAX_FLOWS {
         return refuse("flows", format!("emulation runs at most {MAX_FLOWS} flows (got {n})"));
@@ -73,8 +72,8 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         if let Some(k) = raw.get("cc_params").and_then(Value::as_object).and_then(|o| o.keys().next()) {
             return refuse(format!("flows[{i}].cc_params.{k}"), "the kernel's congestion control takes no per-flow parameters (allowed: none)");
         }
-        if let Some(k) = raw.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().next()) {
-            return refuse(format!("flows[{i}].tcp.{k}"), "emulation uses the kernel's TCP settings (allowed: no tcp keys)");
+        if let Some(k) = raw.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().find(|k| !TCP_KEYS.contains(&k.as_str()))) {
+            return refuse(format!("flows[{i}].tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
         }
         if !matches!(f.app, AppKind::Bulk | AppKind::File) {
             return refuse(p("app"), "emulation runs bulk and sized transfers only (allowed: bulk, file)");
@@ -95,6 +94,54 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// The TCP keys the emulation honours: `mss` sets the TUN devices' MTU (so Linux's MSS with
+/// timestamps equals it), `rcvbuf` clamps the receiver's advertised window (TCP_WINDOW_CLAMP).
+pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf"];
+/// IP + TCP headers + the timestamps option Linux negotiates by default.
+const MSS_OVERHEAD: u32 = 52;
+const MSS_RANGE: (u32, u32) = (536, SLOT as u32 - 100);
+
+fn has_tcp_key(v: &Value, i: usize, key: &str) -> bool {
+    v.pointer(&format!("/tcp/{key}")).is_some() || v.pointer(&format!("/flows/{i}/tcp/{key}")).is_some()
+}
+
+fn tcp_cfg(f: &bloatlab_sim::config::FlowSpec) -> Option<&bloatlab_sim::config::TcpCfg> {
+    match &f.transport {
+        Transport::Tcp { tcp, .. } => Some(tcp),
+        _ => None,
+    }
+}
+
+/// One MTU serves every flow (it is the devices'), so an explicit MSS must be the same for all.
+fn check_mtu(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
+    let mut first: Option<u32> = None;
+    for (i, f) in s.flows.iter().enumerate() {
+        let Some(tcp) = tcp_cfg(f) else { continue };
+        if !has_tcp_key(v, i, "mss") {
+            continue;
+        }
+        let key = if v.pointer(&format!("/flows/{i}/tcp/mss")).is_some() { format!("flows[{i}].tcp.mss") } else { "tcp.mss".to_string() };
+        if tcp.mss < MSS_RANGE.0 || tcp.mss > MSS_RANGE.1 {
+            return refuse(key, format!("emulation sets the MSS through the devices' MTU (allowed: {}B to {}B)", MSS_RANGE.0, MSS_RANGE.1));
+        }
+        match first {
+            Some(m) if m != tcp.mss => {
+                return refuse(key, format!("emulation gives every flow one MTU (allowed: {m}B, the first flow's MSS)"));
+            }
+            _ => first = Some(tcp.mss),
+        }
+    }
+    Ok(())
+}
+
+/// The devices' MTU: 1500, or the explicit MSS plus the headers.
+fn mtu(s: &Scenario, v: &Value) -> u32 {
+    (0..s.flows.len())
+        .find(|&i| has_tcp_key(v, i, "mss"))
+        .and_then(|i| tcp_cfg(&s.flows[i]))
+        .map_or(1500, |t| t.mss + MSS_OVERHEAD)
+}
+
 fn mean_rate(r: &RateSpec) -> Option<Rate> {
     match r {
         RateSpec::Constant(r) => Some(*r),
@@ -104,7 +151,7 @@ fn mean_rate(r: &RateSpec) -> Option<Rate> {
 
 /// What the controller needs to run the endpoints: the flows expanded (as the simulator expands
 /// them, with the same random start times) and the timing.
-pub fn plan(s: &Scenario) -> Value {
+pub fn plan(s: &Scenario, v: &Value) -> Value {
     let t = &s.topology;
     let mut flows = Vec::new();
     let mut id = 0u64;
@@ -120,6 +167,8 @@ pub fn plan(s: &Scenario) -> Value {
                 "size": spec.size, "app": if spec.size.is_some() { "file" } else { "bulk" },
                 "port": PORT_BASE as u64 + id, "rwnd": rwnd,
                 "base_rtt_ns": s.base_rtt(spec).0,
+                // The receiver's window clamp: only where the scenario sets it (else Linux's autotuning).
+                "rcvbuf": tcp_cfg(spec).filter(|_| has_tcp_key(v, entry, "rcvbuf")).map(|t| t.rcvbuf),
             }));
             id += 1;
         }
@@ -132,6 +181,7 @@ pub fn plan(s: &Scenario) -> Value {
         "queue_capacity_bytes": bloatlab_sim::queue::capacity_bytes(t.bottleneck_queue.limit),
         "aqm": t.bottleneck_queue.kind(),
         "gateway": t.gateway.as_ref().map(|g| bloatlab_sim::gateway::build(g).name()),
+        "mtu": mtu(s, v),
         "flows": flows,
     })
 }

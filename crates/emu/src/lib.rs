@@ -38,5 +38,5 @@ pub fn plan_json(scenario_json: &str) -> Result<String, ScenarioError> {
     let v: serde_json::Value = serde_json::from_str(scenario_json)
         .map_err(|e| ScenarioError { path: String::new(), message: format!("malformed scenario JSON: {e}") })?;
     let s = config::scenario(&v)?;
-    Ok(config::plan(&s).to_string())
+    Ok(config::plan(&s, &v).to_string())
 }

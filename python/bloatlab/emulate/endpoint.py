@@ -183,6 +183,9 @@ def _sample(flows: list[SenderFlow], spec: dict[str, Any], t0: int, end: int, ro
             warmed = True
         if row_due:
             next_row += interval
+        if all_done(flows, spec):
+            end = t  # every transfer is complete: the run ends here, as a simulated one does
+            Path(spec["stop_file"]).write_text("done\n")
         if t >= end:
             for fl in flows:
                 with fl.lock:
@@ -192,6 +195,14 @@ def _sample(flows: list[SenderFlow], spec: dict[str, Any], t0: int, end: int, ro
                         except OSError:
                             pass
             return
+
+
+def all_done(flows: list[SenderFlow], spec: dict[str, Any]) -> bool:
+    """Whether every flow is a sized transfer that has completed (or failed): the run can end.
+    Only with a stop file to tell the others, and never for a run with a bulk flow."""
+    if not spec.get("stop_file"):
+        return False
+    return all(fl.f["size"] is not None and (fl.done_ns is not None or fl.error is not None) for fl in flows)
 
 
 def _row(fl: SenderFlow, i: tcpinfo.TcpInfo, t_s: float, interval: int) -> dict[str, Any]:
@@ -244,10 +255,13 @@ class Drwa:
     """DRWA (Jiang et al. 2012) at a real receiver, as crates/sim/src/tcp/rwnd.rs: once per
     RTT, rwnd = λ · (RTT_min / RTT_est) · cwnd_est, with cwnd_est an EWMA (7/8) of the bytes
     received in the last RTT; RTT_est is the kernel's receiver RTT estimate (tcpi_rcv_rtt).
-    Applied with TCP_WINDOW_CLAMP (never below 4 segments, so the connection cannot stall)."""
+    Applied with TCP_WINDOW_CLAMP by the receive loop, after every read (never below 4
+    segments, so the connection cannot stall)."""
 
-    def __init__(self, lam: float) -> None:
+    def __init__(self, lam: float, cap: int | None = None) -> None:
         self.lam = lam
+        self.cap = cap  # the scenario's rcvbuf, when it sets one
+        self.window: int | None = None  # the clamp to hold, once computed
         self.period_start = 0
         self.bytes = 0
         self.rtt_min = float("inf")
@@ -272,19 +286,31 @@ class Drwa:
         got = float(self.bytes)
         self.cwnd_est = got if self.cwnd_est is None else 0.875 * self.cwnd_est + 0.125 * got
         rwnd = int(self.lam * self.rtt_min / est * self.cwnd_est)
+        if self.cap is not None:
+            rwnd = min(rwnd, self.cap)
         mss = info.rcv_mss or 1448
-        try:
-            s.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP, max(rwnd, 4 * mss))
-            self.clamps += 1
-        except OSError:
-            pass
+        self.window = max(rwnd, 4 * mss)
+        self.clamps += 1
         self.period_start = t
         self.bytes = 0
 
 
+def clamp_window(s: socket.socket, window: int) -> None:
+    """Bounds the advertised window. Linux's receive-buffer autotuning raises the window clamp
+    as it grows the buffer (6.x), so a receiver that wants a bound re-asserts it after every
+    read (a no-op in the kernel while it holds)."""
+    try:
+        s.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP, window)
+    except OSError:
+        pass
+
+
 def _receive(conn: socket.socket, rec: dict[str, Any], f: dict[str, Any] | None, t0: int, end: int, warm: int) -> None:
     buf = bytearray(1 << 18)
-    drwa = Drwa(f["rwnd"]["lambda"]) if f and f["rwnd"]["kind"] == "drwa" else None
+    # The scenario's receive buffer bounds the advertised window (the simulator's rcvbuf);
+    # without it Linux autotunes up to tcp_rmem's maximum.
+    cap = f.get("rcvbuf") if f else None
+    drwa = Drwa(f["rwnd"]["lambda"], cap) if f and f["rwnd"]["kind"] == "drwa" else None
     conn.settimeout(0.05)
     size = f["size"] if f else None
     try:
@@ -307,6 +333,9 @@ def _receive(conn: socket.socket, rec: dict[str, Any], f: dict[str, Any] | None,
                 rec["complete_s"] = (t - t0) / 1e9
             if drwa is not None:
                 drwa.on_data(conn, t, n)
+            want = drwa.window if drwa is not None and drwa.window is not None else cap
+            if want is not None:
+                clamp_window(conn, want)
     except OSError as e:
         rec["error"] = str(e)
     finally:
@@ -319,6 +348,10 @@ def receiver(spec: dict[str, Any]) -> None:
     by_port = {f["port"]: f for f in spec["flows"]}
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    caps = {f.get("rcvbuf") for f in spec["flows"]}
+    if len(caps) == 1 and (cap := caps.pop()) is not None:
+        # Inherited by every accepted connection, so the SYN-ACK already honours it.
+        clamp_window(ls, cap)
     ls.bind((spec["rcv_addr"], spec["rcv_port"]))
     ls.listen(1024)
     t0 = wait_go(spec)
@@ -328,8 +361,11 @@ def receiver(spec: dict[str, Any]) -> None:
     threads = []
     drops = DropWatch(spec)
     ls.settimeout(0.05)
+    stop = Path(spec["stop_file"]) if spec.get("stop_file") else None
     while (t := now_ns()) < end:
         drops.poll(t)
+        if stop is not None and stop.exists():
+            break  # every transfer is done (the sender said so)
         try:
             conn, (_, port) = ls.accept()
         except (TimeoutError, BlockingIOError):

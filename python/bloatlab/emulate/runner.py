@@ -144,14 +144,14 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
         for tun, where, addr, other in ((tun_s, ns.snd, SND_ADDR, RCV_ADDR), (tun_r, ns.rcv, RCV_ADDR, SND_ADDR)):
             netns.ip("-n", ns.link, "link", "set", tun, "netns", where)
             netns.ip("-n", where, "addr", "add", f"{addr}/24", "dev", tun)
-            netns.ip("-n", where, "link", "set", tun, "mtu", "1500", "txqueuelen", "10000", "up")
+            netns.ip("-n", where, "link", "set", tun, "mtu", str(p["mtu"]), "txqueuelen", "10000", "up")
             netns.ip("-n", where, "route", "add", other.rsplit(".", 2)[0] + ".0.0/24", "dev", tun)
         for role, where in (("receiver", ns.rcv), ("sender", ns.snd)):
             spec = {
                 "flows": p["flows"], "duration_ns": p["duration_ns"], "warmup_ns": p["warmup_ns"],
                 "interval_ns": p["interval_ns"], "snd_addr": SND_ADDR, "rcv_addr": RCV_ADDR, "rcv_port": RCV_PORT,
                 "go_file": str(go), "ready_file": str(work / f"{role}.ready"), "out_file": str(work / f"{role}.out.json"),
-                "tun": tun_r if role == "receiver" else tun_s,
+                "tun": tun_r if role == "receiver" else tun_s, "stop_file": str(work / "stop"),
             }
             (work / f"{role}.json").write_text(json.dumps(spec))
             procs.append((role, _spawn(["bloatlab.emulate.endpoint", role, str(work / f"{role}.json")], where,

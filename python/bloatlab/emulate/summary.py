@@ -29,7 +29,8 @@ def build(doc: Mapping[str, Any], plan: Mapping[str, Any], bn: Mapping[str, Any]
     """The summary and the time-series tables of an emulation run. The summary's shape is
     built by the simulator's builder (``_core.summary_json``, crates/sim/src/metrics/measure.rs)
     from the measurements gathered here; only the ``emulation`` block is added in Python."""
-    dur = plan["duration_ns"] / 1e9
+    # A run whose transfers all completed ends there (the bottleneck saw the stop file).
+    dur = min(plan["duration_ns"] / 1e9, bn["io"].get("stopped_s") or math.inf)
     warm = plan["warmup_ns"] / 1e9
     flows = []
     for f, s, r, c in zip(plan["flows"], snd["flows"], rcv["flows"], bn["flows"], strict=True):
