@@ -245,7 +245,8 @@ def test_sized_transfers_end_the_run_mss_sets_the_mtu_and_rcvbuf_clamps_the_wind
     assert r.returncode == 0, r.stderr
     assert time.monotonic() - t < 20
     s = json.loads((out / "summary.json").read_text())
-    assert s["duration_s"] < 10
+    # The window stays the scenario's (as simulated); the wall clock stopped when the transfers did.
+    assert s["duration_s"] == 60 and s["emulation"]["io"]["stopped_s"] < 10
     assert all(f["bytes_delivered"] == 400_000 and f["fct_s"] is not None for f in s["flows"])
     assert s["emulation"]["io"]["max_packet_bytes"] == 1510
     # The advertised window stays at the clamp (up to the window scale's rounding), so two
@@ -255,3 +256,34 @@ def test_sized_transfers_end_the_run_mss_sets_the_mtu_and_rcvbuf_clamps_the_wind
     rwnd = pd.read_parquet(out / "timeseries.parquet")["rwnd_bytes"]
     assert 65_535 < rwnd.max() <= 100_000 + 128
     assert s["bottleneck"]["drops"] == 0
+
+
+def test_per_flow_rtts_and_a_udp_cbr_flow(tmp_path):
+    """Issue 16: a flow with its own base RTT gets its own access delay lines; a UDP CBR flow
+    is sent and received by the end hosts, with one-way delays and jitter."""
+    scen = tmp_path / "mixed.toml"
+    scen.write_text(
+        'name = "mixed"\nduration = "30s"\n[topology]\nbottleneck = { rate = "10Mbps", delay = "10ms" }\n'
+        'access = { delay = "5ms" }\nbottleneck_queue = { kind = "droptail", limit = "30KB" }\n'
+        '[[flows]]\ncc = "cubic"\nsize = "300KB"\n'
+        '[[flows]]\ncc = "reno"\nsize = "300KB"\nrtt = "120ms"\n'
+        '[[flows]]\ntransport = "udp"\nrate = "2Mbps"\npacket_size = "972B"\nsize = "250000B"\n'
+    )
+    out = tmp_path / "out"
+    r = bloatlab("emulate", str(scen), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    short, long, cbr = s["flows"]
+    assert (short["base_rtt_ms"], long["base_rtt_ms"]) == (40.0, 120.0)
+    # The kernel's smoothed RTTs: the base RTT plus at most the 30 KB queue (24 ms).
+    assert 38 < short["rtt_mean_ms"] < 40 + 30 and 118 < long["rtt_mean_ms"] < 120 + 30
+    assert short["bytes_delivered"] == long["bytes_delivered"] == 300_000
+    # The CBR flow: 250000 B in datagrams of 972 B (1000 B on the wire, one every 4 ms): 258,
+    # each delivered or dropped by the bottleneck; one-way delay at least the base one (20 ms).
+    assert cbr["transport"] == "udp"
+    lost = round(cbr["loss_pct"] / 100 * 258)
+    assert cbr["datagrams_delivered"] + lost == 258
+    assert cbr["bytes_delivered"] <= 250_000 and cbr["bytes_delivered"] >= 972 * (cbr["datagrams_delivered"] - 1)
+    assert 20 <= cbr["owd_mean_ms"] < 20 + 30 and cbr["jitter_ms"] is not None
+    assert s["emulation"]["udp_send_errors"] == {"2": 0}
+    assert s["emulation"]["io"]["stopped_s"] < 15

@@ -6,7 +6,7 @@
 use crate::core::{Core, CoreCfg};
 use crate::shaper::{Direction, DirectionCfg};
 use crate::slab::{Slab, SLOT};
-use bloatlab_sim::config::{AppKind, RateSpec, Scenario, StartSpec, TopologyKind, Transport};
+use bloatlab_sim::config::{AppKind, RateSpec, Scenario, StartSpec, TopologyKind, Transport, UdpApp};
 use bloatlab_sim::engine::{SimRng, Stream};
 use bloatlab_sim::units::{Dur, Rate};
 use bloatlab_sim::ScenarioError;
@@ -55,6 +55,10 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         return refuse(format!("tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
     }
     check_mtu(s, v)?;
+    if rtt_classes(s).0.len() > MAX_RTT_CLASSES {
+        let i = s.flows.iter().position(|f| f.rtt.is_some()).unwrap_or(0);
+        return refuse(format!("flows[{i}].rtt"), format!("emulation runs at most {MAX_RTT_CLASSES} distinct base RTTs, one delay line each (allowed: up to {MAX_RTT_CLASSES} values)"));
+    }
     let n: u32 = s.flows.iter().map(|f| f.count).sum();
     if n > MAX_FLOWS {
         return refuse("flows", format!("emulation runs at most {MAX_FLOWS} flows (got {n})"));
@@ -62,9 +66,17 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
     for (i, f) in s.flows.iter().enumerate() {
         let p = |k: &str| format!("flows[{i}].{k}");
         let raw = &v["flows"][i];
+        if let Transport::Udp(u) = &f.transport {
+            if u.app != UdpApp::Cbr {
+                return refuse(p("app"), format!("emulation runs constant-bit-rate UDP flows only, not {} (allowed: cbr)", u.app.name()));
+            }
+            if f.direction != bloatlab_sim::config::Direction::Forward {
+                return refuse(p("direction"), "emulation sends data through the bottleneck one way (allowed: forward)");
+            }
+            continue;
+        }
         let Transport::Tcp { cc, .. } = &f.transport else {
-            let name = if matches!(f.transport, Transport::Udp(_)) { "udp" } else { "dccp" };
-            return refuse(p("transport"), format!("emulation runs kernel TCP flows only, not {name} (allowed: tcp)"));
+            return refuse(p("transport"), "emulation runs kernel TCP and UDP flows, not dccp: Linux removed DCCP (allowed: tcp, udp)");
         };
         if !KERNEL_CCS.contains(&cc.name()) {
             return refuse(p("cc"), format!("\"{}\" is not a Linux congestion control this emulation can use (allowed: {})", cc.name(), KERNEL_CCS.join(", ")));
@@ -78,12 +90,6 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         if !matches!(f.app, AppKind::Bulk | AppKind::File) {
             return refuse(p("app"), "emulation runs bulk and sized transfers only (allowed: bulk, file)");
         }
-        if let Some(r) = f.rtt {
-            let default = Dur(2 * (2 * t.access.delay.0 + t.bottleneck.delay.0));
-            if r != default {
-                return refuse(p("rtt"), format!("emulation gives every flow the topology's base RTT (allowed: {default} or no rtt key)"));
-            }
-        }
         if f.rwnd.needs_channel() {
             return refuse(p("rwnd"), "abrwda needs a cellular link (allowed: static, drwa)");
         }
@@ -92,6 +98,26 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         }
     }
     Ok(())
+}
+
+/// Distinct access delays (one delay line per side and direction each).
+pub const MAX_RTT_CLASSES: usize = 8;
+
+/// The access delay of each RTT class (class 0: the topology's) and each expanded flow's class:
+/// a flow with `rtt` gets the simulator's access delay for it, (rtt / 2 − bottleneck delay) / 2.
+pub fn rtt_classes(s: &Scenario) -> (Vec<Dur>, Vec<u8>) {
+    let t = &s.topology;
+    let mut delays = vec![t.access.delay];
+    let mut class = Vec::new();
+    for f in &s.flows {
+        let d = f.rtt.map_or(t.access.delay, |r| Dur((r.0 / 2).saturating_sub(t.bottleneck.delay.0) / 2));
+        let c = delays.iter().position(|&x| x == d).unwrap_or_else(|| {
+            delays.push(d);
+            delays.len() - 1
+        });
+        class.extend(std::iter::repeat_n(c.min(u8::MAX as usize) as u8, f.count as usize));
+    }
+    (delays, class)
 }
 
 /// The TCP keys the emulation honours: `mss` sets the TUN devices' MTU (so Linux's MSS with
@@ -162,7 +188,13 @@ pub fn plan(s: &Scenario, v: &Value) -> Value {
                 StartSpec::Uniform(a, b) => SimRng::new(s.seed, Stream::FlowStart, id).range_u64(a.0, b.0),
             };
             let rwnd = spec.rwnd.to_json();
+            // UDP (CBR): one datagram of `payload` bytes every `gap`, sent by the end host.
+            let (transport, gap, payload) = match &spec.transport {
+                Transport::Udp(u) => ("udp", Some(u.gap.0), Some(u.payload)),
+                _ => ("tcp", None, None),
+            };
             flows.push(json!({
+                "transport": transport, "gap_ns": gap, "payload": payload,
                 "id": id, "entry": entry, "group": spec.group, "cc": spec.cc_name(), "start_ns": start,
                 "size": spec.size, "app": if spec.size.is_some() { "file" } else { "bulk" },
                 "port": PORT_BASE as u64 + id, "rwnd": rwnd,
@@ -197,15 +229,17 @@ pub fn core(s: &Scenario) -> Core {
     let rev_q = bloatlab_sim::queue::build(&t.reverse_queue, SimRng::new(s.seed, Stream::Queue, 1), rev_rate.mean_rate());
     // Room for every packet that can be inside at once: both buffers full of the smallest
     // packets (40 B) plus a window's worth of MTU packets on the wire, within sane bounds.
-    let owd = 2 * t.access.delay.0 + t.bottleneck.delay.0;
+    let (access_delays, flow_class) = rtt_classes(s);
+    let longest = access_delays.iter().map(|d| d.0).max().unwrap_or(0);
+    let owd = 2 * longest + t.bottleneck.delay.0;
     let wire = fwd_rate.mean_rate().bytes_in(Dur(owd)) / 1500 + rev_rate.mean_rate().bytes_in(Dur(owd)) / 40;
     let slots = (4096 + fwd_q.capacity_bytes() / 40 + rev_q.capacity_bytes() / 40 + 2 * wire).min(1 << 17) as usize;
     let fwd = Direction::new(
         DirectionCfg {
             name: "bottleneck",
-            near_delay: t.access.delay,
+            access_delays: access_delays.clone(),
+            flow_class: flow_class.clone(),
             mid_delay: t.bottleneck.delay,
-            far_delay: t.access.delay,
             loss: t.bottleneck.loss,
             drop_list: t.bottleneck.drop_packets.clone(),
         },
@@ -217,9 +251,9 @@ pub fn core(s: &Scenario) -> Core {
     let rev = Direction::new(
         DirectionCfg {
             name: "bottleneck_rev",
-            near_delay: t.access.delay,
+            access_delays,
+            flow_class,
             mid_delay: t.bottleneck.delay,
-            far_delay: t.access.delay,
             loss: 0.0,
             drop_list: Vec::new(),
         },

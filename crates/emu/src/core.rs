@@ -82,6 +82,8 @@ impl Core {
         let i = side as usize;
         self.counters.read[i] += 1;
         self.counters.max_len = self.counters.max_len.max(len);
+        let (port_base, n_flows) = (self.port_base, self.flows.len());
+        let flow_of = |sport: u16, dport: u16| flow_of(port_base, n_flows, side, sport, dport);
         let buf = &self.slab.slot_mut(id)[..len];
         let (flow, data) = match packet::parse(buf) {
             Parsed::Invalid => {
@@ -89,13 +91,14 @@ impl Core {
                 self.slab.free(id);
                 return;
             }
-            Parsed::OtherIpv4 { .. } => (NO_FLOW, false),
-            Parsed::Tcp(v) => {
-                let port = if side == Side::Senders { v.sport } else { v.dport };
-                let f = port.wrapping_sub(self.port_base);
-                ((f as usize) < self.flows.len()).then_some(f).map_or((NO_FLOW, false), |f| (f, v.payload_len > 0))
-            }
+            Parsed::OtherIpv4 { .. } => match packet::udp_ports(buf) {
+                // A datagram of a UDP flow is data (the flows send one way).
+                Some((sport, dport)) => (flow_of(sport, dport), true),
+                None => (NO_FLOW, false),
+            },
+            Parsed::Tcp(v) => (flow_of(v.sport, v.dport), v.payload_len > 0),
         };
+        let data = data && flow != NO_FLOW;
         if self.gateway.is_some() {
             match side {
                 Side::Senders => self.conns.learn_forward(buf),
@@ -108,8 +111,8 @@ impl Core {
             self.flows[flow as usize].data_pkts += 1;
         }
         match side {
-            Side::Senders => self.fwd.arrive(now, id),
-            Side::Receivers => self.rev.arrive(now, id),
+            Side::Senders => self.fwd.arrive(now, id, flow),
+            Side::Receivers => self.rev.arrive(now, id, flow),
         }
         self.advance(now);
     }
@@ -186,7 +189,7 @@ impl Core {
                 }
             }
             if let Some(id) = fx.mid_exit {
-                self.fwd.to_far(t, id);
+                self.fwd.to_far(t, id, self.slab.meta(id).flow);
             }
         } else {
             let fx = self.rev.step(t, k, &mut self.slab);
@@ -202,7 +205,7 @@ impl Core {
                         Outcome::NotAck => {}
                     }
                 }
-                self.rev.to_far(t, id);
+                self.rev.to_far(t, id, self.slab.meta(id).flow);
             }
         }
     }
@@ -267,6 +270,14 @@ impl Core {
             },
         })
     }
+}
+
+/// The flow of a packet by the senders' port (`port_base` + flow), or `NO_FLOW`.
+#[inline]
+fn flow_of(port_base: u16, n_flows: usize, side: Side, sport: u16, dport: u16) -> u16 {
+    let port = if side == Side::Senders { sport } else { dport };
+    let f = port.wrapping_sub(port_base);
+    if (f as usize) < n_flows { f } else { NO_FLOW }
 }
 
 #[cfg(test)]
@@ -337,6 +348,29 @@ mod tests {
         let b = measured(&s).summary();
         assert!((b.mean_sojourn_ms - 24.5).abs() < 1e-9);
         assert_eq!(s["io"]["inside_at_end"], 0);
+    }
+
+    #[test]
+    fn a_flow_with_its_own_rtt_gets_its_own_access_delays() {
+        // Flow 0: the topology's 40 ms base RTT (5 ms access); flow 1: rtt = 100 ms, so
+        // (50 ms − 10 ms) / 2 = 20 ms on each access link, as the simulator builds it.
+        let v = serde_json::json!({
+            "duration": "10s",
+            "topology": {"bottleneck": {"rate": "12Mbps", "delay": "10ms"}, "access": {"delay": "5ms"}},
+            "flows": [{"cc": "cubic"}, {"cc": "reno", "rtt": "100ms"}],
+        });
+        let s = crate::config::scenario(&v).expect("valid scenario");
+        assert_eq!(crate::config::rtt_classes(&s), (vec![Dur::from_millis(5), Dur::from_millis(20)], vec![0, 1]));
+        let mut c = crate::config::core(&s);
+        // A data packet of each flow (sender ports 10000, 10001), 1 ms apart; 1500 B = 1 ms.
+        let p0 = tcp_packet(ACK, 1000, &[], 1460);
+        let mut p1 = p0.clone();
+        p1[20..22].copy_from_slice(&10_001u16.to_be_bytes());
+        inject(&mut c, Side::Senders, &p0, SimTime(0));
+        inject(&mut c, Side::Senders, &p1, SimTime(1_000_000));
+        let out = drain(&mut c, Side::Senders, SimTime(1_000_000_000));
+        let due: Vec<u64> = out.iter().map(|o| o.0 .0).collect();
+        assert_eq!(due, vec![5_000_000 + 1_000_000 + 10_000_000 + 5_000_000, 1_000_000 + 20_000_000 + 1_000_000 + 10_000_000 + 20_000_000]);
     }
 
     fn measured(s: &serde_json::Value) -> bloatlab_sim::metrics::QueueMeasure {

@@ -5,10 +5,11 @@
 //!
 //! Layout: `packet` (IPv4/TCP parsing, never panics), `checksum` (RFC 1624), `rewrite` (window
 //! scaling per connection, window rewriting), `slab` (preallocated packet buffers), `delay`
-//! (delay lines), `shaper` (one direction: queue, serializer, loss, delays), `stats`,
+//! (delay lines), `access` (the access delay lines per RTT class), `shaper` (one direction: queue, serializer, loss, delays), `stats`,
 //! `core` (both directions and the gateway, driven by explicit times), `config` (scenario →
 //! emulation: validation, plan, parts), `clock`, `tun`, `pcap`, `bottleneck` (the I/O loop).
 
+pub mod access;
 pub mod checksum;
 pub mod config;
 pub mod core;

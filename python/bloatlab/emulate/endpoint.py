@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import tcpinfo
+from . import tcpinfo, udp
 
 SAMPLE_NS = 10_000_000  # TCP_INFO sampling for RTT statistics
 CHUNK = 1 << 20
@@ -99,6 +99,7 @@ class SenderFlow:
         self.final: tcpinfo.TcpInfo | None = None
         self.rtt_us: list[int] = []
         self.prev: tcpinfo.TcpInfo | None = None  # at the previous series row
+        self.udp: dict[str, int] | None = None  # a UDP flow's counters (emulate/udp.py)
 
 
 def _send(fl: SenderFlow, spec: dict[str, Any], t0: int, end: int) -> None:
@@ -183,7 +184,7 @@ def _sample(flows: list[SenderFlow], spec: dict[str, Any], t0: int, end: int, ro
             warmed = True
         if row_due:
             next_row += interval
-        if all_done(flows, spec):
+        if all_done(flows, spec, t):
             end = t  # every transfer is complete: the run ends here, as a simulated one does
             Path(spec["stop_file"]).write_text("done\n")
         if t >= end:
@@ -197,12 +198,20 @@ def _sample(flows: list[SenderFlow], spec: dict[str, Any], t0: int, end: int, ro
             return
 
 
-def all_done(flows: list[SenderFlow], spec: dict[str, Any]) -> bool:
+def all_done(flows: list[SenderFlow], spec: dict[str, Any], t: int) -> bool:
     """Whether every flow is a sized transfer that has completed (or failed): the run can end.
     Only with a stop file to tell the others, and never for a run with a bulk flow."""
     if not spec.get("stop_file"):
         return False
-    return all(fl.f["size"] is not None and (fl.done_ns is not None or fl.error is not None) for fl in flows)
+
+    def done(fl: SenderFlow) -> bool:
+        if fl.f["size"] is None:
+            return False
+        if fl.error is not None:
+            return True
+        return udp.done(fl, t) if fl.f.get("transport") == "udp" else fl.done_ns is not None
+
+    return all(done(fl) for fl in flows)
 
 
 def _row(fl: SenderFlow, i: tcpinfo.TcpInfo, t_s: float, interval: int) -> dict[str, Any]:
@@ -228,7 +237,8 @@ def sender(spec: dict[str, Any]) -> None:
     flows = [SenderFlow(f) for f in spec["flows"]]
     rows: list[dict[str, Any]] = []
     drops = DropWatch(spec)
-    threads = [threading.Thread(target=_send, args=(fl, spec, t0, end), daemon=True) for fl in flows]
+    threads = [threading.Thread(target=udp.send if fl.f.get("transport") == "udp" else _send,
+                                args=(fl, spec, t0, end), daemon=True) for fl in flows]
     sampler = threading.Thread(target=_sample, args=(flows, spec, t0, end, rows, drops), daemon=True)
     for th in [*threads, sampler]:
         th.start()
@@ -243,7 +253,7 @@ def sender(spec: dict[str, Any]) -> None:
             "done_s": None if fl.done_ns is None else (fl.done_ns - t0) / 1e9,
             "base": fl.base._asdict() if fl.base else None,
             "final": fl.final._asdict() if fl.final else None,
-            "rtt_us": fl.rtt_us,
+            "rtt_us": fl.rtt_us, "udp": fl.udp,
         })
     write_out(spec, {"flows": out, "rows": rows, "device": drops.last})
 
@@ -362,6 +372,10 @@ def receiver(spec: dict[str, Any]) -> None:
     drops = DropWatch(spec)
     ls.settimeout(0.05)
     stop = Path(spec["stop_file"]) if spec.get("stop_file") else None
+    if any(f.get("transport") == "udp" for f in spec["flows"]):
+        th = threading.Thread(target=udp.receive, args=(spec, t0, end, warm, recs, stop), daemon=True)
+        th.start()
+        threads.append(th)
     while (t := now_ns()) < end:
         drops.poll(t)
         if stop is not None and stop.exists():

@@ -53,6 +53,8 @@ def plan(doc: Mapping[str, Any]) -> dict[str, Any]:
 def check_kernel(p: Mapping[str, Any]) -> None:
     """Every flow's congestion control must exist in this kernel (exit 2 otherwise)."""
     for f in p["flows"]:
+        if f.get("transport") == "udp":
+            continue
         if not netns.ensure_cc(f["cc"]):
             have = [c for c in netns.available_ccs() if c in _core.KERNEL_CCS]
             raise ScenarioError(f"flows[{f['entry']}].cc",
