@@ -287,3 +287,24 @@ def test_per_flow_rtts_and_a_udp_cbr_flow(tmp_path):
     assert 20 <= cbr["owd_mean_ms"] < 20 + 30 and cbr["jitter_ms"] is not None
     assert s["emulation"]["udp_send_errors"] == {"2": 0}
     assert s["emulation"]["io"]["stopped_s"] < 15
+
+
+def test_traffic_in_both_directions(tmp_path):
+    """Issue 16: a reverse flow's sender runs at the receivers' end and its data crosses the
+    reverse bottleneck (its own queue); both flows fill their direction, as simulated."""
+    scen = tmp_path / "both.toml"
+    scen.write_text(
+        'name = "both"\nduration = "4s"\n[topology]\nbottleneck = { rate = "10Mbps", delay = "10ms" }\n'
+        'access = { delay = "5ms" }\nbottleneck_queue = { kind = "droptail", limit = "100KB" }\n'
+        'reverse_queue = { kind = "droptail", limit = "100KB" }\n'
+        '[[flows]]\ncc = "cubic"\n[[flows]]\ncc = "reno"\ndirection = "reverse"\nsize = "2MB"\n'
+    )
+    out = tmp_path / "out"
+    r = bloatlab("emulate", str(scen), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    fwd, rev = s["flows"]
+    assert fwd["goodput_mbps"] > 6 and rev["bytes_delivered"] == 2_000_000 and rev["fct_s"] < 4
+    # The reverse flow's data went through the reverse queue: its packets and drops are counted.
+    assert s["emulation"]["reverse"]["mean_bytes"] > 10_000 and rev["loss_pct"] > 0
+    assert s["bottleneck"]["utilization_pct"] > 70 and not s["emulation"]["errors"]

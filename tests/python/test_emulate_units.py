@@ -30,7 +30,7 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
         (["flows[0].app=web", "flows[0].size=10KB"], "flows[0].app"),
         (["flows=[" + ", ".join(f'{{ cc = "cubic", rtt = "{40 + 10 * i}ms" }}' for i in range(9)) + "]"],
          "flows[0].rtt"),
-        (["flows[0].direction=reverse"], "flows[0].direction"),
+        (["flows[0].direction=reverse", 'topology.gateway={ kind = "ewt", start = "10KB" }'], "flows[0].direction"),
         (["tcp.init_cwnd=4"], "tcp.init_cwnd"),
         (["flows[0].tcp.delack=10ms"], "flows[0].tcp.delack"),
         (["tcp.mss=400B"], "tcp.mss"),

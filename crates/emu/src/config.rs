@@ -71,7 +71,7 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
                 return refuse(p("app"), format!("emulation runs constant-bit-rate UDP flows only, not {} (allowed: cbr)", u.app.name()));
             }
             if f.direction != bloatlab_sim::config::Direction::Forward {
-                return refuse(p("direction"), "emulation sends data through the bottleneck one way (allowed: forward)");
+                return refuse(p("direction"), "emulation sends UDP flows one way (allowed: forward)");
             }
             continue;
         }
@@ -93,8 +93,8 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         if f.rwnd.needs_channel() {
             return refuse(p("rwnd"), "abrwda needs a cellular link (allowed: static, drwa)");
         }
-        if f.direction != bloatlab_sim::config::Direction::Forward {
-            return refuse(p("direction"), "emulation sends data through the bottleneck one way (allowed: forward)");
+        if f.direction != bloatlab_sim::config::Direction::Forward && t.gateway.is_some() {
+            return refuse(p("direction"), "emulation's gateway rewrites the ACKs of forward flows only (allowed: forward with topology.gateway)");
         }
     }
     Ok(())
@@ -195,6 +195,7 @@ pub fn plan(s: &Scenario, v: &Value) -> Value {
             };
             flows.push(json!({
                 "transport": transport, "gap_ns": gap, "payload": payload,
+                "reverse": spec.direction != bloatlab_sim::config::Direction::Forward,
                 "id": id, "entry": entry, "group": spec.group, "cc": spec.cc_name(), "start_ns": start,
                 "size": spec.size, "app": if spec.size.is_some() { "file" } else { "bulk" },
                 "port": PORT_BASE as u64 + id, "rwnd": rwnd,

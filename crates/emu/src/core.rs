@@ -107,7 +107,9 @@ impl Core {
         }
         let m = self.slab.meta_mut(id);
         *m = crate::slab::Meta { len: len as u16, flow, data, arrived: now };
-        if side == Side::Senders && data && self.fwd.link.stats.counting {
+        // Data of a forward flow comes from the senders' side, of a reverse flow (data from the
+        // receivers' side, over the reverse bottleneck) from the other: only data counts.
+        if data && self.fwd.link.stats.counting {
             self.flows[flow as usize].data_pkts += 1;
         }
         match side {
@@ -193,6 +195,13 @@ impl Core {
             }
         } else {
             let fx = self.rev.step(t, k, &mut self.slab);
+            if self.fwd.link.stats.counting {
+                for &f in &self.rev.lost_flows {
+                    if let Some(c) = self.flows.get_mut(f as usize) {
+                        c.data_drops += 1;
+                    }
+                }
+            }
             if let Some(id) = fx.mid_exit {
                 // The ACK has crossed the reverse bottleneck: it is at the gateway router, which
                 // holds the forward queue. Rewrite it there, before the sender's access link.
@@ -272,12 +281,19 @@ impl Core {
     }
 }
 
-/// The flow of a packet by the senders' port (`port_base` + flow), or `NO_FLOW`.
+/// The flow of a packet by its data sender's port (`port_base` + flow), or `NO_FLOW`: the
+/// source port of what a sender sends (data of a forward flow from the senders' side, of a
+/// reverse flow from the receivers' side), the destination port of what comes back.
 #[inline]
 fn flow_of(port_base: u16, n_flows: usize, side: Side, sport: u16, dport: u16) -> u16 {
-    let port = if side == Side::Senders { sport } else { dport };
-    let f = port.wrapping_sub(port_base);
-    if (f as usize) < n_flows { f } else { NO_FLOW }
+    let (mine, theirs) = if side == Side::Senders { (sport, dport) } else { (dport, sport) };
+    for port in [mine, theirs] {
+        let f = port.wrapping_sub(port_base);
+        if (f as usize) < n_flows {
+            return f;
+        }
+    }
+    NO_FLOW
 }
 
 #[cfg(test)]

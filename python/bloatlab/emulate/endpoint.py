@@ -1,5 +1,7 @@
 """The kernel TCP endpoints of an emulation: ``python -m bloatlab.emulate.endpoint
-{sender,receiver} SPEC.json``, run inside the senders' / receivers' namespace.
+{sender,receiver} SPEC.json``, run inside the senders' / receivers' namespace (each end
+host sends the flows whose data starts there: forward flows at the senders' end, reverse
+flows at the receivers', and receives the others).
 
 Both write their ready file, wait for the controller's go file (the shared time origin t0,
 CLOCK_MONOTONIC ns — the same clock the bottleneck uses), run until t0 + duration and write
@@ -231,8 +233,8 @@ def _row(fl: SenderFlow, i: tcpinfo.TcpInfo, t_s: float, interval: int) -> dict[
     }
 
 
-def sender(spec: dict[str, Any]) -> None:
-    t0 = wait_go(spec)
+def run_sender(spec: dict[str, Any], t0: int) -> dict[str, Any]:
+    """Sends the flows of ``spec`` (this side's senders) from ``t0``; returns the measurements."""
     end = t0 + spec["duration_ns"]
     flows = [SenderFlow(f) for f in spec["flows"]]
     rows: list[dict[str, Any]] = []
@@ -255,7 +257,7 @@ def sender(spec: dict[str, Any]) -> None:
             "final": fl.final._asdict() if fl.final else None,
             "rtt_us": fl.rtt_us, "udp": fl.udp,
         })
-    write_out(spec, {"flows": out, "rows": rows, "device": drops.last})
+    return {"flows": out, "rows": rows, "device": drops.last}
 
 
 # ---------------------------------------------------------------- receiver
@@ -354,8 +356,8 @@ def _receive(conn: socket.socket, rec: dict[str, Any], f: dict[str, Any] | None,
         conn.close()
 
 
-def receiver(spec: dict[str, Any]) -> None:
-    by_port = {f["port"]: f for f in spec["flows"]}
+def listen(spec: dict[str, Any]) -> socket.socket:
+    """The receivers' listening socket, ready before the go (connections may come at once)."""
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     caps = {f.get("rcvbuf") for f in spec["flows"]}
@@ -364,7 +366,12 @@ def receiver(spec: dict[str, Any]) -> None:
         clamp_window(ls, cap)
     ls.bind((spec["rcv_addr"], spec["rcv_port"]))
     ls.listen(1024)
-    t0 = wait_go(spec)
+    return ls
+
+
+def run_receiver(spec: dict[str, Any], ls: socket.socket, t0: int) -> dict[str, Any]:
+    """Receives the flows of ``spec`` (this side's receivers) on ``ls``; returns the measurements."""
+    by_port = {f["port"]: f for f in spec["flows"]}
     end = t0 + spec["duration_ns"]
     warm = t0 + spec["warmup_ns"]
     recs: dict[int, dict[str, Any]] = {}
@@ -394,13 +401,33 @@ def receiver(spec: dict[str, Any]) -> None:
         threads.append(th)
     for th in threads:
         th.join(timeout=1.0)
-    write_out(spec, {"flows": [recs.get(f["id"]) for f in spec["flows"]], "device": drops.last})
+    ls.close()
+    return {"flows": [recs.get(f["id"]) for f in spec["flows"]], "device": drops.last}
 
 
 def main(argv: list[str]) -> None:
-    role, spec_path = argv[1], argv[2]
-    spec = json.loads(Path(spec_path).read_text())
-    {"sender": sender, "receiver": receiver}[role](spec)
+    """One end host: ``send`` (its data senders: the forward flows at the senders' end, the
+    reverse flows at the receivers' end) and ``recv`` (its data receivers), each optional,
+    from one time origin; writes ``{"send": ..., "recv": ...}``."""
+    spec = json.loads(Path(argv[2]).read_text())
+    send, recv = spec.get("send"), spec.get("recv")
+    ls = listen(recv) if recv else None
+    t0 = wait_go(spec)
+    out: dict[str, Any] = {"send": None, "recv": None}
+
+    def part(name: str, fn: Any, *args: Any) -> threading.Thread:
+        th = threading.Thread(target=lambda: out.__setitem__(name, fn(*args)), daemon=True)
+        th.start()
+        return th
+
+    threads = []
+    if recv and ls is not None:
+        threads.append(part("recv", run_receiver, recv, ls, t0))
+    if send:
+        threads.append(part("send", run_sender, send, t0))
+    for th in threads:
+        th.join()
+    write_out(spec, out)
 
 
 if __name__ == "__main__":
