@@ -308,3 +308,27 @@ def test_traffic_in_both_directions(tmp_path):
     # The reverse flow's data went through the reverse queue: its packets and drops are counted.
     assert s["emulation"]["reverse"]["mean_bytes"] > 10_000 and rev["loss_pct"] > 0
     assert s["bottleneck"]["utilization_pct"] > 70 and not s["emulation"]["errors"]
+
+
+def test_the_cellular_topology_with_one_ue(tmp_path):
+    """Issue 16: the cellular topology with one UE: the core link's delay, the base-station
+    queue and the radio link with the stochastic rate model (the simulator's random stream,
+    so the same rate realization for the same seed), the uplink and the core back."""
+    scen = tmp_path / "cell.toml"
+    scen.write_text(
+        'name = "cell"\nduration = "5s"\nseed = 3\n[topology]\nkind = "cellular"\nprofile = "4g"\n'
+        '[[flows]]\ncc = "cubic"\n'
+    )
+    out = tmp_path / "out"
+    r = bloatlab("emulate", str(scen), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    from bloatlab import run as simulate
+
+    sim = json.loads(simulate(str(scen), series=False).summary_json)
+    f, g = s["flows"][0], sim["flows"][0]
+    assert f["base_rtt_ms"] == g["base_rtt_ms"]
+    assert s["bottleneck"]["rate_mbps"] == sim["bottleneck"]["rate_mbps"]
+    # The same radio rate realization: goodput within 15 % of the simulated run.
+    assert 0.85 < f["goodput_mbps"] / g["goodput_mbps"] < 1.15, (f, g)
+    assert f["rtt_mean_ms"] > f["base_rtt_ms"]

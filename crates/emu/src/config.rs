@@ -31,8 +31,21 @@ pub fn scenario(v: &Value) -> Result<Scenario, ScenarioError> {
 
 fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
     let t = &s.topology;
-    if t.kind != TopologyKind::Dumbbell {
-        return refuse("topology.kind", "emulation runs the dumbbell only (allowed: dumbbell)");
+    if t.kind == TopologyKind::Cellular {
+        if t.ues != 1 {
+            return refuse("topology.ues", format!("emulation runs the cellular topology with one UE (allowed: 1; got {})", t.ues));
+        }
+        // The core link is a delay line: it must not be the bottleneck, nor lose packets.
+        let slow = match (&t.access.rate, mean_rate(&t.bottleneck.rate)) {
+            (RateSpec::Constant(c), Some(r)) => c.0 < r.0,
+            _ => true,
+        };
+        if slow {
+            return refuse("topology.core.rate", "emulation does not shape the core link (allowed: a constant rate at least the radio's)");
+        }
+        if t.access.loss > 0.0 || !t.access.drop_packets.is_empty() {
+            return refuse("topology.core.loss", "emulation applies loss on the radio link only (allowed: topology.radio.loss)");
+        }
     }
     if let Some(a) = v.pointer("/topology/access").and_then(Value::as_object) {
         if a.contains_key("rate") {
@@ -110,7 +123,8 @@ pub fn rtt_classes(s: &Scenario) -> (Vec<Dur>, Vec<u8>) {
     let mut delays = vec![t.access.delay];
     let mut class = Vec::new();
     for f in &s.flows {
-        let d = f.rtt.map_or(t.access.delay, |r| Dur((r.0 / 2).saturating_sub(t.bottleneck.delay.0) / 2));
+        let own = f.rtt.filter(|_| t.kind == TopologyKind::Dumbbell);
+        let d = own.map_or(t.access.delay, |r| Dur((r.0 / 2).saturating_sub(t.bottleneck.delay.0) / 2));
         let c = delays.iter().position(|&x| x == d).unwrap_or_else(|| {
             delays.push(d);
             delays.len() - 1
@@ -224,13 +238,24 @@ pub fn plan(s: &Scenario, v: &Value) -> Value {
 pub fn core(s: &Scenario) -> Core {
     let t = &s.topology;
     let n: usize = s.flows.iter().map(|f| f.count as usize).sum();
-    let fwd_rate = t.bottleneck.rate.build(SimRng::new(s.seed, Stream::LinkRate, 0));
-    let rev_rate = t.bottleneck.reverse_rate.as_ref().unwrap_or(&t.bottleneck.rate).build(SimRng::new(s.seed, Stream::LinkRate, 1));
-    let fwd_q = bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(s.seed, Stream::Queue, 0), fwd_rate.mean_rate());
-    let rev_q = bloatlab_sim::queue::build(&t.reverse_queue, SimRng::new(s.seed, Stream::Queue, 1), rev_rate.mean_rate());
+    // The simulator's link ids key the random streams: the dumbbell's bottleneck pair is 0 / 1;
+    // the cellular topology's core pair is 0 / 1 and the UE's radio pair, its bottleneck, 2 / 3.
+    let (fi, ri) = if t.kind == TopologyKind::Cellular { (2, 3) } else { (0, 1) };
+    let fwd_rate = t.bottleneck.rate.build(SimRng::new(s.seed, Stream::LinkRate, fi));
+    let rev_rate = t.bottleneck.reverse_rate.as_ref().unwrap_or(&t.bottleneck.rate).build(SimRng::new(s.seed, Stream::LinkRate, ri));
+    let fwd_q = bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(s.seed, Stream::Queue, fi), fwd_rate.mean_rate());
+    let rev_q = bloatlab_sim::queue::build(&t.reverse_queue, SimRng::new(s.seed, Stream::Queue, ri), rev_rate.mean_rate());
     // Room for every packet that can be inside at once: both buffers full of the smallest
     // packets (40 B) plus a window's worth of MTU packets on the wire, within sane bounds.
     let (access_delays, flow_class) = rtt_classes(s);
+    let (fwd_near, fwd_far, rev_near, rev_far) = if t.kind == TopologyKind::Cellular {
+        // Server → core link (a delay: at least the radio's rate) → base-station queue → radio
+        // link → UE, and back: the UE's uplink, then the core.
+        let none = vec![Dur::ZERO; access_delays.len()];
+        (access_delays.clone(), none.clone(), none, access_delays.clone())
+    } else {
+        (access_delays.clone(), access_delays.clone(), access_delays.clone(), access_delays.clone())
+    };
     let longest = access_delays.iter().map(|d| d.0).max().unwrap_or(0);
     let owd = 2 * longest + t.bottleneck.delay.0;
     let wire = fwd_rate.mean_rate().bytes_in(Dur(owd)) / 1500 + rev_rate.mean_rate().bytes_in(Dur(owd)) / 40;
@@ -238,7 +263,8 @@ pub fn core(s: &Scenario) -> Core {
     let fwd = Direction::new(
         DirectionCfg {
             name: "bottleneck",
-            access_delays: access_delays.clone(),
+            near_delays: fwd_near,
+            far_delays: fwd_far,
             flow_class: flow_class.clone(),
             mid_delay: t.bottleneck.delay,
             loss: t.bottleneck.loss,
@@ -246,13 +272,14 @@ pub fn core(s: &Scenario) -> Core {
         },
         fwd_q,
         fwd_rate,
-        SimRng::new(s.seed, Stream::LinkLoss, 0),
+        SimRng::new(s.seed, Stream::LinkLoss, fi),
         slots,
     );
     let rev = Direction::new(
         DirectionCfg {
             name: "bottleneck_rev",
-            access_delays,
+            near_delays: rev_near,
+            far_delays: rev_far,
             flow_class,
             mid_delay: t.bottleneck.delay,
             loss: 0.0,
@@ -260,7 +287,7 @@ pub fn core(s: &Scenario) -> Core {
         },
         rev_q,
         rev_rate,
-        SimRng::new(s.seed, Stream::LinkLoss, 1),
+        SimRng::new(s.seed, Stream::LinkLoss, ri),
         slots,
     );
     let samples = s.duration.0.checked_div(s.metrics.interval.0).map_or(0, |n| n as usize + 2);

@@ -389,6 +389,26 @@ mod tests {
         assert_eq!(due, vec![5_000_000 + 1_000_000 + 10_000_000 + 5_000_000, 1_000_000 + 20_000_000 + 1_000_000 + 10_000_000 + 20_000_000]);
     }
 
+    #[test]
+    fn the_cellular_topology_is_core_delay_then_the_radio_link() {
+        // One UE: server → core (30 ms, not shaped) → base-station queue → radio (12 Mbit/s,
+        // 20 ms) → UE; the uplink back, then the core.
+        let v = serde_json::json!({
+            "duration": "10s",
+            "topology": {"kind": "cellular", "ues": 1, "radio": {"down": "12Mbps", "up": "12Mbps", "delay": "20ms"},
+                         "core": {"rate": "1Gbps", "delay": "30ms"}},
+            "flows": [{"cc": "reno"}],
+        });
+        let mut c = crate::config::core(&crate::config::scenario(&v).expect("valid scenario"));
+        inject(&mut c, Side::Senders, &tcp_packet(ACK, 1000, &[], 1460), SimTime(0));
+        let down = drain(&mut c, Side::Senders, SimTime(1_000_000_000));
+        assert_eq!(down.iter().map(|o| o.0 .0).collect::<Vec<_>>(), vec![30_000_000 + 1_000_000 + 20_000_000]);
+        let mut c = crate::config::core(&crate::config::scenario(&v).expect("valid scenario"));
+        inject(&mut c, Side::Receivers, &tcp_packet(ACK, 1000, &[], 1460), SimTime(0));
+        let up = drain(&mut c, Side::Receivers, SimTime(1_000_000_000));
+        assert_eq!(up.iter().map(|o| o.0 .0).collect::<Vec<_>>(), vec![1_000_000 + 20_000_000 + 30_000_000]);
+    }
+
     fn measured(s: &serde_json::Value) -> bloatlab_sim::metrics::QueueMeasure {
         serde_json::from_value(s["bottleneck"].clone()).expect("the bottleneck's measurements")
     }

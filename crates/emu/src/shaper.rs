@@ -57,8 +57,10 @@ pub struct Direction {
 
 pub struct DirectionCfg {
     pub name: &'static str,
-    /// The access delay of each RTT class (class 0: the topology's), on both sides.
-    pub access_delays: Vec<Dur>,
+    /// The access delay of each RTT class (class 0: the topology's) before the link (near)
+    /// and after it (far).
+    pub near_delays: Vec<Dur>,
+    pub far_delays: Vec<Dur>,
     /// Flow index → RTT class.
     pub flow_class: Vec<u8>,
     pub mid_delay: Dur,
@@ -107,9 +109,9 @@ impl Direction {
         link.stats.counting = false;
         Direction {
             name: cfg.name,
-            ingress: AccessLines::new(&cfg.access_delays, cfg.flow_class.clone(), slots),
+            ingress: AccessLines::new(&cfg.near_delays, cfg.flow_class.clone(), slots),
             link,
-            out: AccessLines::new(&cfg.access_delays, cfg.flow_class, slots),
+            out: AccessLines::new(&cfg.far_delays, cfg.flow_class, slots),
             lost_flows: Vec::with_capacity(slots),
         }
     }
