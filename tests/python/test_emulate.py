@@ -56,6 +56,16 @@ def run_emulation(tmp: Path, name: str, *sets: str) -> tuple[dict, Path, int]:
     return json.loads((out / "summary.json").read_text()), out, p.pid
 
 
+def emulate_toml(tmp: Path, name: str, toml: str) -> dict:
+    """Emulates the scenario TOML text ``toml`` (written as ``tmp/name.toml``); its summary."""
+    scen = tmp / f"{name}.toml"
+    scen.write_text(toml)
+    out = tmp / f"{name}-out"
+    r = bloatlab("emulate", str(scen), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    return json.loads((out / "summary.json").read_text())
+
+
 @pytest.fixture(scope="module")
 def droptail(tmp_path_factory):
     """One CUBIC flow, 10 s, 10 Mbit/s, 40 ms, a deep (6 BDP) drop-tail buffer."""
@@ -261,18 +271,14 @@ def test_sized_transfers_end_the_run_mss_sets_the_mtu_and_rcvbuf_clamps_the_wind
 def test_per_flow_rtts_and_a_udp_cbr_flow(tmp_path):
     """Issue 16: a flow with its own base RTT gets its own access delay lines; a UDP CBR flow
     is sent and received by the end hosts, with one-way delays and jitter."""
-    scen = tmp_path / "mixed.toml"
-    scen.write_text(
+    s = emulate_toml(
+        tmp_path, "mixed",
         'name = "mixed"\nduration = "30s"\n[topology]\nbottleneck = { rate = "10Mbps", delay = "10ms" }\n'
         'access = { delay = "5ms" }\nbottleneck_queue = { kind = "droptail", limit = "30KB" }\n'
         '[[flows]]\ncc = "cubic"\nsize = "300KB"\n'
         '[[flows]]\ncc = "reno"\nsize = "300KB"\nrtt = "120ms"\n'
-        '[[flows]]\ntransport = "udp"\nrate = "2Mbps"\npacket_size = "972B"\nsize = "250000B"\n'
+        '[[flows]]\ntransport = "udp"\nrate = "2Mbps"\npacket_size = "972B"\nsize = "250000B"\n',
     )
-    out = tmp_path / "out"
-    r = bloatlab("emulate", str(scen), "--out", str(out))
-    assert r.returncode == 0, r.stderr
-    s = json.loads((out / "summary.json").read_text())
     short, long, cbr = s["flows"]
     assert (short["base_rtt_ms"], long["base_rtt_ms"]) == (40.0, 120.0)
     # The kernel's smoothed RTTs: the base RTT plus at most the 30 KB queue (24 ms).
@@ -292,17 +298,13 @@ def test_per_flow_rtts_and_a_udp_cbr_flow(tmp_path):
 def test_traffic_in_both_directions(tmp_path):
     """Issue 16: a reverse flow's sender runs at the receivers' end and its data crosses the
     reverse bottleneck (its own queue); both flows fill their direction, as simulated."""
-    scen = tmp_path / "both.toml"
-    scen.write_text(
+    s = emulate_toml(
+        tmp_path, "both",
         'name = "both"\nduration = "4s"\n[topology]\nbottleneck = { rate = "10Mbps", delay = "10ms" }\n'
         'access = { delay = "5ms" }\nbottleneck_queue = { kind = "droptail", limit = "100KB" }\n'
         'reverse_queue = { kind = "droptail", limit = "100KB" }\n'
-        '[[flows]]\ncc = "cubic"\n[[flows]]\ncc = "reno"\ndirection = "reverse"\nsize = "2MB"\n'
+        '[[flows]]\ncc = "cubic"\n[[flows]]\ncc = "reno"\ndirection = "reverse"\nsize = "2MB"\n',
     )
-    out = tmp_path / "out"
-    r = bloatlab("emulate", str(scen), "--out", str(out))
-    assert r.returncode == 0, r.stderr
-    s = json.loads((out / "summary.json").read_text())
     fwd, rev = s["flows"]
     assert fwd["goodput_mbps"] > 6 and rev["bytes_delivered"] == 2_000_000 and rev["fct_s"] < 4
     # The reverse flow's data went through the reverse queue: its packets and drops are counted.
@@ -314,18 +316,11 @@ def test_the_cellular_topology_with_one_ue(tmp_path):
     """Issue 16: the cellular topology with one UE: the core link's delay, the base-station
     queue and the radio link with the stochastic rate model (the simulator's random stream,
     so the same rate realization for the same seed), the uplink and the core back."""
-    scen = tmp_path / "cell.toml"
-    scen.write_text(
-        'name = "cell"\nduration = "5s"\nseed = 3\n[topology]\nkind = "cellular"\nprofile = "4g"\n'
-        '[[flows]]\ncc = "cubic"\n'
-    )
-    out = tmp_path / "out"
-    r = bloatlab("emulate", str(scen), "--out", str(out))
-    assert r.returncode == 0, r.stderr
-    s = json.loads((out / "summary.json").read_text())
+    s = emulate_toml(tmp_path, "cell", 'name = "cell"\nduration = "5s"\nseed = 3\n[topology]\nkind = "cellular"\n'
+                                       'profile = "4g"\n[[flows]]\ncc = "cubic"\n')
     from bloatlab import run as simulate
 
-    sim = json.loads(simulate(str(scen), series=False).summary_json)
+    sim = json.loads(simulate(str(tmp_path / "cell.toml"), series=False).summary_json)
     f, g = s["flows"][0], sim["flows"][0]
     assert f["base_rtt_ms"] == g["base_rtt_ms"]
     assert s["bottleneck"]["rate_mbps"] == sim["bottleneck"]["rate_mbps"]
