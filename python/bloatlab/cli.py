@@ -515,8 +515,12 @@ if __name__ == "__main__":  # pragma: no cover
               "DIR/cache: run the same command again to resume.")
 @click.option("--backend", default="local", metavar="local|ray|serial", show_default=True,
               help="Where the simulations run (as for `bloatlab sweep`).")
+@click.option("--engine", default="sim", metavar="sim|emulate|both", show_default=True,
+              help="sim: the simulator; emulate: the configurations Linux can run, on real Linux TCP through "
+              "bloatlab's bottleneck (root; docs/emulation.md); both: the simulated reproduction, then those "
+              "configurations in both engines side by side (DIR/engines.md).")
 def reproduce(experiment: str, quick: bool, seeds: int | None, jobs: int | None, out: Path | None,
-              backend: str) -> None:
+              backend: str, engine: str) -> None:
     """Reproduce a paper's experiments: cubic-plus, cellular-bufferbloat, ewt, abrwda, dccp-bbr or all.
 
     Writes tables (Markdown and CSV, the paper's value beside ours), figures (PNG and SVG),
@@ -534,7 +538,7 @@ def reproduce(experiment: str, quick: bool, seeds: int | None, jobs: int | None,
             target = out if out is not None else Path("out") / "reproduce" / experiment
             t0 = time.monotonic()
             claims = experiments.reproduce(experiment, target, quick=quick, seeds=seeds, jobs=jobs,
-                                           backend=backend, progress=True)
+                                           backend=backend, progress=True, engine=engine)
     except KeyboardInterrupt:
         err("interrupted: finished runs are cached; run the same command again to resume")
         sys.exit(130)

@@ -56,6 +56,16 @@ def run_emulation(tmp: Path, name: str, *sets: str) -> tuple[dict, Path, int]:
     return json.loads((out / "summary.json").read_text()), out, p.pid
 
 
+def emulate_toml(tmp: Path, name: str, toml: str) -> dict:
+    """Emulates the scenario TOML text ``toml`` (written as ``tmp/name.toml``); its summary."""
+    scen = tmp / f"{name}.toml"
+    scen.write_text(toml)
+    out = tmp / f"{name}-out"
+    r = bloatlab("emulate", str(scen), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    return json.loads((out / "summary.json").read_text())
+
+
 @pytest.fixture(scope="module")
 def droptail(tmp_path_factory):
     """One CUBIC flow, 10 s, 10 Mbit/s, 40 ms, a deep (6 BDP) drop-tail buffer."""
@@ -226,3 +236,94 @@ def test_two_flows_sized_transfer_drwa_and_pcap(tmp_path):
     assert len(snd) > 1000 and len(rcv) > 1000
     syns = [p for p in snd if p[9] == 6 and p[33] & 0x02 and int.from_bytes(p[20:22], "big") == 10001]
     assert syns, "flow 1's SYN crossed the sender side"
+
+
+def test_sized_transfers_end_the_run_mss_sets_the_mtu_and_rcvbuf_clamps_the_window(tmp_path):
+    """Issue 16: a run of sized transfers ends when they complete (as a simulated one does),
+    `tcp.mss` gives the simulator's wire size (MSS + 52 B with timestamps) and `tcp.rcvbuf`
+    bounds the window Linux advertises."""
+    scen = tmp_path / "sized.toml"
+    scen.write_text(
+        'name = "sized"\nduration = "60s"\n[topology]\nbottleneck = { rate = "10Mbps", delay = "10ms" }\n'
+        'access = { delay = "5ms" }\nbottleneck_queue = { kind = "droptail", limit = "300KB" }\n'
+        '[tcp]\nmss = "1458B"\nrcvbuf = "100000B"\n'
+        '[[flows]]\ncc = "cubic"\ncount = 2\nsize = "400KB"\n'
+    )
+    out = tmp_path / "out"
+    t = time.monotonic()
+    r = bloatlab("emulate", str(scen), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - t < 20
+    s = json.loads((out / "summary.json").read_text())
+    # The window stays the scenario's (as simulated); the wall clock stopped when the transfers did.
+    assert s["duration_s"] == 60 and s["emulation"]["io"]["stopped_s"] < 10
+    assert all(f["bytes_delivered"] == 400_000 and f["fct_s"] is not None for f in s["flows"])
+    assert s["emulation"]["io"]["max_packet_bytes"] == 1510
+    # The advertised window stays at the clamp (up to the window scale's rounding), so two
+    # flows never fill the 300 KB buffer.
+    import pandas as pd
+
+    rwnd = pd.read_parquet(out / "timeseries.parquet")["rwnd_bytes"]
+    assert 65_535 < rwnd.max() <= 100_000 + 128
+    assert s["bottleneck"]["drops"] == 0
+
+
+def test_per_flow_rtts_and_a_udp_cbr_flow(tmp_path):
+    """Issue 16: a flow with its own base RTT gets its own access delay lines; a UDP CBR flow
+    is sent and received by the end hosts, with one-way delays and jitter."""
+    s = emulate_toml(
+        tmp_path, "mixed",
+        'name = "mixed"\nduration = "30s"\n[topology]\nbottleneck = { rate = "10Mbps", delay = "10ms" }\n'
+        'access = { delay = "5ms" }\nbottleneck_queue = { kind = "droptail", limit = "30KB" }\n'
+        '[[flows]]\ncc = "cubic"\nsize = "300KB"\n'
+        '[[flows]]\ncc = "reno"\nsize = "300KB"\nrtt = "120ms"\n'
+        '[[flows]]\ntransport = "udp"\nrate = "2Mbps"\npacket_size = "972B"\nsize = "250000B"\n',
+    )
+    short, long, cbr = s["flows"]
+    assert (short["base_rtt_ms"], long["base_rtt_ms"]) == (40.0, 120.0)
+    # The kernel's smoothed RTTs: the base RTT plus at most the 30 KB queue (24 ms).
+    assert 38 < short["rtt_mean_ms"] < 40 + 30 and 118 < long["rtt_mean_ms"] < 120 + 30
+    assert short["bytes_delivered"] == long["bytes_delivered"] == 300_000
+    # The CBR flow: 250000 B in datagrams of 972 B (1000 B on the wire, one every 4 ms): 258,
+    # each delivered or dropped by the bottleneck; one-way delay at least the base one (20 ms).
+    assert cbr["transport"] == "udp"
+    lost = round(cbr["loss_pct"] / 100 * 258)
+    assert cbr["datagrams_delivered"] + lost == 258
+    assert cbr["bytes_delivered"] <= 250_000 and cbr["bytes_delivered"] >= 972 * (cbr["datagrams_delivered"] - 1)
+    assert 20 <= cbr["owd_mean_ms"] < 20 + 30 and cbr["jitter_ms"] is not None
+    assert s["emulation"]["udp_send_errors"] == {"2": 0}
+    assert s["emulation"]["io"]["stopped_s"] < 15
+
+
+def test_traffic_in_both_directions(tmp_path):
+    """Issue 16: a reverse flow's sender runs at the receivers' end and its data crosses the
+    reverse bottleneck (its own queue); both flows fill their direction, as simulated."""
+    s = emulate_toml(
+        tmp_path, "both",
+        'name = "both"\nduration = "4s"\n[topology]\nbottleneck = { rate = "10Mbps", delay = "10ms" }\n'
+        'access = { delay = "5ms" }\nbottleneck_queue = { kind = "droptail", limit = "100KB" }\n'
+        'reverse_queue = { kind = "droptail", limit = "100KB" }\n'
+        '[[flows]]\ncc = "cubic"\n[[flows]]\ncc = "reno"\ndirection = "reverse"\nsize = "2MB"\n',
+    )
+    fwd, rev = s["flows"]
+    assert fwd["goodput_mbps"] > 6 and rev["bytes_delivered"] == 2_000_000 and rev["fct_s"] < 4
+    # The reverse flow's data went through the reverse queue: its packets and drops are counted.
+    assert s["emulation"]["reverse"]["mean_bytes"] > 10_000 and rev["loss_pct"] > 0
+    assert s["bottleneck"]["utilization_pct"] > 70 and not s["emulation"]["errors"]
+
+
+def test_the_cellular_topology_with_one_ue(tmp_path):
+    """Issue 16: the cellular topology with one UE: the core link's delay, the base-station
+    queue and the radio link with the stochastic rate model (the simulator's random stream,
+    so the same rate realization for the same seed), the uplink and the core back."""
+    s = emulate_toml(tmp_path, "cell", 'name = "cell"\nduration = "5s"\nseed = 3\n[topology]\nkind = "cellular"\n'
+                                       'profile = "4g"\n[[flows]]\ncc = "cubic"\n')
+    from bloatlab import run as simulate
+
+    sim = json.loads(simulate(str(tmp_path / "cell.toml"), series=False).summary_json)
+    f, g = s["flows"][0], sim["flows"][0]
+    assert f["base_rtt_ms"] == g["base_rtt_ms"]
+    assert s["bottleneck"]["rate_mbps"] == sim["bottleneck"]["rate_mbps"]
+    # The same radio rate realization: goodput within 15 % of the simulated run.
+    assert 0.85 < f["goodput_mbps"] / g["goodput_mbps"] < 1.15, (f, g)
+    assert f["rtt_mean_ms"] > f["base_rtt_ms"]

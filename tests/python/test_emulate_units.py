@@ -23,13 +23,23 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
     [
         (["flows[0].cc=vegas"], "flows[0].cc"),
         (["flows[0].cc=cubik"], "flows[0].cc"),
-        (['flows[0]={ transport = "udp", rate = "1Mbps" }'], "flows[0].transport"),
+        (['flows[0]={ transport = "udp", app = "voip" }'], "flows[0].app"),
+        (['flows[0]={ transport = "udp", rate = "1Mbps", direction = "reverse" }'], "flows[0].direction"),
         (['flows[0]={ transport = "dccp", cc = "ccid2" }'], "flows[0].transport"),
         (["flows[0].cc_params.c=0.5"], "flows[0].cc_params.c"),
         (["flows[0].app=web", "flows[0].size=10KB"], "flows[0].app"),
-        (["flows[0].rtt=100ms"], "flows[0].rtt"),
-        (["flows[0].direction=reverse"], "flows[0].direction"),
-        (["tcp.mss=1000B"], "tcp.mss"),
+        (["flows=[" + ", ".join(f'{{ cc = "cubic", rtt = "{40 + 10 * i}ms" }}' for i in range(9)) + "]"],
+         "flows[0].rtt"),
+        (["flows[0].direction=reverse", 'topology.gateway={ kind = "ewt", start = "10KB" }'], "flows[0].direction"),
+        (["tcp.init_cwnd=4"], "tcp.init_cwnd"),
+        (['topology={ kind = "cellular", profile = "4g", ues = 2 }'], "topology.ues"),
+        (['topology={ kind = "cellular", profile = "4g", core = { rate = "1Mbps", delay = "10ms" } }'],
+         "topology.core.rate"),
+        (["flows[0].tcp.delack=10ms"], "flows[0].tcp.delack"),
+        (["tcp.mss=400B"], "tcp.mss"),
+        (["tcp.mss=4000B"], "tcp.mss"),
+        (['flows=[{ cc = "cubic", tcp = { mss = "1000B" } }, { cc = "cubic", tcp = { mss = "1200B" } }]'],
+         "flows[1].tcp.mss"),
         (["topology.access.rate=1Mbps"], "topology.access.rate"),
         (["topology.bottleneck.rate=10Mbit"], "topology.bottleneck.rate"),
         (["topology.bottleneck_queue.kind=fifo"], "topology.bottleneck_queue.kind"),
@@ -66,6 +76,30 @@ def test_refuses_to_run_without_root():
     ]
 
 
+
+
+def test_the_plan_carries_the_mtu_and_the_receive_window_clamp():
+    from bloatlab.emulate.runner import plan
+
+    base = {"duration": "5s", "topology": {"bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
+            "flows": [{"cc": "cubic", "count": 2}, {"cc": "reno", "tcp": {"rcvbuf": "64KB"}}]}
+    p = plan(base)
+    assert p["mtu"] == 1500 and [f["rcvbuf"] for f in p["flows"]] == [None, None, 64_000]
+    p = plan({**base, "tcp": {"mss": "1458B", "rcvbuf": "131072B"}})
+    assert p["mtu"] == 1510 and [f["rcvbuf"] for f in p["flows"]] == [131_072, 131_072, 64_000]
+
+
+def test_the_plan_has_udp_cbr_flows_and_per_flow_base_rtts():
+    from bloatlab.emulate.runner import plan
+
+    p = plan({"duration": "5s", "topology": {"bottleneck": {"rate": "10Mbps", "delay": "10ms"},
+                                             "access": {"delay": "5ms"}},
+              "flows": [{"cc": "cubic", "rtt": "100ms"}, {"transport": "udp", "rate": "1Mbps", "packet_size": "972B"}]})
+    tcp, cbr = p["flows"]
+    assert tcp["transport"] == "tcp" and tcp["base_rtt_ns"] == 100_000_000 and tcp["gap_ns"] is None
+    # 1 Mbit/s on the wire with 972 + 28 B datagrams: one every 8 ms.
+    assert cbr["transport"] == "udp" and cbr["payload"] == 972 and cbr["gap_ns"] == 8_000_000
+    assert cbr["cc"] == "none" and cbr["port"] == 10_001 and cbr["base_rtt_ns"] == 40_000_000
 
 
 def test_tcp_info_fields_are_where_the_kernel_puts_them():

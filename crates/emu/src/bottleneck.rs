@@ -263,7 +263,9 @@ pub fn run(cfg: &RunCfg) -> Result<String, EmuError> {
     for p in pcaps.into_iter().flatten() {
         p.finish().map_err(io_err("pcap"))?;
     }
-    let mut out = core.finish(end.min(stopped));
+    // Stopped early (the stop file: every transfer has completed) or not, the measurement
+    // window is [warm-up, duration], as in the simulator: what is left of it is idle.
+    let mut out = core.finish(end);
     out["io"]["slab_full_drops"] = json!(slab_full);
     out["io"]["write_errors"] = json!(write_errors);
     out["io"]["rounds"] = json!(rounds);

@@ -5,8 +5,8 @@
 
 use crate::core::{Core, CoreCfg};
 use crate::shaper::{Direction, DirectionCfg};
-use crate::slab::Slab;
-use bloatlab_sim::config::{AppKind, RateSpec, Scenario, StartSpec, TopologyKind, Transport};
+use crate::slab::{Slab, SLOT};
+use bloatlab_sim::config::{AppKind, RateSpec, Scenario, StartSpec, TopologyKind, Transport, UdpApp};
 use bloatlab_sim::engine::{SimRng, Stream};
 use bloatlab_sim::units::{Dur, Rate};
 use bloatlab_sim::ScenarioError;
@@ -31,8 +31,21 @@ pub fn scenario(v: &Value) -> Result<Scenario, ScenarioError> {
 
 fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
     let t = &s.topology;
-    if t.kind != TopologyKind::Dumbbell {
-        return refuse("topology.kind", "emulation runs the dumbbell only (allowed: dumbbell)");
+    if t.kind == TopologyKind::Cellular {
+        if t.ues != 1 {
+            return refuse("topology.ues", format!("emulation runs the cellular topology with one UE (allowed: 1; got {})", t.ues));
+        }
+        // The core link is a delay line: it must not be the bottleneck, nor lose packets.
+        let slow = match (&t.access.rate, mean_rate(&t.bottleneck.rate)) {
+            (RateSpec::Constant(c), Some(r)) => c.0 < r.0,
+            _ => true,
+        };
+        if slow {
+            return refuse("topology.core.rate", "emulation does not shape the core link (allowed: a constant rate at least the radio's)");
+        }
+        if t.access.loss > 0.0 || !t.access.drop_packets.is_empty() {
+            return refuse("topology.core.loss", "emulation applies loss on the radio link only (allowed: topology.radio.loss)");
+        }
     }
     if let Some(a) = v.pointer("/topology/access").and_then(Value::as_object) {
         if a.contains_key("rate") {
@@ -51,10 +64,13 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
     if v.get("capture").is_some() {
         return refuse("capture", "emulation captures with `bloatlab emulate --pcap sender|receiver` (allowed: no capture table)");
     }
-    if let Some(tcp) = v.get("tcp").and_then(Value::as_object) {
-        if let Some(k) = tcp.keys().next() {
-            return refuse(format!("tcp.{k}"), "emulation uses the kernel's TCP settings (allowed: no [tcp] keys)");
-        }
+    if let Some(k) = v.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().find(|k| !TCP_KEYS.contains(&k.as_str()))) {
+        return refuse(format!("tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
+    }
+    check_mtu(s, v)?;
+    if rtt_classes(s).0.len() > MAX_RTT_CLASSES {
+        let i = s.flows.iter().position(|f| f.rtt.is_some()).unwrap_or(0);
+        return refuse(format!("flows[{i}].rtt"), format!("emulation runs at most {MAX_RTT_CLASSES} distinct base RTTs, one delay line each (allowed: up to {MAX_RTT_CLASSES} values)"));
     }
     let n: u32 = s.flows.iter().map(|f| f.count).sum();
     if n > MAX_FLOWS {
@@ -63,9 +79,17 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
     for (i, f) in s.flows.iter().enumerate() {
         let p = |k: &str| format!("flows[{i}].{k}");
         let raw = &v["flows"][i];
+        if let Transport::Udp(u) = &f.transport {
+            if u.app != UdpApp::Cbr {
+                return refuse(p("app"), format!("emulation runs constant-bit-rate UDP flows only, not {} (allowed: cbr)", u.app.name()));
+            }
+            if f.direction != bloatlab_sim::config::Direction::Forward {
+                return refuse(p("direction"), "emulation sends UDP flows one way (allowed: forward)");
+            }
+            continue;
+        }
         let Transport::Tcp { cc, .. } = &f.transport else {
-            let name = if matches!(f.transport, Transport::Udp(_)) { "udp" } else { "dccp" };
-            return refuse(p("transport"), format!("emulation runs kernel TCP flows only, not {name} (allowed: tcp)"));
+            return refuse(p("transport"), "emulation runs kernel TCP and UDP flows, not dccp: Linux removed DCCP (allowed: tcp, udp)");
         };
         if !KERNEL_CCS.contains(&cc.name()) {
             return refuse(p("cc"), format!("\"{}\" is not a Linux congestion control this emulation can use (allowed: {})", cc.name(), KERNEL_CCS.join(", ")));
@@ -73,26 +97,89 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         if let Some(k) = raw.get("cc_params").and_then(Value::as_object).and_then(|o| o.keys().next()) {
             return refuse(format!("flows[{i}].cc_params.{k}"), "the kernel's congestion control takes no per-flow parameters (allowed: none)");
         }
-        if let Some(k) = raw.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().next()) {
-            return refuse(format!("flows[{i}].tcp.{k}"), "emulation uses the kernel's TCP settings (allowed: no tcp keys)");
+        if let Some(k) = raw.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().find(|k| !TCP_KEYS.contains(&k.as_str()))) {
+            return refuse(format!("flows[{i}].tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
         }
         if !matches!(f.app, AppKind::Bulk | AppKind::File) {
             return refuse(p("app"), "emulation runs bulk and sized transfers only (allowed: bulk, file)");
         }
-        if let Some(r) = f.rtt {
-            let default = Dur(2 * (2 * t.access.delay.0 + t.bottleneck.delay.0));
-            if r != default {
-                return refuse(p("rtt"), format!("emulation gives every flow the topology's base RTT (allowed: {default} or no rtt key)"));
-            }
-        }
         if f.rwnd.needs_channel() {
             return refuse(p("rwnd"), "abrwda needs a cellular link (allowed: static, drwa)");
         }
-        if f.direction != bloatlab_sim::config::Direction::Forward {
-            return refuse(p("direction"), "emulation sends data through the bottleneck one way (allowed: forward)");
+        if f.direction != bloatlab_sim::config::Direction::Forward && t.gateway.is_some() {
+            return refuse(p("direction"), "emulation's gateway rewrites the ACKs of forward flows only (allowed: forward with topology.gateway)");
         }
     }
     Ok(())
+}
+
+/// Distinct access delays (one delay line per side and direction each).
+pub const MAX_RTT_CLASSES: usize = 8;
+
+/// The access delay of each RTT class (class 0: the topology's) and each expanded flow's class:
+/// a flow with `rtt` gets the simulator's access delay for it, (rtt / 2 − bottleneck delay) / 2.
+pub fn rtt_classes(s: &Scenario) -> (Vec<Dur>, Vec<u8>) {
+    let t = &s.topology;
+    let mut delays = vec![t.access.delay];
+    let mut class = Vec::new();
+    for f in &s.flows {
+        let own = f.rtt.filter(|_| t.kind == TopologyKind::Dumbbell);
+        let d = own.map_or(t.access.delay, |r| Dur((r.0 / 2).saturating_sub(t.bottleneck.delay.0) / 2));
+        let c = delays.iter().position(|&x| x == d).unwrap_or_else(|| {
+            delays.push(d);
+            delays.len() - 1
+        });
+        class.extend(std::iter::repeat_n(c.min(u8::MAX as usize) as u8, f.count as usize));
+    }
+    (delays, class)
+}
+
+/// The TCP keys the emulation honours: `mss` sets the TUN devices' MTU (so Linux's MSS with
+/// timestamps equals it), `rcvbuf` clamps the receiver's advertised window (TCP_WINDOW_CLAMP).
+pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf"];
+/// IP + TCP headers + the timestamps option Linux negotiates by default.
+const MSS_OVERHEAD: u32 = 52;
+const MSS_RANGE: (u32, u32) = (536, SLOT as u32 - 100);
+
+fn has_tcp_key(v: &Value, i: usize, key: &str) -> bool {
+    v.pointer(&format!("/tcp/{key}")).is_some() || v.pointer(&format!("/flows/{i}/tcp/{key}")).is_some()
+}
+
+fn tcp_cfg(f: &bloatlab_sim::config::FlowSpec) -> Option<&bloatlab_sim::config::TcpCfg> {
+    match &f.transport {
+        Transport::Tcp { tcp, .. } => Some(tcp),
+        _ => None,
+    }
+}
+
+/// One MTU serves every flow (it is the devices'), so an explicit MSS must be the same for all.
+fn check_mtu(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
+    let mut first: Option<u32> = None;
+    for (i, f) in s.flows.iter().enumerate() {
+        let Some(tcp) = tcp_cfg(f) else { continue };
+        if !has_tcp_key(v, i, "mss") {
+            continue;
+        }
+        let key = if v.pointer(&format!("/flows/{i}/tcp/mss")).is_some() { format!("flows[{i}].tcp.mss") } else { "tcp.mss".to_string() };
+        if tcp.mss < MSS_RANGE.0 || tcp.mss > MSS_RANGE.1 {
+            return refuse(key, format!("emulation sets the MSS through the devices' MTU (allowed: {}B to {}B)", MSS_RANGE.0, MSS_RANGE.1));
+        }
+        match first {
+            Some(m) if m != tcp.mss => {
+                return refuse(key, format!("emulation gives every flow one MTU (allowed: {m}B, the first flow's MSS)"));
+            }
+            _ => first = Some(tcp.mss),
+        }
+    }
+    Ok(())
+}
+
+/// The devices' MTU: 1500, or the explicit MSS plus the headers.
+fn mtu(s: &Scenario, v: &Value) -> u32 {
+    (0..s.flows.len())
+        .find(|&i| has_tcp_key(v, i, "mss"))
+        .and_then(|i| tcp_cfg(&s.flows[i]))
+        .map_or(1500, |t| t.mss + MSS_OVERHEAD)
 }
 
 fn mean_rate(r: &RateSpec) -> Option<Rate> {
@@ -104,7 +191,7 @@ fn mean_rate(r: &RateSpec) -> Option<Rate> {
 
 /// What the controller needs to run the endpoints: the flows expanded (as the simulator expands
 /// them, with the same random start times) and the timing.
-pub fn plan(s: &Scenario) -> Value {
+pub fn plan(s: &Scenario, v: &Value) -> Value {
     let t = &s.topology;
     let mut flows = Vec::new();
     let mut id = 0u64;
@@ -115,11 +202,20 @@ pub fn plan(s: &Scenario) -> Value {
                 StartSpec::Uniform(a, b) => SimRng::new(s.seed, Stream::FlowStart, id).range_u64(a.0, b.0),
             };
             let rwnd = spec.rwnd.to_json();
+            // UDP (CBR): one datagram of `payload` bytes every `gap`, sent by the end host.
+            let (transport, gap, payload) = match &spec.transport {
+                Transport::Udp(u) => ("udp", Some(u.gap.0), Some(u.payload)),
+                _ => ("tcp", None, None),
+            };
             flows.push(json!({
+                "transport": transport, "gap_ns": gap, "payload": payload,
+                "reverse": spec.direction != bloatlab_sim::config::Direction::Forward,
                 "id": id, "entry": entry, "group": spec.group, "cc": spec.cc_name(), "start_ns": start,
                 "size": spec.size, "app": if spec.size.is_some() { "file" } else { "bulk" },
                 "port": PORT_BASE as u64 + id, "rwnd": rwnd,
                 "base_rtt_ns": s.base_rtt(spec).0,
+                // The receiver's window clamp: only where the scenario sets it (else Linux's autotuning).
+                "rcvbuf": tcp_cfg(spec).filter(|_| has_tcp_key(v, entry, "rcvbuf")).map(|t| t.rcvbuf),
             }));
             id += 1;
         }
@@ -132,6 +228,7 @@ pub fn plan(s: &Scenario) -> Value {
         "queue_capacity_bytes": bloatlab_sim::queue::capacity_bytes(t.bottleneck_queue.limit),
         "aqm": t.bottleneck_queue.kind(),
         "gateway": t.gateway.as_ref().map(|g| bloatlab_sim::gateway::build(g).name()),
+        "mtu": mtu(s, v),
         "flows": flows,
     })
 }
@@ -141,41 +238,56 @@ pub fn plan(s: &Scenario) -> Value {
 pub fn core(s: &Scenario) -> Core {
     let t = &s.topology;
     let n: usize = s.flows.iter().map(|f| f.count as usize).sum();
-    let fwd_rate = t.bottleneck.rate.build(SimRng::new(s.seed, Stream::LinkRate, 0));
-    let rev_rate = t.bottleneck.reverse_rate.as_ref().unwrap_or(&t.bottleneck.rate).build(SimRng::new(s.seed, Stream::LinkRate, 1));
-    let fwd_q = bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(s.seed, Stream::Queue, 0), fwd_rate.mean_rate());
-    let rev_q = bloatlab_sim::queue::build(&t.reverse_queue, SimRng::new(s.seed, Stream::Queue, 1), rev_rate.mean_rate());
+    // The simulator's link ids key the random streams: the dumbbell's bottleneck pair is 0 / 1;
+    // the cellular topology's core pair is 0 / 1 and the UE's radio pair, its bottleneck, 2 / 3.
+    let (fi, ri) = if t.kind == TopologyKind::Cellular { (2, 3) } else { (0, 1) };
+    let fwd_rate = t.bottleneck.rate.build(SimRng::new(s.seed, Stream::LinkRate, fi));
+    let rev_rate = t.bottleneck.reverse_rate.as_ref().unwrap_or(&t.bottleneck.rate).build(SimRng::new(s.seed, Stream::LinkRate, ri));
+    let fwd_q = bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(s.seed, Stream::Queue, fi), fwd_rate.mean_rate());
+    let rev_q = bloatlab_sim::queue::build(&t.reverse_queue, SimRng::new(s.seed, Stream::Queue, ri), rev_rate.mean_rate());
     // Room for every packet that can be inside at once: both buffers full of the smallest
     // packets (40 B) plus a window's worth of MTU packets on the wire, within sane bounds.
-    let owd = 2 * t.access.delay.0 + t.bottleneck.delay.0;
+    let (access_delays, flow_class) = rtt_classes(s);
+    let (fwd_near, fwd_far, rev_near, rev_far) = if t.kind == TopologyKind::Cellular {
+        // Server → core link (a delay: at least the radio's rate) → base-station queue → radio
+        // link → UE, and back: the UE's uplink, then the core.
+        let none = vec![Dur::ZERO; access_delays.len()];
+        (access_delays.clone(), none.clone(), none, access_delays.clone())
+    } else {
+        (access_delays.clone(), access_delays.clone(), access_delays.clone(), access_delays.clone())
+    };
+    let longest = access_delays.iter().map(|d| d.0).max().unwrap_or(0);
+    let owd = 2 * longest + t.bottleneck.delay.0;
     let wire = fwd_rate.mean_rate().bytes_in(Dur(owd)) / 1500 + rev_rate.mean_rate().bytes_in(Dur(owd)) / 40;
     let slots = (4096 + fwd_q.capacity_bytes() / 40 + rev_q.capacity_bytes() / 40 + 2 * wire).min(1 << 17) as usize;
     let fwd = Direction::new(
         DirectionCfg {
             name: "bottleneck",
-            near_delay: t.access.delay,
+            near_delays: fwd_near,
+            far_delays: fwd_far,
+            flow_class: flow_class.clone(),
             mid_delay: t.bottleneck.delay,
-            far_delay: t.access.delay,
             loss: t.bottleneck.loss,
             drop_list: t.bottleneck.drop_packets.clone(),
         },
         fwd_q,
         fwd_rate,
-        SimRng::new(s.seed, Stream::LinkLoss, 0),
+        SimRng::new(s.seed, Stream::LinkLoss, fi),
         slots,
     );
     let rev = Direction::new(
         DirectionCfg {
             name: "bottleneck_rev",
-            near_delay: t.access.delay,
+            near_delays: rev_near,
+            far_delays: rev_far,
+            flow_class,
             mid_delay: t.bottleneck.delay,
-            far_delay: t.access.delay,
             loss: 0.0,
             drop_list: Vec::new(),
         },
         rev_q,
         rev_rate,
-        SimRng::new(s.seed, Stream::LinkLoss, 1),
+        SimRng::new(s.seed, Stream::LinkLoss, ri),
         slots,
     );
     let samples = s.duration.0.checked_div(s.metrics.interval.0).map_or(0, |n| n as usize + 2);

@@ -82,6 +82,8 @@ impl Core {
         let i = side as usize;
         self.counters.read[i] += 1;
         self.counters.max_len = self.counters.max_len.max(len);
+        let (port_base, n_flows) = (self.port_base, self.flows.len());
+        let flow_of = |sport: u16, dport: u16| flow_of(port_base, n_flows, side, sport, dport);
         let buf = &self.slab.slot_mut(id)[..len];
         let (flow, data) = match packet::parse(buf) {
             Parsed::Invalid => {
@@ -89,13 +91,14 @@ impl Core {
                 self.slab.free(id);
                 return;
             }
-            Parsed::OtherIpv4 { .. } => (NO_FLOW, false),
-            Parsed::Tcp(v) => {
-                let port = if side == Side::Senders { v.sport } else { v.dport };
-                let f = port.wrapping_sub(self.port_base);
-                ((f as usize) < self.flows.len()).then_some(f).map_or((NO_FLOW, false), |f| (f, v.payload_len > 0))
-            }
+            Parsed::OtherIpv4 { .. } => match packet::udp_ports(buf) {
+                // A datagram of a UDP flow is data (the flows send one way).
+                Some((sport, dport)) => (flow_of(sport, dport), true),
+                None => (NO_FLOW, false),
+            },
+            Parsed::Tcp(v) => (flow_of(v.sport, v.dport), v.payload_len > 0),
         };
+        let data = data && flow != NO_FLOW;
         if self.gateway.is_some() {
             match side {
                 Side::Senders => self.conns.learn_forward(buf),
@@ -104,12 +107,14 @@ impl Core {
         }
         let m = self.slab.meta_mut(id);
         *m = crate::slab::Meta { len: len as u16, flow, data, arrived: now };
-        if side == Side::Senders && data && self.fwd.link.stats.counting {
+        // Data of a forward flow comes from the senders' side, of a reverse flow (data from the
+        // receivers' side, over the reverse bottleneck) from the other: only data counts.
+        if data && self.fwd.link.stats.counting {
             self.flows[flow as usize].data_pkts += 1;
         }
         match side {
-            Side::Senders => self.fwd.arrive(now, id),
-            Side::Receivers => self.rev.arrive(now, id),
+            Side::Senders => self.fwd.arrive(now, id, flow),
+            Side::Receivers => self.rev.arrive(now, id, flow),
         }
         self.advance(now);
     }
@@ -186,10 +191,17 @@ impl Core {
                 }
             }
             if let Some(id) = fx.mid_exit {
-                self.fwd.to_far(t, id);
+                self.fwd.to_far(t, id, self.slab.meta(id).flow);
             }
         } else {
             let fx = self.rev.step(t, k, &mut self.slab);
+            if self.fwd.link.stats.counting {
+                for &f in &self.rev.lost_flows {
+                    if let Some(c) = self.flows.get_mut(f as usize) {
+                        c.data_drops += 1;
+                    }
+                }
+            }
             if let Some(id) = fx.mid_exit {
                 // The ACK has crossed the reverse bottleneck: it is at the gateway router, which
                 // holds the forward queue. Rewrite it there, before the sender's access link.
@@ -202,7 +214,7 @@ impl Core {
                         Outcome::NotAck => {}
                     }
                 }
-                self.rev.to_far(t, id);
+                self.rev.to_far(t, id, self.slab.meta(id).flow);
             }
         }
     }
@@ -267,6 +279,21 @@ impl Core {
             },
         })
     }
+}
+
+/// The flow of a packet by its data sender's port (`port_base` + flow), or `NO_FLOW`: the
+/// source port of what a sender sends (data of a forward flow from the senders' side, of a
+/// reverse flow from the receivers' side), the destination port of what comes back.
+#[inline]
+fn flow_of(port_base: u16, n_flows: usize, side: Side, sport: u16, dport: u16) -> u16 {
+    let (mine, theirs) = if side == Side::Senders { (sport, dport) } else { (dport, sport) };
+    for port in [mine, theirs] {
+        let f = port.wrapping_sub(port_base);
+        if (f as usize) < n_flows {
+            return f;
+        }
+    }
+    NO_FLOW
 }
 
 #[cfg(test)]
@@ -337,6 +364,49 @@ mod tests {
         let b = measured(&s).summary();
         assert!((b.mean_sojourn_ms - 24.5).abs() < 1e-9);
         assert_eq!(s["io"]["inside_at_end"], 0);
+    }
+
+    #[test]
+    fn a_flow_with_its_own_rtt_gets_its_own_access_delays() {
+        // Flow 0: the topology's 40 ms base RTT (5 ms access); flow 1: rtt = 100 ms, so
+        // (50 ms − 10 ms) / 2 = 20 ms on each access link, as the simulator builds it.
+        let v = serde_json::json!({
+            "duration": "10s",
+            "topology": {"bottleneck": {"rate": "12Mbps", "delay": "10ms"}, "access": {"delay": "5ms"}},
+            "flows": [{"cc": "cubic"}, {"cc": "reno", "rtt": "100ms"}],
+        });
+        let s = crate::config::scenario(&v).expect("valid scenario");
+        assert_eq!(crate::config::rtt_classes(&s), (vec![Dur::from_millis(5), Dur::from_millis(20)], vec![0, 1]));
+        let mut c = crate::config::core(&s);
+        // A data packet of each flow (sender ports 10000, 10001), 1 ms apart; 1500 B = 1 ms.
+        let p0 = tcp_packet(ACK, 1000, &[], 1460);
+        let mut p1 = p0.clone();
+        p1[20..22].copy_from_slice(&10_001u16.to_be_bytes());
+        inject(&mut c, Side::Senders, &p0, SimTime(0));
+        inject(&mut c, Side::Senders, &p1, SimTime(1_000_000));
+        let out = drain(&mut c, Side::Senders, SimTime(1_000_000_000));
+        let due: Vec<u64> = out.iter().map(|o| o.0 .0).collect();
+        assert_eq!(due, vec![5_000_000 + 1_000_000 + 10_000_000 + 5_000_000, 1_000_000 + 20_000_000 + 1_000_000 + 10_000_000 + 20_000_000]);
+    }
+
+    #[test]
+    fn the_cellular_topology_is_core_delay_then_the_radio_link() {
+        // One UE: server → core (30 ms, not shaped) → base-station queue → radio (12 Mbit/s,
+        // 20 ms) → UE; the uplink back, then the core.
+        let v = serde_json::json!({
+            "duration": "10s",
+            "topology": {"kind": "cellular", "ues": 1, "radio": {"down": "12Mbps", "up": "12Mbps", "delay": "20ms"},
+                         "core": {"rate": "1Gbps", "delay": "30ms"}},
+            "flows": [{"cc": "reno"}],
+        });
+        let mut c = crate::config::core(&crate::config::scenario(&v).expect("valid scenario"));
+        inject(&mut c, Side::Senders, &tcp_packet(ACK, 1000, &[], 1460), SimTime(0));
+        let down = drain(&mut c, Side::Senders, SimTime(1_000_000_000));
+        assert_eq!(down.iter().map(|o| o.0 .0).collect::<Vec<_>>(), vec![30_000_000 + 1_000_000 + 20_000_000]);
+        let mut c = crate::config::core(&crate::config::scenario(&v).expect("valid scenario"));
+        inject(&mut c, Side::Receivers, &tcp_packet(ACK, 1000, &[], 1460), SimTime(0));
+        let up = drain(&mut c, Side::Receivers, SimTime(1_000_000_000));
+        assert_eq!(up.iter().map(|o| o.0 .0).collect::<Vec<_>>(), vec![1_000_000 + 20_000_000 + 30_000_000]);
     }
 
     fn measured(s: &serde_json::Value) -> bloatlab_sim::metrics::QueueMeasure {

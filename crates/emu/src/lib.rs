@@ -5,10 +5,11 @@
 //!
 //! Layout: `packet` (IPv4/TCP parsing, never panics), `checksum` (RFC 1624), `rewrite` (window
 //! scaling per connection, window rewriting), `slab` (preallocated packet buffers), `delay`
-//! (delay lines), `shaper` (one direction: queue, serializer, loss, delays), `stats`,
+//! (delay lines), `access` (the access delay lines per RTT class), `shaper` (one direction: queue, serializer, loss, delays), `stats`,
 //! `core` (both directions and the gateway, driven by explicit times), `config` (scenario →
 //! emulation: validation, plan, parts), `clock`, `tun`, `pcap`, `bottleneck` (the I/O loop).
 
+pub mod access;
 pub mod checksum;
 pub mod config;
 pub mod core;
@@ -38,5 +39,5 @@ pub fn plan_json(scenario_json: &str) -> Result<String, ScenarioError> {
     let v: serde_json::Value = serde_json::from_str(scenario_json)
         .map_err(|e| ScenarioError { path: String::new(), message: format!("malformed scenario JSON: {e}") })?;
     let s = config::scenario(&v)?;
-    Ok(config::plan(&s).to_string())
+    Ok(config::plan(&s, &v).to_string())
 }

@@ -90,6 +90,16 @@ fn parse_opt(buf: &[u8]) -> Option<Parsed> {
     }))
 }
 
+/// The ports of an unfragmented IPv4 UDP packet that `parse` found well formed (None for
+/// anything else): the emulator's UDP flows are known by port, as its TCP flows are.
+pub fn udp_ports(buf: &[u8]) -> Option<(u16, u16)> {
+    let ip_hlen = ((*buf.first()? & 0x0f) as usize) * 4;
+    if *buf.get(9)? != 17 || be16(buf, 6)? & 0x3fff != 0 {
+        return None;
+    }
+    Some((be16(buf, ip_hlen)?, be16(buf, ip_hlen + 2)?))
+}
+
 /// The options a SYN carries that matter to a window rewriter.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SynOpts {

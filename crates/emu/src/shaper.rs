@@ -13,7 +13,7 @@
 //! write to the TUN device, never the queue's decisions or the rate. Events are taken in time
 //! order by the caller (`Core::advance`).
 
-use crate::delay::DelayLine;
+use crate::access::AccessLines;
 use crate::slab::Slab;
 use bloatlab_sim::engine::SimRng;
 use bloatlab_sim::ids::PacketId;
@@ -46,20 +46,24 @@ pub struct Effects {
 
 pub struct Direction {
     pub name: &'static str,
-    ingress: DelayLine,
+    ingress: AccessLines,
     /// The bottleneck link of this direction: queue, serializer, loss, propagation, and its
     /// statistics.
     pub link: Link,
-    out: DelayLine,
+    out: AccessLines,
     /// Flows of the data segments this step dropped or lost (read by the caller after each step).
     pub lost_flows: Vec<u16>,
 }
 
 pub struct DirectionCfg {
     pub name: &'static str,
-    pub near_delay: Dur,
+    /// The access delay of each RTT class (class 0: the topology's) before the link (near)
+    /// and after it (far).
+    pub near_delays: Vec<Dur>,
+    pub far_delays: Vec<Dur>,
+    /// Flow index → RTT class.
+    pub flow_class: Vec<u8>,
     pub mid_delay: Dur,
-    pub far_delay: Dur,
     pub loss: f64,
     pub drop_list: Vec<u64>,
 }
@@ -105,17 +109,17 @@ impl Direction {
         link.stats.counting = false;
         Direction {
             name: cfg.name,
-            ingress: DelayLine::new(cfg.near_delay, slots),
+            ingress: AccessLines::new(&cfg.near_delays, cfg.flow_class.clone(), slots),
             link,
-            out: DelayLine::new(cfg.far_delay, slots),
+            out: AccessLines::new(&cfg.far_delays, cfg.flow_class, slots),
             lost_flows: Vec::with_capacity(slots),
         }
     }
 
-    /// A packet read from the near device at `now` enters the near access line.
+    /// A packet of `flow` read from the near device at `now` enters its near access line.
     #[inline]
-    pub fn arrive(&mut self, now: SimTime, id: PacketId) {
-        self.ingress.push(now, id);
+    pub fn arrive(&mut self, now: SimTime, id: PacketId, flow: u16) {
+        self.ingress.push(now, id, flow);
     }
 
     /// The earliest internal event and its time.
@@ -145,10 +149,10 @@ impl Direction {
         self.out.pop_ready(now)
     }
 
-    /// Passes a packet that left the link at `t` on to the far access line.
+    /// Passes a packet of `flow` that left the link at `t` on to its far access line.
     #[inline]
-    pub fn to_far(&mut self, t: SimTime, id: PacketId) {
-        self.out.push(t, id);
+    pub fn to_far(&mut self, t: SimTime, id: PacketId, flow: u16) {
+        self.out.push(t, id, flow);
     }
 
     pub fn backlog(&self) -> Backlog {

@@ -1,5 +1,7 @@
 """The kernel TCP endpoints of an emulation: ``python -m bloatlab.emulate.endpoint
-{sender,receiver} SPEC.json``, run inside the senders' / receivers' namespace.
+{sender,receiver} SPEC.json``, run inside the senders' / receivers' namespace (each end
+host sends the flows whose data starts there: forward flows at the senders' end, reverse
+flows at the receivers', and receives the others).
 
 Both write their ready file, wait for the controller's go file (the shared time origin t0,
 CLOCK_MONOTONIC ns — the same clock the bottleneck uses), run until t0 + duration and write
@@ -19,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import tcpinfo
+from . import tcpinfo, udp
 
 SAMPLE_NS = 10_000_000  # TCP_INFO sampling for RTT statistics
 CHUNK = 1 << 20
@@ -99,6 +101,7 @@ class SenderFlow:
         self.final: tcpinfo.TcpInfo | None = None
         self.rtt_us: list[int] = []
         self.prev: tcpinfo.TcpInfo | None = None  # at the previous series row
+        self.udp: dict[str, int] | None = None  # a UDP flow's counters (emulate/udp.py)
 
 
 def _send(fl: SenderFlow, spec: dict[str, Any], t0: int, end: int) -> None:
@@ -183,6 +186,9 @@ def _sample(flows: list[SenderFlow], spec: dict[str, Any], t0: int, end: int, ro
             warmed = True
         if row_due:
             next_row += interval
+        if all_done(flows, spec, t):
+            end = t  # every transfer is complete: the run ends here, as a simulated one does
+            Path(spec["stop_file"]).write_text("done\n")
         if t >= end:
             for fl in flows:
                 with fl.lock:
@@ -192,6 +198,22 @@ def _sample(flows: list[SenderFlow], spec: dict[str, Any], t0: int, end: int, ro
                         except OSError:
                             pass
             return
+
+
+def all_done(flows: list[SenderFlow], spec: dict[str, Any], t: int) -> bool:
+    """Whether every flow is a sized transfer that has completed (or failed): the run can end.
+    Only with a stop file to tell the others, and never for a run with a bulk flow."""
+    if not spec.get("stop_file"):
+        return False
+
+    def done(fl: SenderFlow) -> bool:
+        if fl.f["size"] is None:
+            return False
+        if fl.error is not None:
+            return True
+        return udp.done(fl, t) if fl.f.get("transport") == "udp" else fl.done_ns is not None
+
+    return all(done(fl) for fl in flows)
 
 
 def _row(fl: SenderFlow, i: tcpinfo.TcpInfo, t_s: float, interval: int) -> dict[str, Any]:
@@ -211,13 +233,14 @@ def _row(fl: SenderFlow, i: tcpinfo.TcpInfo, t_s: float, interval: int) -> dict[
     }
 
 
-def sender(spec: dict[str, Any]) -> None:
-    t0 = wait_go(spec)
+def run_sender(spec: dict[str, Any], t0: int) -> dict[str, Any]:
+    """Sends the flows of ``spec`` (this side's senders) from ``t0``; returns the measurements."""
     end = t0 + spec["duration_ns"]
     flows = [SenderFlow(f) for f in spec["flows"]]
     rows: list[dict[str, Any]] = []
     drops = DropWatch(spec)
-    threads = [threading.Thread(target=_send, args=(fl, spec, t0, end), daemon=True) for fl in flows]
+    threads = [threading.Thread(target=udp.send if fl.f.get("transport") == "udp" else _send,
+                                args=(fl, spec, t0, end), daemon=True) for fl in flows]
     sampler = threading.Thread(target=_sample, args=(flows, spec, t0, end, rows, drops), daemon=True)
     for th in [*threads, sampler]:
         th.start()
@@ -232,9 +255,9 @@ def sender(spec: dict[str, Any]) -> None:
             "done_s": None if fl.done_ns is None else (fl.done_ns - t0) / 1e9,
             "base": fl.base._asdict() if fl.base else None,
             "final": fl.final._asdict() if fl.final else None,
-            "rtt_us": fl.rtt_us,
+            "rtt_us": fl.rtt_us, "udp": fl.udp,
         })
-    write_out(spec, {"flows": out, "rows": rows, "device": drops.last})
+    return {"flows": out, "rows": rows, "device": drops.last}
 
 
 # ---------------------------------------------------------------- receiver
@@ -244,10 +267,13 @@ class Drwa:
     """DRWA (Jiang et al. 2012) at a real receiver, as crates/sim/src/tcp/rwnd.rs: once per
     RTT, rwnd = λ · (RTT_min / RTT_est) · cwnd_est, with cwnd_est an EWMA (7/8) of the bytes
     received in the last RTT; RTT_est is the kernel's receiver RTT estimate (tcpi_rcv_rtt).
-    Applied with TCP_WINDOW_CLAMP (never below 4 segments, so the connection cannot stall)."""
+    Applied with TCP_WINDOW_CLAMP by the receive loop, after every read (never below 4
+    segments, so the connection cannot stall)."""
 
-    def __init__(self, lam: float) -> None:
+    def __init__(self, lam: float, cap: int | None = None) -> None:
         self.lam = lam
+        self.cap = cap  # the scenario's rcvbuf, when it sets one
+        self.window: int | None = None  # the clamp to hold, once computed
         self.period_start = 0
         self.bytes = 0
         self.rtt_min = float("inf")
@@ -272,19 +298,31 @@ class Drwa:
         got = float(self.bytes)
         self.cwnd_est = got if self.cwnd_est is None else 0.875 * self.cwnd_est + 0.125 * got
         rwnd = int(self.lam * self.rtt_min / est * self.cwnd_est)
+        if self.cap is not None:
+            rwnd = min(rwnd, self.cap)
         mss = info.rcv_mss or 1448
-        try:
-            s.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP, max(rwnd, 4 * mss))
-            self.clamps += 1
-        except OSError:
-            pass
+        self.window = max(rwnd, 4 * mss)
+        self.clamps += 1
         self.period_start = t
         self.bytes = 0
 
 
+def clamp_window(s: socket.socket, window: int) -> None:
+    """Bounds the advertised window. Linux's receive-buffer autotuning raises the window clamp
+    as it grows the buffer (6.x), so a receiver that wants a bound re-asserts it after every
+    read (a no-op in the kernel while it holds)."""
+    try:
+        s.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP, window)
+    except OSError:
+        pass
+
+
 def _receive(conn: socket.socket, rec: dict[str, Any], f: dict[str, Any] | None, t0: int, end: int, warm: int) -> None:
     buf = bytearray(1 << 18)
-    drwa = Drwa(f["rwnd"]["lambda"]) if f and f["rwnd"]["kind"] == "drwa" else None
+    # The scenario's receive buffer bounds the advertised window (the simulator's rcvbuf);
+    # without it Linux autotunes up to tcp_rmem's maximum.
+    cap = f.get("rcvbuf") if f else None
+    drwa = Drwa(f["rwnd"]["lambda"], cap) if f and f["rwnd"]["kind"] == "drwa" else None
     conn.settimeout(0.05)
     size = f["size"] if f else None
     try:
@@ -307,6 +345,9 @@ def _receive(conn: socket.socket, rec: dict[str, Any], f: dict[str, Any] | None,
                 rec["complete_s"] = (t - t0) / 1e9
             if drwa is not None:
                 drwa.on_data(conn, t, n)
+            want = drwa.window if drwa is not None and drwa.window is not None else cap
+            if want is not None:
+                clamp_window(conn, want)
     except OSError as e:
         rec["error"] = str(e)
     finally:
@@ -315,21 +356,37 @@ def _receive(conn: socket.socket, rec: dict[str, Any], f: dict[str, Any] | None,
         conn.close()
 
 
-def receiver(spec: dict[str, Any]) -> None:
-    by_port = {f["port"]: f for f in spec["flows"]}
+def listen(spec: dict[str, Any]) -> socket.socket:
+    """The receivers' listening socket, ready before the go (connections may come at once)."""
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    caps = {f.get("rcvbuf") for f in spec["flows"]}
+    if len(caps) == 1 and (cap := caps.pop()) is not None:
+        # Inherited by every accepted connection, so the SYN-ACK already honours it.
+        clamp_window(ls, cap)
     ls.bind((spec["rcv_addr"], spec["rcv_port"]))
     ls.listen(1024)
-    t0 = wait_go(spec)
+    return ls
+
+
+def run_receiver(spec: dict[str, Any], ls: socket.socket, t0: int) -> dict[str, Any]:
+    """Receives the flows of ``spec`` (this side's receivers) on ``ls``; returns the measurements."""
+    by_port = {f["port"]: f for f in spec["flows"]}
     end = t0 + spec["duration_ns"]
     warm = t0 + spec["warmup_ns"]
     recs: dict[int, dict[str, Any]] = {}
     threads = []
     drops = DropWatch(spec)
     ls.settimeout(0.05)
+    stop = Path(spec["stop_file"]) if spec.get("stop_file") else None
+    if any(f.get("transport") == "udp" for f in spec["flows"]):
+        th = threading.Thread(target=udp.receive, args=(spec, t0, end, warm, recs, stop), daemon=True)
+        th.start()
+        threads.append(th)
     while (t := now_ns()) < end:
         drops.poll(t)
+        if stop is not None and stop.exists():
+            break  # every transfer is done (the sender said so)
         try:
             conn, (_, port) = ls.accept()
         except (TimeoutError, BlockingIOError):
@@ -344,13 +401,33 @@ def receiver(spec: dict[str, Any]) -> None:
         threads.append(th)
     for th in threads:
         th.join(timeout=1.0)
-    write_out(spec, {"flows": [recs.get(f["id"]) for f in spec["flows"]], "device": drops.last})
+    ls.close()
+    return {"flows": [recs.get(f["id"]) for f in spec["flows"]], "device": drops.last}
 
 
 def main(argv: list[str]) -> None:
-    role, spec_path = argv[1], argv[2]
-    spec = json.loads(Path(spec_path).read_text())
-    {"sender": sender, "receiver": receiver}[role](spec)
+    """One end host: ``send`` (its data senders: the forward flows at the senders' end, the
+    reverse flows at the receivers' end) and ``recv`` (its data receivers), each optional,
+    from one time origin; writes ``{"send": ..., "recv": ...}``."""
+    spec = json.loads(Path(argv[2]).read_text())
+    send, recv = spec.get("send"), spec.get("recv")
+    ls = listen(recv) if recv else None
+    t0 = wait_go(spec)
+    out: dict[str, Any] = {"send": None, "recv": None}
+
+    def part(name: str, fn: Any, *args: Any) -> threading.Thread:
+        th = threading.Thread(target=lambda: out.__setitem__(name, fn(*args)), daemon=True)
+        th.start()
+        return th
+
+    threads = []
+    if recv and ls is not None:
+        threads.append(part("recv", run_receiver, recv, ls, t0))
+    if send:
+        threads.append(part("send", run_sender, send, t0))
+    for th in threads:
+        th.join()
+    write_out(spec, out)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,8 @@ def plan(doc: Mapping[str, Any]) -> dict[str, Any]:
 def check_kernel(p: Mapping[str, Any]) -> None:
     """Every flow's congestion control must exist in this kernel (exit 2 otherwise)."""
     for f in p["flows"]:
+        if f.get("transport") == "udp":
+            continue
         if not netns.ensure_cc(f["cc"]):
             have = [c for c in netns.available_ccs() if c in _core.KERNEL_CCS]
             raise ScenarioError(f"flows[{f['entry']}].cc",
@@ -144,14 +146,24 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
         for tun, where, addr, other in ((tun_s, ns.snd, SND_ADDR, RCV_ADDR), (tun_r, ns.rcv, RCV_ADDR, SND_ADDR)):
             netns.ip("-n", ns.link, "link", "set", tun, "netns", where)
             netns.ip("-n", where, "addr", "add", f"{addr}/24", "dev", tun)
-            netns.ip("-n", where, "link", "set", tun, "mtu", "1500", "txqueuelen", "10000", "up")
+            netns.ip("-n", where, "link", "set", tun, "mtu", str(p["mtu"]), "txqueuelen", "10000", "up")
             netns.ip("-n", where, "route", "add", other.rsplit(".", 2)[0] + ".0.0/24", "dev", tun)
+        fwd = [f for f in p["flows"] if not f["reverse"]]
+        rev = [f for f in p["flows"] if f["reverse"]]
         for role, where in (("receiver", ns.rcv), ("sender", ns.snd)):
+            here, there = (RCV_ADDR, SND_ADDR) if role == "receiver" else (SND_ADDR, RCV_ADDR)
+            common = {
+                "duration_ns": p["duration_ns"], "warmup_ns": p["warmup_ns"], "interval_ns": p["interval_ns"],
+                "rcv_port": RCV_PORT, "tun": tun_r if role == "receiver" else tun_s,
+                # Early end when every transfer is done: the forward senders' end knows (not
+                # with reverse flows, whose senders are at the other end).
+                "stop_file": str(work / "stop") if not rev else None,
+            }
+            sends, recvs = (rev, fwd) if role == "receiver" else (fwd, rev)
             spec = {
-                "flows": p["flows"], "duration_ns": p["duration_ns"], "warmup_ns": p["warmup_ns"],
-                "interval_ns": p["interval_ns"], "snd_addr": SND_ADDR, "rcv_addr": RCV_ADDR, "rcv_port": RCV_PORT,
                 "go_file": str(go), "ready_file": str(work / f"{role}.ready"), "out_file": str(work / f"{role}.out.json"),
-                "tun": tun_r if role == "receiver" else tun_s,
+                "send": {**common, "flows": sends, "snd_addr": here, "rcv_addr": there} if sends else None,
+                "recv": {**common, "flows": recvs, "rcv_addr": here} if recvs else None,
             }
             (work / f"{role}.json").write_text(json.dumps(spec))
             procs.append((role, _spawn(["bloatlab.emulate.endpoint", role, str(work / f"{role}.json")], where,
@@ -174,7 +186,8 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
                 raise EmulationError(f"the {name} failed (code {pr.returncode}): {_tail(work / f'{name}.err')}")
         outs = {name: json.loads((work / f"{name}.out.json").read_text()) for name, _ in procs}
         wall_s = time.monotonic() - wall0
-        summary, tables = build_summary(doc, p, outs["bottleneck"], outs["sender"], outs["receiver"], wall_s)
+        snd, rcv = _by_flow(p, outs["sender"], outs["receiver"])
+        summary, tables = build_summary(doc, p, outs["bottleneck"], snd, rcv, wall_s)
         result = Result(json.dumps(summary, indent=2) + "\n", tables, doc)
         if pcap_dir is not None:
             result._adopt_capture_dir(pcap_dir)
@@ -193,6 +206,30 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
         shutil.rmtree(work, ignore_errors=True)
         if pcap_dir is not None:
             shutil.rmtree(pcap_dir, ignore_errors=True)
+
+
+def _by_flow(p: Mapping[str, Any], at_snd: Mapping[str, Any], at_rcv: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each flow's sender and receiver measurements in the plan's order, from whichever end
+    host ran them (a reverse flow's sender is at the receivers' end); the device readings of
+    the senders' and the receivers' side."""
+    fwd = [f["id"] for f in p["flows"] if not f["reverse"]]
+    rev = [f["id"] for f in p["flows"] if f["reverse"]]
+    sent: dict[int, Any] = {}
+    got: dict[int, Any] = {}
+    rows: list[dict[str, Any]] = []
+    for part, ids, into in ((at_snd["send"], fwd, sent), (at_rcv["send"], rev, sent),
+                            (at_rcv["recv"], fwd, got), (at_snd["recv"], rev, got)):
+        if part:
+            into.update(zip(ids, part["flows"], strict=True))
+            rows += part.get("rows", [])
+    rows.sort(key=lambda r: (r["t_s"], r["flow"]))
+
+    def device(host: Mapping[str, Any]) -> Any:
+        return next((x["device"] for x in (host["send"], host["recv"]) if x and x.get("device")), None)
+
+    ids = [f["id"] for f in p["flows"]]
+    return ({"flows": [sent[i] for i in ids], "rows": rows, "device": device(at_snd)},
+            {"flows": [got.get(i) for i in ids], "device": device(at_rcv)})
 
 
 def _spawn(args: list[str], where: str, err: Path) -> subprocess.Popen[bytes]:

@@ -24,15 +24,46 @@ def _pct(values: list[int], q: float) -> float:
     return float(s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))])
 
 
+def _udp_flow(f: Mapping[str, Any], s: Mapping[str, Any], r: Mapping[str, Any] | None, c: Mapping[str, Any],
+              dur: float, warm: float) -> dict[str, Any]:
+    """A UDP CBR flow's measurements (emulate/udp.py): what the sender sent and the receiver
+    got in the window, its one-way delays and jitter; losses are the bottleneck's."""
+    start = f["start_ns"] / 1e9
+    done = r["complete_s"] if r else None
+    sized = f["size"] is not None
+    end = done if (sized and done is not None) else dur
+    owd = r["owd_ns"] if r else []
+    sent = (s.get("udp") or {}).get("bytes_window", 0)
+    return {
+        "id": f["id"], "group": f["group"], "transport": "udp", "cc": f["cc"],
+        "start_s": start, "end_s": done if sized else None,
+        "fct_s": (done - start) if (sized and done is not None) else None,
+        "active_s": max(end - max(start, warm), 0.0),
+        "bytes_sent": sent, "bytes_retrans": 0, "bytes_delivered": r["bytes_window"] if r else 0,
+        "data_pkts": c["data_pkts"], "data_drops": c["data_drops"],
+        "rtt": {"n": 0, "sum_ns": 0.0, "p95_ns": 0},
+        "owd": {"n": len(owd), "sum_ns": float(sum(owd)), "p95_ns": int(_pct(owd, 0.95)) if owd else 0},
+        "base_rtt_ms": f["base_rtt_ns"] / 1e6,
+        "retransmits": 0, "timeouts": 0, "recoveries": 0,
+        "responses": None, "datagrams_delivered": r["datagrams_window"] if r else 0,
+        "jitter_ms": (r["jitter_ns"] / 1e6) if (r and owd) else None,
+    }
+
+
 def build(doc: Mapping[str, Any], plan: Mapping[str, Any], bn: Mapping[str, Any], snd: Mapping[str, Any],
           rcv: Mapping[str, Any], wall_s: float) -> tuple[dict[str, Any], dict[str, dict[str, list[Any]]]]:
     """The summary and the time-series tables of an emulation run. The summary's shape is
     built by the simulator's builder (``_core.summary_json``, crates/sim/src/metrics/measure.rs)
     from the measurements gathered here; only the ``emulation`` block is added in Python."""
+    # A run whose transfers all completed stops early on the wall clock (io.stopped_s), but
+    # its measurement window stays [warm-up, duration], as in the simulator.
     dur = plan["duration_ns"] / 1e9
     warm = plan["warmup_ns"] / 1e9
     flows = []
     for f, s, r, c in zip(plan["flows"], snd["flows"], rcv["flows"], bn["flows"], strict=True):
+        if f.get("transport") == "udp":
+            flows.append(_udp_flow(f, s, r, c, dur, warm))
+            continue
         start = f["start_ns"] / 1e9
         sized = f["size"] is not None
         done = r["complete_s"] if r else None
@@ -78,6 +109,8 @@ def build(doc: Mapping[str, Any], plan: Mapping[str, Any], bn: Mapping[str, Any]
         # bottleneck reads faster than the senders write).
         "device_drops": {"sender_side": snd.get("device"), "receiver_side": rcv.get("device")},
         "errors": errors,
+        # Datagrams a UDP sender could not hand to its device (ENOBUFS): never sent.
+        "udp_send_errors": {str(s["id"]): s["udp"]["send_errors"] for s in snd["flows"] if s.get("udp")},
         "drwa_clamps": {str(r["id"]): r["drwa_clamps"] for r in rcv["flows"] if r and "drwa_clamps" in r},
     }
     rows = snd["rows"]

@@ -11,6 +11,7 @@ the flows-served search as functions for any scenario.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from pathlib import Path
@@ -38,19 +39,26 @@ def get(name: str) -> Experiment:
 
 def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, seeds: int | None = None,
               jobs: int | None = None, backend: str = "local", progress: bool | None = None,
-              smoke: bool = False, cache: str | os.PathLike[str] | None = None) -> list[Claim]:
+              smoke: bool = False, cache: str | os.PathLike[str] | None = None, engine: str = "sim") -> list[Claim]:
     """Runs one experiment (or ``"all"``) and writes its outputs into ``out``; returns the claims.
 
     Runs are cached by content in ``cache`` (default ``OUT/cache``, shared by every
     experiment of ``all``), so an interrupted reproduction resumes where it stopped.
+
+    ``engine``: ``"sim"`` (the simulator), ``"emulate"`` (each experiment's emulation plan on
+    real Linux TCP, root; :mod:`.engines`) or ``"both"`` (the simulated reproduction, then the
+    plan in both engines and ``engines.md`` / ``engines.json`` side by side). With ``emulate``
+    the claims returned are the emulation's.
     """
     from ..backends import make_backend
     from ..store import StoreWriter
+    from .engines import preflight
     from .framework import write_bytes_atomic
     from .render import index_markdown, markdown_to_html, write_claims, write_outputs
 
     names = list(MODULES) if name == "all" else [name]
     experiments = [get(n) for n in names]
+    preflight(experiments, engine, single=name != "all")
     if seeds is not None and seeds < 1:
         raise ScenarioError("--seeds", f"must be at least 1 (got {seeds})")
     if jobs is not None and jobs < 1:
@@ -65,6 +73,7 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     be.start()
     entries = []
     all_claims: list[Claim] = []
+    emulated = _Emulated(engine, out, cache_dir.with_name(cache_dir.name + "-emu"))
     try:
         # The cache is a results store (bloatlab.store), written like a sweep's: locked, each
         # run committed whole by one rename with its files' sizes and CRC-32. No fsync: a run
@@ -72,14 +81,23 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
         with StoreWriter(cache_dir, fsync=False) as store:
             for exp in experiments:
                 exp_out = out / exp.name if name == "all" else out
-                exp_out.mkdir(parents=True, exist_ok=True)
-                ctx = Context(exp, exp_out, options, be, store)
-                exp.reproduce(ctx)
-                write_outputs(ctx, _meta(ctx))
-                entries.append((exp.name, exp.title, ctx.claims))
-                all_claims += ctx.claims
+                claims: list[Claim] = []
+                if engine != "emulate":
+                    exp_out.mkdir(parents=True, exist_ok=True)
+                    ctx = Context(exp, exp_out, options, be, store)
+                    exp.reproduce(ctx)
+                    write_outputs(ctx, _meta(ctx))
+                    entries.append((exp.name, exp.title, ctx.claims))
+                    claims = ctx.claims
+                if engine != "sim":
+                    emu_claims = emulated.run(exp, exp_out, claims, options, be, store)
+                    if engine == "emulate" and emu_claims is not None:
+                        entries.append((exp.name, exp.title, emu_claims))
+                        claims = emu_claims
+                all_claims += claims
     finally:
         be.close()
+    emulated.finish(name == "all")
     if name == "all":
         write_claims(out / "claims.json", all_claims)
         md = index_markdown(entries)
@@ -87,6 +105,71 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
         write_bytes_atomic(out / "report.html",
                            markdown_to_html(md, "bloatlab: the five papers reproduced").encode())
     return all_claims
+
+
+class _Emulated:
+    """The emulation side of ``reproduce --engine emulate|both``: runs each experiment's plan,
+    writes its report (``emulate``: into the experiment's directory; ``both``: into
+    ``emulate/`` and, the same plan simulated, ``emulate-sim/``) and the comparison."""
+
+    def __init__(self, engine: str, out: Path, cache: Path) -> None:
+        self.engine = engine
+        self.out = out
+        self.cache = cache  # emulated runs: beside the simulations' cache (default OUT/cache-emu)
+        self.compared: list[dict[str, Any]] = []
+        self.titles: list[str] = []
+        self.not_run: list[tuple[str, str]] = []  # (experiment, why)
+
+    def run(self, exp: Experiment, exp_out: Path, full: list[Claim], options: Options, be: Any,
+            store: Any) -> list[Claim] | None:
+        from .engines import compare, write_compare
+
+        if exp.emulation is None:
+            self.not_run.append((exp.name, exp.emulation_refused))
+            return None
+        emu_cache = self.cache
+        both = self.engine == "both"
+        emu = self._plan(exp, exp_out / "emulate" if both else exp_out, options, be, store, "emulate", emu_cache)
+        if not both:
+            return emu.claims
+        sim = self._plan(exp, exp_out / "emulate-sim", options, be, store, "sim", emu_cache)
+        cmp = compare(exp, full, sim, emu)
+        write_compare(exp_out, [cmp], [exp.title])
+        self.compared.append(cmp)
+        self.titles.append(exp.title)
+        return emu.claims
+
+    @staticmethod
+    def _plan(exp: Experiment, out: Path, options: Options, be: Any, store: Any, engine: str,
+              emu_cache: Path) -> Context:
+        from .engines import skipped_markdown
+        from .render import write_outputs
+
+        out.mkdir(parents=True, exist_ok=True)
+        if options.seeds is None and not (options.quick or options.smoke):
+            options = dataclasses.replace(options, seeds=exp.emulation_seeds_full)
+        ctx = Context(exp, out, options, be, store, engine=engine, emu_cache=emu_cache)
+        assert exp.emulation is not None
+        exp.emulation(ctx)
+        if ctx.skipped:
+            ctx.text(skipped_markdown(ctx), heading="Not emulated, and why")
+        meta = _meta(ctx)
+        meta["engine"] = engine
+        write_outputs(ctx, meta)
+        return ctx
+
+    def finish(self, many: bool) -> None:
+        from .engines import write_compare
+
+        if self.engine == "both" and many:
+            write_compare(self.out, self.compared, self.titles)
+        if self.engine != "sim" and many and self.not_run:
+            from .framework import write_bytes_atomic
+
+            self.out.mkdir(parents=True, exist_ok=True)
+            text = "".join(f"- {n}: {why}\n" for n, why in self.not_run)
+            write_bytes_atomic(self.out / "not-emulated.md",
+                               ("# Experiments Linux cannot run\n\n" + text).encode())
 
 
 def _check_cache(cache: Path) -> None:

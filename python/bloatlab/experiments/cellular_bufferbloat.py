@@ -532,4 +532,5 @@ EXPERIMENT = Experiment(
     seeds_quick=3,
     summary="320 kB web responses alone and beside one or five long flows, every combination of CUBIC, "
             "NewReno and Westwood+, over 3G, 3.5G and 4G link profiles (Fig. 2-10).",
+    emulation_refused="runs B-D measure web responses (the web application, not emulated yet) and every run uses NewReno and Westwood+, which the emulator does not map to kernel congestion controls yet (the one-UE cellular topology it runs)",
 )

@@ -627,4 +627,5 @@ EXPERIMENT = Experiment(
     summary="Cubic+ (CUBIC with the delayed window update) against Cubic, Vegas and Reno on the paper's "
             "two dumbbells: one and two flows (Table 2-4), beside Reno (Fig. 6), background to a "
             "transfer (Fig. 7, 8), heterogeneous RTTs (Table 5), TCP-friendliness (Fig. 9).",
+    emulation_refused="Cubic+, the paper's subject and in every table, is not a Linux congestion control (the emulator runs the kernel's reno, cubic and bbr)",
 )

@@ -225,4 +225,5 @@ EXPERIMENT = Experiment(
     seeds_quick=2,
     summary="DCCP with CCID2, with BBR, and with the loss-adaptive DCCP-BBR: delay under load "
             "(Fig. 6) and throughput against random loss (Fig. 7).",
+    emulation_refused="its flows are DCCP, which Linux removed (kernel 6.16)",
 )

@@ -235,6 +235,15 @@ class Experiment:
     seeds_quick: int = 2
     #: a sentence on the setup, shown at the top of the report
     summary: str = ""
+    #: the emulation plan (``--engine emulate|both``, :mod:`.engines`): the configurations Linux
+    #: runs, with the experiment's tables and claims; None: Linux cannot run this experiment
+    emulation: Callable[[Context], None] | None = None
+    #: the kernel congestion controls the plan needs (checked before anything runs)
+    emulation_ccs: tuple[str, ...] = ()
+    #: why Linux cannot run the experiment (when there is no plan)
+    emulation_refused: str = ""
+    #: seeds per configuration of the plan in full mode (it runs on the wall clock)
+    emulation_seeds_full: int = 10
 
 
 @dataclass
@@ -250,8 +259,16 @@ class Context:
     """What an experiment's ``reproduce`` works with. See the module docstring."""
 
     def __init__(self, experiment: Experiment, out: Path, options: Options, backend: Backend,
-                 cache: StoreWriter) -> None:
+                 cache: StoreWriter, engine: str = "sim", emu_cache: Path | None = None) -> None:
         self.experiment = experiment
+        #: "sim", or "emulate": :meth:`run` goes through the emulator (:mod:`.engines`)
+        self.engine = engine
+        self.emu_cache = emu_cache if emu_cache is not None else out / "cache-emu"
+        #: (what, why) of each configuration or item this engine did not run
+        self.skipped: list[tuple[str, str]] = []
+        #: claim id -> (what, value): the number ``--engine both`` compares between the engines
+        self.keys: dict[str, tuple[str, float | None]] = {}
+        self.wall_s = 0.0  # wall-clock time of the emulated runs of this invocation
         self.out = out
         self.options = options
         self.backend = backend
@@ -296,6 +313,10 @@ class Context:
         returns their results in the order of ``specs``. A run that fails raises
         :class:`SimulationError` (a scenario error: :class:`ScenarioError`); it is recorded in
         the cache as failed, so the next reproduction runs it again."""
+        if self.engine == "emulate":
+            from .engines import run_emulated
+
+            return run_emulated(self, specs, what)
         from ..scenario import to_json
         from ..simcore import validate_scenario
         from ..sweeprun import SweepProgress, pending, run_and_commit
@@ -357,6 +378,15 @@ class Context:
         c = Claim(self.experiment.name, id, text, paper, ours, bool(holds), why)
         self.claims.append(c)
         return c
+
+    def key(self, claim_id: str, what: str, value: float | None) -> None:
+        """The key number of a claim, which ``--engine both`` compares between the engines."""
+        self.keys[claim_id] = (what, None if value is None else float(value))
+
+    def skip(self, what: str, why: str) -> None:
+        """Records a configuration (or report item) this engine does not run, and why."""
+        if (what, why) not in self.skipped:
+            self.skipped.append((what, why))
 
 
 # --------------------------------------------------------------------------- helpers for experiments

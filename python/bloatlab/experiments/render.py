@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import platform
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -78,10 +79,15 @@ def report_markdown(ctx: Context, meta: dict[str, Any]) -> str:
     parts = [f"# {e.title}", "", f"*{e.paper}*", ""]
     if e.summary:
         parts += [e.summary, ""]
+    runs = f"{meta['simulations']} simulations, {meta['simulated_s']:.0f} s of simulated time"
+    if meta.get("engine") == "emulate":
+        runs = (f"engine: **emulation** (real Linux TCP, kernel {platform.release()}, through bloatlab's "
+                f"bottleneck), {meta['simulations']} emulated runs")
+    elif meta.get("engine") == "sim":
+        runs = f"engine: **simulation** of the emulation plan's configurations, {runs}"
     parts += [
         f"Reproduced with bloatlab {meta['bloatlab']} — mode: **{meta['mode']}**, "
-        f"{meta['seeds']} seed(s) per configuration, {meta['simulations']} simulations, "
-        f"{meta['simulated_s']:.0f} s of simulated time. "
+        f"{meta['seeds']} seed(s) per configuration, {runs}. "
         f"Claims: **{held} of {len(ctx.claims)} hold**.",
         "",
         "Numbers are means over seeds with the 95 % confidence interval (Student's t) where "
