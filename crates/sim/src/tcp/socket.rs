@@ -912,7 +912,11 @@ impl TcpSocket {
             self.sb.mark_lost(self.mss, DUPTHRESH);
             let reo = if self.cfg.mech.rack {
                 let reo = self.reo_wnd();
-                reo_armed = self.rack_detect(reo, cx);
+                // Open with nothing SACKed: everything outstanding was sent after what was
+                // delivered, so RACK has nothing to find (the common case, skipped).
+                if self.ca != CaState::Open || self.sb.sacked_bytes > 0 {
+                    reo_armed = self.rack_detect(reo, cx);
+                }
                 reo
             } else {
                 // RFC 8985 reordering window for retransmissions only: a quarter of the min RTT.
