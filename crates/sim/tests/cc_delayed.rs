@@ -128,7 +128,9 @@ fn the_wrapper_works_over_other_controllers() {
     }
     let v = scenario_1("vegas+", "");
     assert_eq!(v.f("flows.0.loss_pct"), 0.0);
-    assert!(v.f("bottleneck.utilization_pct") >= 99.0);
+    // Quick-ACK mode at start (as Linux) shows Vegas the true 20 ms base RTT rather than one
+    // inflated by a delayed ACK; Vegas+ then keeps so short a queue that the link idles ~5 %.
+    assert!(v.f("bottleneck.utilization_pct") >= 95.0);
 }
 
 /// Unknown names and bad parameters are rejected with the key path.

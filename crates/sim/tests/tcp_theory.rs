@@ -162,7 +162,8 @@ fn newreno_recovery_times_out_instead_of_one_hole_per_rtt_for_minutes() {
     assert!(g > 4.0, "goodput {g:.2} Mbit/s: the flow must not stall in recovery");
 }
 
-/// The receiver delays the ACK of a lone segment by the 40 ms delayed-ACK timer.
+/// The receiver delays the ACK of a lone segment by the 40 ms delayed-ACK timer (quick-ACK
+/// mode off: it would ACK the first segments of a connection at once).
 #[test]
 fn delayed_ack_timer_holds_a_lone_segment() {
     let sc = |delack: &str| {
@@ -175,7 +176,7 @@ fn delayed_ack_timer_holds_a_lone_segment() {
             [[flows]]
             cc = "newreno"
             size = "4344B"
-            tcp = {{ init_cwnd = 1, delack = "{delack}" }}
+            tcp = {{ init_cwnd = 1, delack = "{delack}", quickack = false }}
             "#
         )
     };

@@ -621,6 +621,15 @@ impl CongestionControl for Bbr {
         }
     }
 
+    /// Linux bbr_undo_cwnd: a reduction found spurious restarts the search for full
+    /// bandwidth and the long-term sampling; the window stays BBR's own.
+    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u64, now: SimTime) -> u64 {
+        self.full_bw = 0.0;
+        self.full_bw_cnt = 0;
+        self.reset_lt(now, self.delivered);
+        w.cwnd
+    }
+
     fn on_tx_start(&mut self, w: &mut Window, now: SimTime, _idle: Dur) {
         // Restarting from idle (the flow was application-limited).
         self.idle_restart = true;

@@ -91,7 +91,8 @@ pub struct AckSample {
     pub delivered: u64,
     pub rate: Option<RateSample>,
     pub ca_state: CaState,
-    /// The sender was limited by cwnd (not by the application or the receive window).
+    /// The sender was limited by cwnd (not by the application or the receive window), and
+    /// the ACK may raise cwnd (it advanced snd.una; pure SACKs do not, as in Linux).
     pub cwnd_limited: bool,
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -163,6 +164,12 @@ pub trait CongestionControl: Send {
     /// A congestion event: set `w.ssthresh`. The core then applies its recovery rule to cwnd
     /// (unless [`CongestionControl::owns_cwnd`]).
     fn on_congestion_event(&mut self, w: &mut Window, e: &CongestionEvent);
+    /// The last reduction was spurious and is undone: the cwnd to restore, given the one
+    /// before the reduction (Linux's undo_cwnd; Reno and CUBIC take the larger). The core
+    /// restores ssthresh itself.
+    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u64, _now: SimTime) -> u64 {
+        w.cwnd.max(prior_cwnd)
+    }
     /// Fast recovery ended (cwnd was set to ssthresh by the core).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: SimTime) {}
     /// Transmission starts again with nothing in flight, `idle` after the last send (Linux's

@@ -198,6 +198,8 @@ pub struct TcpCfg {
     pub pacing: bool,
     /// The ECN feedback this endpoint requests and accepts on the handshake.
     pub ecn: EcnMode,
+    /// Linux's loss-recovery mechanisms, each switchable (`prr`, `frto`, `undo`, ...).
+    pub mech: crate::tcp::Mechanisms,
 }
 
 /// ECN feedback of a TCP connection (`tcp.ecn`). The codepoint on data packets is the

@@ -13,7 +13,8 @@ const TOPOLOGY_KEYS: &[&str] =
 pub(super) const LINK_KEYS: &[&str] = &["rate", "reverse_rate", "delay", "loss", "drop_packets"];
 const TCP_KEYS: &[&str] = &[
     "mss", "init_cwnd", "recovery", "delack", "ack_every", "rto_min", "rto_initial", "rto_max",
-    "timestamps", "rcvbuf", "pacing", "ecn",
+    "timestamps", "rcvbuf", "pacing", "ecn", "prr", "frto", "undo", "dsack", "rack", "tlp", "quickack",
+    "rtt_sample",
 ];
 const FLOW_KEYS: &[&str] =
     &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction", "host", "dscp", "src", "dst", "pattern"];
@@ -207,6 +208,8 @@ struct TcpPartial {
     pacing: Option<bool>,
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
+    /// The Linux mechanisms' switches, each unset or set.
+    mech: [Option<bool>; 8],
 }
 
 impl TcpPartial {
@@ -235,13 +238,14 @@ impl TcpPartial {
             rcvbuf: t.opt_size("rcvbuf")?,
             pacing: t.opt_bool("pacing")?,
             ecn: ecn_mode(&mut t)?,
+            mech: read_mechanisms(&mut t)?,
         };
         t.finish(TCP_KEYS)?;
         Ok(p)
     }
 
     fn over(&self, base: &TcpPartial) -> TcpPartial {
-        macro_rules! pick { ($($f:ident),*) => { TcpPartial { $($f: self.$f.clone().or(base.$f.clone())),* } } }
+        macro_rules! pick { ($($f:ident),*) => { TcpPartial { $($f: self.$f.clone().or(base.$f.clone()),)* mech: std::array::from_fn(|i| self.mech[i].or(base.mech[i])) } } }
         pick!(mss, init_cwnd, recovery, delack, ack_every, rto_min, rto_initial, rto_max, timestamps, rcvbuf, pacing, ecn)
     }
 
@@ -262,6 +266,7 @@ impl TcpPartial {
             rcvbuf: self.rcvbuf.unwrap_or(6_000_000),
             pacing: self.pacing.unwrap_or(false),
             ecn: self.ecn.as_ref().map_or(EcnMode::Off, |e| e.0),
+            mech: mechanisms(&self.mech),
         };
         if cfg.rto_max < cfg.rto_min {
             return err(&join(path, "rto_max"), format!("must be at least rto_min ({})", cfg.rto_min));
@@ -273,6 +278,31 @@ impl TcpPartial {
             return err(&join(path, "rcvbuf"), "must be at most 1GiB (the largest scaled TCP window)");
         }
         Ok(cfg)
+    }
+}
+
+/// The switches of Linux's loss-recovery mechanisms ([`crate::tcp::Mechanisms`]), in
+/// this order: prr, frto, undo, dsack, rack, tlp, quickack, rtt_sample ("linux" = true).
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 8]> {
+    let mut m = [None; 8];
+    for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
+        m[i] = t.opt_bool(key)?;
+    }
+    m[7] = t.opt_choice("rtt_sample", "RTT sampling", &["linux", "timestamp"])?.map(|s| s == "linux");
+    Ok(m)
+}
+
+fn mechanisms(m: &[Option<bool>; 8]) -> crate::tcp::Mechanisms {
+    let d = crate::tcp::Mechanisms::default();
+    crate::tcp::Mechanisms {
+        prr: m[0].unwrap_or(d.prr),
+        frto: m[1].unwrap_or(d.frto),
+        undo: m[2].unwrap_or(d.undo),
+        dsack: m[3].unwrap_or(d.dsack),
+        rack: m[4].unwrap_or(d.rack),
+        tlp: m[5].unwrap_or(d.tlp),
+        quickack: m[6].unwrap_or(d.quickack),
+        linux_rtt: m[7].unwrap_or(d.linux_rtt),
     }
 }
 

@@ -137,6 +137,7 @@ fn linux_defaults() -> TcpCfg {
         rcvbuf: 6_291_456,
         pacing: false,
         ecn: EcnMode::Off,
+        mech: crate::tcp::Mechanisms::default(),
     }
 }
 
@@ -186,9 +187,10 @@ fn shell_settings(cmd: &str) -> Result<Vec<(String, String)>, String> {
 fn check_sysctl(k: &str, v: &str) -> Result<(), String> {
     let on = v.trim() != "0";
     let missing = match k {
-        "net.ipv4.tcp_recovery" if on => "RACK loss detection (net.ipv4.tcp_recovery)",
-        "net.ipv4.tcp_early_retrans" if on => "tail loss probes / early retransmit (net.ipv4.tcp_early_retrans)",
-        "net.ipv4.tcp_frto" if on => "F-RTO (net.ipv4.tcp_frto)",
+        "net.ipv4.tcp_recovery" if !matches!(v.trim(), "0" | "1") => "this net.ipv4.tcp_recovery mode (0 and 1, RACK, are modeled)",
+        "net.ipv4.tcp_early_retrans" if !matches!(v.trim(), "0" | "3" | "4") => {
+            "early retransmit (net.ipv4.tcp_early_retrans 1/2; 0 and 3/4, the tail loss probe, are modeled)"
+        }
         "net.ipv4.tcp_window_scaling" if !on => "turning window scaling off (net.ipv4.tcp_window_scaling=0)",
         "net.ipv4.tcp_ecn" if !matches!(v.trim(), "0" | "1" | "2" | "3") => "this net.ipv4.tcp_ecn mode (0, 1, 2, 3 are modeled)",
         "net.ipv4.tcp_congestion_control" if linux_cc(v.trim()).is_none() => "this congestion control",
@@ -429,6 +431,10 @@ impl Runner {
                 "net.ipv4.tcp_ecn" => self.ecn_mode = v.parse().unwrap_or(2),
                 "net.ipv4.tcp_sack" => self.cfg.recovery = if v == "0" { Recovery::NewReno } else { Recovery::Sack },
                 "net.ipv4.tcp_timestamps" => self.cfg.timestamps = v != "0",
+                "net.ipv4.tcp_recovery" => self.cfg.mech.rack = v != "0",
+                "net.ipv4.tcp_early_retrans" => self.cfg.mech.tlp = v != "0",
+                "net.ipv4.tcp_frto" => self.cfg.mech.frto = v != "0",
+                "net.ipv4.tcp_dsack" => self.cfg.mech.dsack = v != "0",
                 "net.ipv4.tcp_congestion_control" => {
                     if let Some(cc) = linux_cc(v) {
                         self.cc = cc;
@@ -837,10 +843,14 @@ impl Runner {
                 Self::check_ret(c, 0, None)
             }
             (_, "TCP_QUICKACK") if tcp => {
-                // The simulator always delays ACKs (every second segment, or the timer);
-                // TCP_QUICKACK 0 puts Linux in that mode too.
+                // TCP_QUICKACK 0 leaves quick-ACK mode for good (Linux's ping-pong mode):
+                // ACKs are delayed from then on (every second segment, or the timer).
                 if Self::int_arg(val) != Some(0) {
-                    return unsupported("TCP_QUICKACK 1 (quick-ACK mode is not modeled)");
+                    return unsupported("TCP_QUICKACK 1 (forcing an immediate ACK is not modeled)");
+                }
+                match self.sock.as_mut() {
+                    Some(s) => s.leave_quickack_mode(),
+                    None => self.cfg.mech.quickack = false,
                 }
                 Self::check_ret(c, 0, None)
             }
@@ -1060,7 +1070,7 @@ mod tests {
             "+0 close(4) = 0\n+0 > F. 1:1(0) ack 1\n",
             "+0 read(4, ..., 100) = 100\n",
             "`ip route change default initcwnd 20`\n",
-            "`sysctl -q net.ipv4.tcp_recovery=1`\n",
+            "`sysctl -q net.ipv4.tcp_recovery=4`\n",
             "+0 setsockopt(4, SOL_TCP, TCP_MAXSEG, [500], 4) = 0\n",
             "+0 poll([{fd=4, events=POLLIN}], 1, 0) = 0\n",
             "+0 %{ print(tcpi_rto) }%\n",

@@ -5,11 +5,13 @@
 
 mod rate;
 mod reassembly;
+pub mod recovery;
 mod rtt;
 pub mod rwnd;
 mod scoreboard;
 mod socket;
 
+pub use recovery::Mechanisms;
 pub use rate::{RateSample, RateSampler, TxStamp};
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Seg};

@@ -22,6 +22,12 @@ impl Reassembly {
         self.ranges.iter().map(|r| r.1 - r.0).sum()
     }
 
+    /// Is [start, end) already held entirely (a duplicate, reported by D-SACK)?
+    pub fn covers(&self, start: u64, end: u64) -> bool {
+        let i = self.ranges.partition_point(|r| r.1 < end);
+        self.ranges.get(i).is_some_and(|r| r.0 <= start && end <= r.1)
+    }
+
     /// Stores [start, end), merging with overlapping or adjacent ranges.
     pub fn insert(&mut self, start: u64, end: u64) {
         self.clock += 1;
@@ -94,6 +100,14 @@ mod tests {
         r.insert(32, 41);
         let b = r.sack_blocks();
         assert_eq!(b.as_slice(), &[(30, 41), (70, 80), (50, 60)]);
+    }
+
+    #[test]
+    fn covers_only_what_is_held() {
+        let mut r = Reassembly::default();
+        r.insert(20, 30);
+        assert!(r.covers(20, 30) && r.covers(22, 25));
+        assert!(!r.covers(15, 25) && !r.covers(25, 35) && !r.covers(40, 50));
     }
 
     proptest! {

@@ -42,6 +42,13 @@ impl RttEstimator {
         self.backoff = 0;
     }
 
+    /// A sample for the minimum only (Linux feeds its min-RTT filter the controller's sample,
+    /// the newest acknowledged segment's, and SRTT the oldest's).
+    pub fn note_min(&mut self, r: Dur) {
+        let r = Dur(r.0.max(1));
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+    }
+
     /// The current RTO including exponential backoff, capped at rto_max.
     pub fn rto(&self) -> Dur {
         let base = match self.srtt {

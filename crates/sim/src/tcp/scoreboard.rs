@@ -3,7 +3,7 @@
 //! in-flight estimate (`pipe` = outstanding − SACKed − lost + retransmitted).
 
 use super::rate::TxStamp;
-use crate::units::SimTime;
+use crate::units::{Dur, SimTime};
 use std::collections::VecDeque;
 
 pub const SACKED: u8 = 1;
@@ -272,10 +272,22 @@ impl Scoreboard {
     }
 
     /// RTO: every un-SACKed segment is presumed lost and no retransmission is in flight any
-    /// more (Linux tcp_enter_loss; RFC 6675 §5.1 keeps the SACK information).
-    pub fn mark_all_lost(&mut self) {
-        for s in self.segs.iter_mut() {
+    /// more (Linux tcp_enter_loss; RFC 6675 §5.1 keeps the SACK information) — except, with
+    /// `spare_after`, the segments other than the first sent after that instant: RACK's
+    /// rule that what went out within the last RTT is not yet overdue (Linux
+    /// tcp_timeout_mark_lost), so a timeout does not resend a whole window still queued.
+    pub fn mark_all_lost(&mut self, spare_after: Option<SimTime>) {
+        let mut upto = None;
+        for (k, s) in self.segs.iter_mut().enumerate() {
             if s.has(SACKED) {
+                continue;
+            }
+            if k > 0 && spare_after.is_some_and(|t| s.sent_at > t) {
+                // Original sends are in time order: the first spared one bounds the lost
+                // prefix; a spared retransmission keeps its flags and its rtx_queue entry.
+                if !s.has(LOST) && upto.is_none() {
+                    upto = Some(s.start);
+                }
                 continue;
             }
             if s.has(RETRANS) {
@@ -287,10 +299,68 @@ impl Scoreboard {
                 self.lost_bytes += s.end - s.start;
             }
         }
-        self.rtx_queue.clear();
-        self.lost_upto = self.segs.back().map_or(0, |s| s.end);
-        self.sacked_below = self.sacked_bytes;
+        if spare_after.is_none() {
+            self.rtx_queue.clear();
+        }
+        self.lost_upto = upto.unwrap_or_else(|| self.segs.back().map_or(0, |s| s.end));
+        self.recount_sacked_below();
         self.rtx_hint = self.segs.front().map_or(0, |s| s.start);
+    }
+
+    fn recount_sacked_below(&mut self) {
+        let upto = self.lost_upto;
+        self.sacked_below = self.segs.iter().take_while(|s| s.end <= upto).filter(|s| s.has(SACKED)).map(Seg::len).sum();
+    }
+
+    /// Undo of a spurious loss episode: nothing is presumed lost any more (retransmissions
+    /// in flight stay counted, as in Linux).
+    pub fn unmark_all_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.flags &= !LOST;
+        }
+        self.lost_bytes = 0;
+        self.lost_upto = self.segs.front().map_or(0, |s| s.start);
+        self.sacked_below = 0;
+        self.rtx_hint = self.lost_upto;
+    }
+
+    /// RACK loss detection (RFC 8985 §6.2) over the segments above the lost prefix: one sent
+    /// before the most recently delivered (`xmit_ts`, ties broken by `end_seq`) is lost once
+    /// `rtt + reo` has passed since it was sent; the first one not yet overdue gives the
+    /// reordering timer's deadline. Original sends are in time order, so the lost ones extend
+    /// the prefix and each segment is passed once. Returns the bytes newly marked lost.
+    pub fn rack_mark_lost(&mut self, xmit_ts: SimTime, end_seq: u64, rtt: Dur, reo: Dur, now: SimTime) -> (u64, Option<SimTime>) {
+        let mut i = self.index_of(self.lost_upto);
+        let mut newly = 0;
+        let mut timer = None;
+        while i < self.segs.len() {
+            let s = self.segs[i];
+            if s.has(SACKED) {
+                self.sacked_below += s.len();
+            } else if !s.has(LOST) {
+                let before = s.sent_at < xmit_ts || (s.sent_at == xmit_ts && s.end <= end_seq);
+                if !before {
+                    break;
+                }
+                let due = s.sent_at + rtt + reo;
+                if due > now {
+                    timer = Some(due);
+                    break;
+                }
+                self.segs[i].flags |= LOST;
+                newly += s.len();
+                self.rtx_hint = self.rtx_hint.min(s.start);
+            }
+            self.lost_upto = s.end;
+            i += 1;
+        }
+        self.lost_bytes += newly;
+        (newly, timer)
+    }
+
+    /// The last segment not SACKed (the tail loss probe's retransmission).
+    pub fn last_unsacked(&self) -> Option<usize> {
+        (0..self.segs.len()).rev().find(|&i| !self.segs[i].has(SACKED))
     }
 
     /// The first segment presumed lost and not yet retransmitted.
@@ -433,7 +503,7 @@ mod tests {
         b.sack(3000, 4000, |_| {});
         b.mark_head_lost();
         b.retransmitted(0, SimTime(5), TxStamp::default());
-        b.mark_all_lost();
+        b.mark_all_lost(None);
         assert_eq!(b.lost_bytes, 4 * MSS);
         assert_eq!(b.retrans_bytes, 0);
         assert!(b.check());
@@ -458,10 +528,34 @@ mod tests {
         assert!(b.check());
     }
 
+    /// A timeout spares what was sent within the last RTT: only older segments (and the head)
+    /// are presumed lost, and RACK later finds the spared ones lost only once they are overdue.
+    #[test]
+    fn timeout_spares_recent_segments_and_rack_marks_them_when_overdue() {
+        let mut b = board(10); // segment i sent at t = i
+        b.mark_all_lost(Some(SimTime(5)));
+        let lost: Vec<usize> = (0..b.len()).filter(|&i| b.get(i).has(LOST)).collect();
+        assert_eq!(lost, vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(b.lost_bytes, 6 * MSS);
+        assert!(b.check());
+        // Segment 8 (sent at 8) is SACKed: 6 and 7 were sent before it.
+        b.sack(8000, 9000, |_| {});
+        let (n, t) = b.rack_mark_lost(SimTime(8), 9000, Dur(10), Dur(0), SimTime(16));
+        assert_eq!((n, t), (MSS, Some(SimTime(17))), "6 is overdue at 16, 7 at 17");
+        let (n, t) = b.rack_mark_lost(SimTime(8), 9000, Dur(10), Dur(0), SimTime(17));
+        assert_eq!((n, t), (MSS, None));
+        assert!(b.get(7).has(LOST) && !b.get(9).has(LOST));
+        assert!(b.check());
+        b.unmark_all_lost();
+        assert_eq!(b.lost_bytes, 0);
+        assert!(b.check());
+        assert_eq!(b.last_unsacked(), Some(9));
+    }
+
     proptest! {
         /// Counters always match the flags, whatever SACK/ACK/loss sequence arrives.
         #[test]
-        fn counters_match_flags(ops in proptest::collection::vec((0u8..4, 0u64..20, 1u64..5), 1..60)) {
+        fn counters_match_flags(ops in proptest::collection::vec((0u8..6, 0u64..20, 1u64..5), 1..60)) {
             let mut b = board(20);
             let mut una = 0;
             for (op, a, l) in ops {
@@ -469,7 +563,9 @@ mod tests {
                     0 => { let s = (a * MSS).max(una); b.sack(s, s + l * MSS, |_| {}); if a % 2 == 0 { b.end_sack_batch(); } }
                     1 => { b.mark_lost(MSS, 3); if let Some(i) = b.next_to_retransmit() { b.retransmitted(i, SimTime(1), TxStamp::default()); } b.detect_lost_retransmissions(crate::units::Dur(0)); }
                     2 => { una = una.max((a * MSS).min(20 * MSS)); b.ack_to(una, |_| {}); }
-                    _ => b.mark_all_lost(),
+                    3 => b.mark_all_lost(if a % 2 == 0 { None } else { Some(SimTime(a)) }),
+                    4 => b.unmark_all_lost(),
+                    _ => { b.rack_mark_lost(SimTime(a), a * MSS, Dur(l), Dur(0), SimTime(a + 3)); }
                 }
                 prop_assert!(b.check());
                 let out: u64 = (0..b.len()).map(|i| b.get(i).len()).sum();

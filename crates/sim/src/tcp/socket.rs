@@ -7,6 +7,7 @@
 use super::rate::RateSampler;
 use super::reassembly::Reassembly;
 use super::rtt::RttEstimator;
+use super::recovery::{LossState, LossStats, XmitTimer, MAX_QUICKACKS};
 use super::rwnd::RwndState;
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
@@ -20,6 +21,8 @@ use crate::metrics::DelayHist;
 
 mod ecn;
 mod info;
+mod lossrec;
+use lossrec::Delivered;
 pub use info::TcpInfo;
 
 const DUPTHRESH: u64 = 3;
@@ -115,7 +118,9 @@ pub struct TcpSocket {
     rate: RateSampler,
     syn_sent_at: SimTime,
     syn_retransmitted: bool,
-    rto_una: u64,
+    /// PRR, undo, F-RTO, RACK-TLP, D-SACK and quick-ACK state (tcp/recovery).
+    lr: LossState,
+    pub lstats: LossStats,
     next_send_at: SimTime,
     last_send_at: SimTime,
     cwnd_limited: bool,
@@ -175,7 +180,8 @@ impl TcpSocket {
             rate: RateSampler::default(),
             syn_sent_at: SimTime::ZERO,
             syn_retransmitted: false,
-            rto_una: u64::MAX,
+            lr: LossState::default(),
+            lstats: LossStats::default(),
             next_send_at: SimTime::ZERO,
             last_send_at: SimTime::ZERO,
             cwnd_limited: false,
@@ -302,6 +308,13 @@ impl TcpSocket {
 
     fn arm_rto(&mut self, cx: &mut Cx) {
         let at = cx.now + self.rtt.rto();
+        self.set_xmit_timer(XmitTimer::Rto, at, cx);
+    }
+
+    /// Arms the one retransmission timer slot for the RTO, RACK's reordering timer or the
+    /// tail loss probe.
+    fn set_xmit_timer(&mut self, kind: XmitTimer, at: SimTime, cx: &mut Cx) {
+        self.lr.xmit_timer = kind;
         self.set_timer(TimerKind::Rto, at, cx);
     }
 
@@ -322,7 +335,11 @@ impl TcpSocket {
             Some(_) => slot.deadline = None,
         }
         match kind {
-            TimerKind::Rto => self.on_rto(cx),
+            TimerKind::Rto => match std::mem::take(&mut self.lr.xmit_timer) {
+                XmitTimer::Rto => self.on_rto(cx),
+                XmitTimer::Reorder => self.on_reorder_timer(cx),
+                XmitTimer::Probe => self.on_probe_timer(cx),
+            },
             TimerKind::DelAck => self.send_ack(cx),
             TimerKind::Pace => self.try_send(cx),
         }
@@ -349,7 +366,7 @@ impl TcpSocket {
         }
         let has_ack = flags & TcpFlags::ACK != 0;
         let ts = if self.ts_ok || (syn && self.cfg.timestamps) { Some((cx.now.0, self.ts_recent)) } else { None };
-        let sack = if has_ack && self.sack_ok && !self.ooo.is_empty() { self.ooo.sack_blocks() } else { SackBlocks::default() };
+        let sack = if has_ack && self.sack_ok && (self.lr.dsack.is_some() || !self.ooo.is_empty()) { self.sack_option() } else { SackBlocks::default() };
         let h = TcpHeader {
             seq,
             ack: if has_ack { self.rcv_nxt } else { 0 },
@@ -429,6 +446,9 @@ impl TcpSocket {
         }
         self.stats.data_pkts_sent += 1;
         self.stats.bytes_sent += len;
+        if self.ca == CaState::Recovery {
+            self.lr.prr.on_sent(len);
+        }
         self.last_send_at = cx.now;
         if !self.timer_armed(TimerKind::Rto) {
             self.arm_rto(cx);
@@ -447,12 +467,14 @@ impl TcpSocket {
         self.sb.push(Seg { start: seq, end: seq + len, sent_at: cx.now, flags: 0, stamp });
         self.nxt += len;
         self.send_data(seq, len, false, cx);
+        self.schedule_probe(cx);
     }
 
     fn retransmit(&mut self, i: usize, cx: &mut Cx) {
         let s = *self.sb.get(i);
         let stamp = self.rate.on_send(cx.now, false);
         self.sb.retransmitted(i, cx.now, stamp);
+        self.lr.undo.on_retransmit(cx.now);
         self.stats.retransmits += 1;
         self.stats.bytes_retx += s.len();
         self.send_data(s.start, s.len(), true, cx);
@@ -474,10 +496,14 @@ impl TcpSocket {
                 return;
             }
             let in_flight = self.in_flight();
-            // Limited transmit (RFC 3042): one new segment per early dupACK.
-            let allowance = if matches!(self.ca, CaState::Open | CaState::Disorder) { self.dupacks.min(2) * self.mss } else { 0 };
+            // Limited transmit (RFC 3042): one new segment per early dupACK. With SACK the
+            // pipe already excludes SACKed data, which frees that room (RFC 6675 §5, Linux).
+            let early = matches!(self.ca, CaState::Open | CaState::Disorder) && !self.sack_ok;
+            let allowance = if early { self.dupacks.min(2) * self.mss } else { 0 };
             let cwnd = self.win.cwnd + allowance;
-            if let Some(i) = self.sb.next_to_retransmit() {
+            // F-RTO step 2b: this ACK's allowance goes to new data, not retransmissions.
+            let rtx = if self.lr.send_new_only { None } else { self.sb.next_to_retransmit() };
+            if let Some(i) = rtx {
                 if in_flight + self.sb.get(i).len() > cwnd {
                     self.cwnd_limited = true;
                     return;
@@ -632,6 +658,9 @@ impl TcpSocket {
 
     fn establish(&mut self, h: &TcpHeader, cx: &mut Cx) {
         self.state = TcpState::Established;
+        if self.cfg.mech.quickack {
+            self.lr.quickacks = MAX_QUICKACKS;
+        }
         self.ecn.use_ = self.cc.ecn_setup(self.ecn.mode);
         self.una = self.iss + 1;
         self.nxt = self.una;
@@ -682,6 +711,7 @@ impl TcpSocket {
             self.on_data(h, cx);
         }
         self.try_send(cx);
+        self.lr.send_new_only = false;
     }
 
     // ----- receive half ----------------------------------------------------------------
@@ -690,13 +720,22 @@ impl TcpSocket {
         let start = h.seq;
         let end = h.seq + h.len as u64;
         if end <= self.rcv_nxt {
-            self.send_ack(cx); // duplicate: re-ACK at once
+            // Duplicate: re-ACK at once, reporting it (D-SACK), and ACK the next segments at
+            // once too (Linux enters quick-ACK mode: the sender may be recovering).
+            self.note_duplicate(start, end);
+            self.send_ack(cx);
             return;
         }
         if start > self.rcv_nxt {
+            if self.ooo.covers(start, end) {
+                self.note_duplicate(start, end);
+            }
             self.ooo.insert(start, end);
             self.send_ack(cx); // out of order: immediate (duplicate) ACK with SACK blocks
             return;
+        }
+        if start < self.rcv_nxt {
+            self.note_duplicate(start, self.rcv_nxt);
         }
         // In order (possibly overlapping old data).
         if !self.rwnd.is_static() {
@@ -717,7 +756,9 @@ impl TcpSocket {
             }
         }
         self.unacked_segs += 1;
-        if filled_hole || self.unacked_segs >= self.cfg.ack_every || self.cfg.delack.0 == 0 {
+        let quick = self.lr.quickacks > 0;
+        if filled_hole || quick || self.unacked_segs >= self.cfg.ack_every || self.cfg.delack.0 == 0 {
+            self.lr.quickacks = self.lr.quickacks.saturating_sub(1);
             self.send_ack(cx);
         } else if !self.timer_armed(TimerKind::DelAck) {
             let at = cx.now + self.cfg.delack;
@@ -741,54 +782,62 @@ impl TcpSocket {
             self.snd_wl1 = h.seq;
             self.snd_wl2 = ack;
         }
+        self.rto_from_head(cx);
         let prior_una = self.una;
         let prior_in_flight = self.in_flight();
         let outstanding = self.nxt - self.una;
 
-        let mut acked = 0u64;
-        let mut newest_clean: Option<SimTime> = None;
+        let ecr = match h.ts {
+            Some((_, e)) if self.ts_ok => Some(e),
+            _ => None,
+        };
+
+        // A D-SACK block reports a duplicate: it counts for undo, not as new SACK information.
+        let blocks = if self.sack_ok { h.sack.as_slice() } else { &[] };
+        let dsack = self.dsack_block(blocks, ack);
+        let blocks = if dsack.is_some() { &blocks[1..] } else { blocks };
+
+        let mut d = Delivered { frto_high: if self.lr.frto { self.recovery_point } else { 0 }, high_sacked: self.sb.high_sacked, ..Default::default() };
+        let min_rtt = self.rtt.min_rtt();
         let rate = &mut self.rate;
-        if self.sack_ok {
-            for &(s, e) in h.sack.as_slice() {
-                if e <= self.una {
-                    continue;
-                }
-                self.sb.sack(s, e, |seg| {
-                    rate.on_delivered(seg.len(), seg.sent_at, &seg.stamp);
-                    acked += seg.len();
-                    if !seg.has(EVER_RETRANS) {
-                        newest_clean = Some(newest_clean.map_or(seg.sent_at, |t| t.max(seg.sent_at)));
-                    }
-                });
+        let rack = &mut self.lr.rack;
+        for &(s, e) in blocks {
+            if e <= self.una {
+                continue;
             }
-            self.sb.end_sack_batch();
+            self.sb.sack(s, e, |seg| d.note(seg, true, now, min_rtt, rate, rack));
         }
-        let newly_sacked = acked;
+        self.sb.end_sack_batch();
+        let newly_sacked = d.acked;
         if ack > self.una {
             self.sb.ack_to(ack, |seg| {
+                d.retrans_acked |= seg.has(EVER_RETRANS);
                 if !seg.has(SACKED) {
-                    rate.on_delivered(seg.len(), seg.sent_at, &seg.stamp);
-                    acked += seg.len();
-                    if !seg.has(EVER_RETRANS) {
-                        newest_clean = Some(newest_clean.map_or(seg.sent_at, |t| t.max(seg.sent_at)));
-                    }
+                    d.note(seg, false, now, min_rtt, rate, rack);
                 }
             });
             self.una = ack;
         }
+        let acked = d.acked;
         let newly_cum = self.una - prior_una;
+        // Linux also restarts the timer on a SACK of data sent before the head's latest
+        // (re)transmission: the pipe still drains, so the head's timer should not run out
+        // while a deep queue delivers what was sent before it.
+        let sack_rearm = newly_cum == 0
+            && d.sack_clean.is_some_and(|(oldest, _)| self.sb.front().is_some_and(|h| oldest < h.sent_at));
+        if d.reordered {
+            self.lr.rack.reord_seen = true;
+        }
 
-        // RTT: echoed timestamp on a cumulative advance; else the newest never-retransmitted
-        // segment this ACK delivered (Karn).
-        let rtt = match h.ts {
-            Some((_, ecr)) if self.ts_ok && newly_cum > 0 => Some(now.since(SimTime(ecr))),
-            _ => newest_clean.map(|t| now.since(t)),
-        };
+        let (rtt, cc_rtt) = self.rtt_samples(&d, ecr, newly_cum > 0, now);
         if let Some(r) = rtt {
             self.rtt.sample(r);
             if now >= self.metrics_from {
                 record_delay(&mut self.stats.rtt_sum_ns, &mut self.stats.rtt_n, &mut self.rtt_hist, r.0);
             }
+        }
+        if let Some(r) = cc_rtt {
+            self.rtt.note_min(r);
         }
         let rs = self.rate.finish(now, self.rtt.min_rtt());
 
@@ -796,12 +845,17 @@ impl TcpSocket {
             && h.len == 0
             && outstanding > 0
             && if self.sack_ok { newly_sacked > 0 } else { !window_changed };
+        if let Some(b) = dsack {
+            self.on_dsack(b);
+        }
+        self.process_tlp_ack(ack, dsack, newly_cum > 0 || newly_sacked > 0 || h.len > 0 || window_changed, cx);
         let lost_before = self.sb.lost_bytes;
-        self.recover(newly_cum, is_dup, cx);
+        let reo_armed = self.recover(newly_cum, is_dup, &d, ecr, cx);
         if self.ecn.mode.is_on() && self.ecn.on_ack(h, acked, self.mss, self.una, self.nxt) {
             self.on_ecn_echo(cx);
         }
         let newly_lost = self.sb.lost_bytes.saturating_sub(lost_before);
+        let rtt = cc_rtt;
 
         if acked > 0 {
             let (ce_bytes, ce_pkts) = self.ecn.take_ce();
@@ -817,7 +871,10 @@ impl TcpSocket {
                 delivered: self.rate.delivered,
                 rate: rs,
                 ca_state: self.ca,
-                cwnd_limited: self.cwnd_limited || (self.win.in_slow_start() && 2 * prior_in_flight >= self.win.cwnd),
+                // Linux grows cwnd only on ACKs that advance snd.una, or on any delivery once
+                // reordering was seen (tcp_may_raise_cwnd; RFC 5681 §3.1).
+                cwnd_limited: (newly_cum > 0 || self.lr.rack.reord_seen)
+                    && (self.cwnd_limited || (self.win.in_slow_start() && 2 * prior_in_flight >= self.win.cwnd)),
                 snd_una: self.una,
                 snd_nxt: self.nxt,
                 ce_bytes,
@@ -826,37 +883,56 @@ impl TcpSocket {
             self.cc.on_ack(&mut self.win, &a);
             self.win.cwnd = self.win.cwnd.max(self.mss);
         }
+        self.prr_update(acked, newly_lost > 0, newly_cum > 0);
 
         // RFC 6298 (5.2)/(5.3): stop the timer when all is acknowledged, restart it on new data —
         // except in NewReno recovery, where RFC 6582 (§3.2 step 5, the "Impatient" variant)
         // restarts it on the first partial ACK only: a window with many losses then ends in a
         // timeout and slow start instead of repairing one hole per RTT for minutes.
+        // RACK's reordering timer, when this ACK set it, takes the slot instead; in the Open
+        // state the tail loss probe comes first (RFC 8985 §7.2).
         if self.una == self.nxt {
             self.clear_timer(TimerKind::Rto);
-        } else if newly_cum > 0 && !(self.ca == CaState::Recovery && self.partial_acks > 1) {
+        } else if !reo_armed && (newly_cum > 0 || sack_rearm) && !(self.ca == CaState::Recovery && self.partial_acks > 1) && !self.schedule_probe(cx) {
             self.arm_rto(cx);
         }
     }
 
     /// Loss detection and recovery state after one ACK was applied to the scoreboard.
-    fn recover(&mut self, newly_cum: u64, is_dup: bool, cx: &mut Cx) {
+    /// Returns whether RACK armed its reordering timer.
+    fn recover(&mut self, newly_cum: u64, is_dup: bool, d: &Delivered, ecr: Option<u64>, cx: &mut Cx) -> bool {
         if newly_cum > 0 {
             self.dupacks = 0;
         }
         if is_dup {
             self.dupacks += 1;
         }
+        let mut reo_armed = false;
         if self.cfg.recovery == Recovery::Sack {
             self.sb.mark_lost(self.mss, DUPTHRESH);
+            let reo = if self.cfg.mech.rack {
+                let reo = self.reo_wnd();
+                // Open with nothing SACKed: everything outstanding was sent after what was
+                // delivered, so RACK has nothing to find (the common case, skipped).
+                if self.ca != CaState::Open || self.sb.sacked_bytes > 0 {
+                    reo_armed = self.rack_detect(reo, cx);
+                }
+                reo
+            } else {
+                // RFC 8985 reordering window for retransmissions only: a quarter of the min RTT.
+                Dur(self.rtt.min_rtt().map_or(0, |m| m.0 / 4))
+            };
             if matches!(self.ca, CaState::Recovery | CaState::Loss) {
-                // RFC 8985 reordering window: a quarter of the minimum RTT.
-                let reo = Dur(self.rtt.min_rtt().map_or(0, |m| m.0 / 4));
                 self.sb.detect_lost_retransmissions(reo);
             }
         }
         match self.ca {
             CaState::Open | CaState::Disorder => {
-                let loss_signalled = self.dupacks >= DUPTHRESH || self.sb.head_lost();
+                // A late D-SACK can still show the last reduction spurious.
+                if self.ca == CaState::Disorder && self.cfg.mech.undo && self.lr.undo.all_dsacked() {
+                    self.undo_reduction(false, cx.now);
+                }
+                let loss_signalled = self.dupacks >= DUPTHRESH || self.sb.lost_bytes > 0;
                 // One reduction per window: no new recovery until the last one's data is acked.
                 if loss_signalled && self.una >= self.recovery_point {
                     self.enter_recovery(cx);
@@ -866,7 +942,13 @@ impl TcpSocket {
             }
             CaState::Recovery => {
                 if self.una >= self.recovery_point {
-                    self.exit_recovery(cx.now);
+                    let undone = self.cfg.mech.undo && self.lr.undo.may_undo(ecr);
+                    if undone {
+                        self.undo_reduction(false, cx.now);
+                    }
+                    self.exit_recovery(!undone, cx.now);
+                } else if self.try_undo_in_recovery(newly_cum, ecr, cx.now) {
+                    // Spurious: back to the window before; the scoreboard carries on.
                 } else {
                     match self.cfg.recovery {
                         Recovery::Sack => {}
@@ -886,7 +968,7 @@ impl TcpSocket {
                         }
                         Recovery::Reno => {
                             if newly_cum > 0 {
-                                self.exit_recovery(cx.now);
+                                self.exit_recovery(true, cx.now);
                             } else if is_dup && !self.cc.owns_cwnd() {
                                 self.win.cwnd += self.mss;
                             }
@@ -894,16 +976,16 @@ impl TcpSocket {
                     }
                 }
             }
-            CaState::Loss => {
-                if self.una >= self.recovery_point {
-                    self.ca = CaState::Open;
-                    self.dupacks = 0;
-                }
-            }
+            CaState::Loss => self.process_loss(newly_cum, is_dup, d, ecr, cx.now),
         }
+        reo_armed
     }
 
     fn enter_recovery(&mut self, cx: &mut Cx) {
+        let prior_ssthresh = self.current_ssthresh();
+        self.lr.undo.start(self.una, self.sb.retrans_bytes.div_ceil(self.mss), self.win.cwnd, prior_ssthresh);
+        self.lr.prr.start(self.win.cwnd);
+        self.lr.rack.tlp_high_seq = None;
         self.ca = CaState::Recovery;
         self.recovery_point = self.nxt;
         self.partial_acks = 0;
@@ -935,6 +1017,7 @@ impl TcpSocket {
             return;
         }
         self.recovery_point = self.nxt;
+        self.lr.undo.clear(); // an ECN reduction is never undone
         self.stats.ecn_reductions += 1;
         let ev = CongestionEvent {
             now: cx.now,
@@ -950,10 +1033,11 @@ impl TcpSocket {
         self.ecn.cwr_pending = self.ecn.mode == EcnMode::Classic;
     }
 
-    fn exit_recovery(&mut self, now: SimTime) {
+    /// Recovery is over; `set_cwnd`: the reduction stands (not undone), cwnd = ssthresh.
+    fn exit_recovery(&mut self, set_cwnd: bool, now: SimTime) {
         self.ca = CaState::Open;
         self.dupacks = 0;
-        if !self.cc.owns_cwnd() {
+        if set_cwnd && !self.cc.owns_cwnd() {
             self.win.cwnd = self.win.ssthresh.max(self.mss);
         }
         self.cc.on_recovery_exit(&mut self.win, now);
@@ -983,23 +1067,7 @@ impl TcpSocket {
                     return;
                 }
                 self.stats.timeouts += 1;
-                // RFC 5681: a repeated timeout of the same segment does not lower ssthresh again.
-                let repeated = self.ca == CaState::Loss && self.una == self.rto_una;
-                if !repeated {
-                    let ev = CongestionEvent {
-                        now: cx.now,
-                        kind: CongestionKind::Rto,
-                        flight_size: self.nxt - self.una,
-                        in_flight: self.in_flight(),
-                    };
-                    self.cc.on_congestion_event(&mut self.win, &ev);
-                }
-                self.rto_una = self.una;
-                self.win.cwnd = self.mss; // loss window
-                self.ca = CaState::Loss;
-                self.recovery_point = self.nxt;
-                self.dupacks = 0;
-                self.sb.mark_all_lost();
+                self.enter_loss(cx.now);
                 self.rtt.back_off();
                 self.next_send_at = cx.now;
                 self.force_retransmit(cx);
@@ -1045,6 +1113,7 @@ mod tests {
             rcvbuf: 1_000_000,
             pacing: false,
             ecn: EcnMode::Off,
+            mech: crate::tcp::Mechanisms::default(),
         }
     }
 

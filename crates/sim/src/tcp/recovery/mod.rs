@@ -1,0 +1,90 @@
+//! Linux's loss-recovery refinements on top of RFC 6675 SACK recovery, each behind a `[tcp]`
+//! switch that defaults to what Linux does: PRR for the window during recovery, undo of
+//! spurious reductions (D-SACK, Eifel timestamps, F-RTO), RACK-TLP loss detection and the tail
+//! loss probe, quick-ACK mode at connection start, and the controllers' RTT sample.
+
+mod prr;
+mod rack;
+mod undo;
+
+pub use prr::Prr;
+pub use rack::Rack;
+pub use undo::Undo;
+
+/// The `[tcp]` switches of the Linux mechanisms (all on by default, as in Linux).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mechanisms {
+    /// `prr`: Proportional Rate Reduction of cwnd during SACK recovery (RFC 6937); off:
+    /// cwnd = ssthresh at once (RFC 6675).
+    pub prr: bool,
+    /// `frto`: F-RTO detection of spurious timeouts (RFC 5682, Linux tcp_frto = 2).
+    pub frto: bool,
+    /// `undo`: undo reductions found spurious by D-SACK or timestamps (Linux's undo_marker).
+    pub undo: bool,
+    /// `dsack`: the receiver reports duplicate segments in D-SACK blocks (RFC 2883).
+    pub dsack: bool,
+    /// `rack`: RACK time-based loss detection (RFC 8985; Linux tcp_recovery = 1), also
+    /// sparing segments sent within the last RTT when a timeout marks the rest lost.
+    pub rack: bool,
+    /// `tlp`: the tail loss probe (RFC 8985 §7; Linux tcp_early_retrans = 3).
+    pub tlp: bool,
+    /// `quickack`: acknowledge every segment for the first 16 of a connection (and after a
+    /// duplicate), as Linux's quick-ACK mode does.
+    pub quickack: bool,
+    /// `rtt_sample = "linux"`: RTT samples from send times (the oldest newly acknowledged
+    /// segment for SRTT, the newest for the controller, as Linux's pkts_acked), the echoed
+    /// timestamp only without one; `"timestamp"`: the echoed timestamp on every ACK that
+    /// advances snd.una, for both.
+    pub linux_rtt: bool,
+}
+
+impl Default for Mechanisms {
+    fn default() -> Self {
+        Mechanisms { prr: true, frto: true, undo: true, dsack: true, rack: true, tlp: true, quickack: true, linux_rtt: true }
+    }
+}
+
+/// Linux's maximum quick-ACK count (TCP_MAX_QUICKACKS).
+pub const MAX_QUICKACKS: u32 = 16;
+
+/// Which timeout the retransmission timer slot is armed for (Linux shares one timer too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum XmitTimer {
+    #[default]
+    Rto,
+    /// RACK's reordering timer: a segment becomes lost when it expires.
+    Reorder,
+    /// The tail loss probe.
+    Probe,
+}
+
+/// The per-connection state of these mechanisms.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LossState {
+    pub prr: Prr,
+    pub undo: Undo,
+    pub rack: Rack,
+    /// F-RTO is judging the current timeout.
+    pub frto: bool,
+    /// F-RTO step 2b: this ACK sends new data instead of retransmissions.
+    pub send_new_only: bool,
+    pub xmit_timer: XmitTimer,
+    /// A D-SACK block to report on the next ACK (receiver).
+    pub dsack: Option<(u64, u64)>,
+    /// Segments still to be acknowledged at once (quick-ACK mode).
+    pub quickacks: u32,
+}
+
+/// Counters of the mechanisms (summary and tests).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LossStats {
+    /// Reductions undone (any detection).
+    pub undos: u64,
+    /// Timeouts F-RTO found spurious.
+    pub spurious_rtos: u64,
+    pub tlp_probes: u64,
+    /// Probes that repaired a loss (and so reduced cwnd).
+    pub tlp_recoveries: u64,
+    pub dsacks_received: u64,
+    pub dsacks_sent: u64,
+}
