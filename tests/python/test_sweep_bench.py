@@ -8,7 +8,7 @@ from helpers import cli
 
 
 def test_sweep_bench_json():
-    proc = cli("bench", "--sweep", "--runs", "4", "--jobs", "2", "--quick", "--scale", "0.1", "--json", timeout=300)
+    proc = cli("bench", "--sweep", "--runs", "4", "--jobs", "2", "--quick", "--time-scale", "0.1", "--json", timeout=300)
     assert proc.returncode == 0, proc.stderr
     rep = json.loads(proc.stdout)
     assert [t["mode"] for t in rep["timings"]] == ["direct", "serial", "local-1", "local-2"]
@@ -17,6 +17,6 @@ def test_sweep_bench_json():
 
 
 def test_sweep_bench_table():
-    proc = cli("bench", "--sweep", "--runs", "2", "--jobs", "1", "--quick", "--scale", "0.1", timeout=300)
+    proc = cli("bench", "--sweep", "--runs", "2", "--jobs", "1", "--quick", "--time-scale", "0.1", timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "overhead per run" in proc.stdout and "speed-up" in proc.stdout

@@ -31,10 +31,27 @@ MODULES = {
 NAMES = (*MODULES, "all")
 
 
+#: experiment name -> module of its emulation plan (``--engine emulate|both``); a plan module
+#: uses its experiment's module, so the registry joins the two (neither imports the other's
+#: registry entry)
+PLANS = {
+    "ewt": "ewt_emu",
+}
+
+
 def get(name: str) -> Experiment:
     if name not in MODULES:
         raise ScenarioError("EXPERIMENT", f"unknown experiment {name!r} (known: {', '.join(NAMES)})")
-    return importlib.import_module(f".{MODULES[name]}", __name__).EXPERIMENT
+    exp: Experiment = importlib.import_module(f".{MODULES[name]}", __name__).EXPERIMENT
+    if name in PLANS and exp.emulation is None:
+        plan = importlib.import_module(f".{PLANS[name]}", __name__).reproduce
+        exp = dataclasses.replace(exp, emulation=plan)
+    return exp
+
+
+def emulable_names() -> list[str]:
+    """The experiments with an emulation plan."""
+    return [n for n in MODULES if n in PLANS]
 
 
 def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, seeds: int | None = None,
@@ -58,7 +75,7 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
 
     names = list(MODULES) if name == "all" else [name]
     experiments = [get(n) for n in names]
-    preflight(experiments, engine, single=name != "all")
+    preflight(experiments, engine, single=name != "all", emulable=emulable_names())
     if seeds is not None and seeds < 1:
         raise ScenarioError("--seeds", f"must be at least 1 (got {seeds})")
     if jobs is not None and jobs < 1:
@@ -142,13 +159,14 @@ class _Emulated:
     @staticmethod
     def _plan(exp: Experiment, out: Path, options: Options, be: Any, store: Any, engine: str,
               emu_cache: Path) -> Context:
-        from .engines import skipped_markdown
+        from .engines import run_emulated, skipped_markdown
         from .render import write_outputs
 
         out.mkdir(parents=True, exist_ok=True)
         if options.seeds is None and not (options.quick or options.smoke):
             options = dataclasses.replace(options, seeds=exp.emulation_seeds_full)
-        ctx = Context(exp, out, options, be, store, engine=engine, emu_cache=emu_cache)
+        ctx = Context(exp, out, options, be, store, engine=engine, emu_cache=emu_cache,
+                      runner=run_emulated if engine == "emulate" else None)
         assert exp.emulation is not None
         exp.emulation(ctx)
         if ctx.skipped:

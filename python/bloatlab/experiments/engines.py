@@ -38,7 +38,7 @@ ENGINES = ("sim", "emulate", "both")
 # --------------------------------------------------------------------------- refusals
 
 
-def preflight(experiments: Sequence[Experiment], engine: str, single: bool) -> None:
+def preflight(experiments: Sequence[Experiment], engine: str, single: bool, emulable: Sequence[str]) -> None:
     """Refuses, before anything is created, what cannot run: an unknown engine, emulation
     without root (or TUN / iproute2), an experiment Linux cannot run at all (asked for alone),
     a congestion control the kernel lacks (``modprobe tcp_<cc>`` is tried, as the emulator does)."""
@@ -60,19 +60,13 @@ def preflight(experiments: Sequence[Experiment], engine: str, single: bool) -> N
     if single and not runnable:
         e = experiments[0]
         raise ScenarioError("EXPERIMENT", f"{e.name} cannot run on Linux: {e.emulation_refused} (allowed with "
-                            f"--engine {engine}: {', '.join(emulable_names())})")
+                            f"--engine {engine}: {', '.join(emulable)})")
     for cc in sorted({cc for e in runnable for cc in e.emulation_ccs}):
         if not netns.ensure_cc(cc):
             have = ", ".join(netns.available_ccs()) or "none"
             users = ", ".join(e.name for e in runnable if cc in e.emulation_ccs)
             raise ScenarioError("--engine", f"this kernel has no \"{cc}\" congestion control, which {users} needs "
                                 f"on Linux (available: {have})")
-
-
-def emulable_names() -> list[str]:
-    from . import MODULES, get
-
-    return [n for n in MODULES if get(n).emulation is not None]
 
 
 def refusal(scenario: dict[str, Any]) -> str | None:

@@ -542,13 +542,6 @@ def _unstated_text(ctx: Context, max_flows: int) -> None:
     )
 
 
-def _emulation(ctx: Context) -> None:
-    """The emulation plan (:mod:`.ewt_emu`), imported on demand (it imports this module)."""
-    from .ewt_emu import reproduce as plan
-
-    plan(ctx)
-
-
 EXPERIMENT = Experiment(
     name="ewt",
     title="Early Window Tailoring (Talau, Fonseca & Wille 2019)",
@@ -560,6 +553,5 @@ EXPERIMENT = Experiment(
     summary="EWT, EWA, AWM, drop-tail, RED and ARED at the RFC 7928 mild/medium/heavy levels of a "
             "long-delay dumbbell (scenario 1) and one with UDP traffic (scenario 2), and how many flows each "
             "serves per level.",
-    emulation=_emulation,
     emulation_ccs=("cubic",),
 )
