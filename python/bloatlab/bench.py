@@ -259,14 +259,55 @@ def scale_dumbbell(flows: int, duration_s: float) -> dict[str, Any]:
     return doc
 
 
-#: Topologies of the scale bench: name -> scenario builder (flows, simulated seconds). A
-#: fat-tree preset joins here once the graph topology (issue 14, item 1) has landed.
-SCALE_TOPOLOGIES: dict[str, Callable[[int, float], dict[str, Any]]] = {"dumbbell": scale_dumbbell}
+def fat_tree_shape(flows: int) -> tuple[int, int]:
+    """The fat-tree of a scale point: the smallest even k whose k³/4 hosts carry ``flows`` at
+    no more than 4 flows per host, and the flows per host (so ``count * k**3 // 4`` >= flows)."""
+    k = 2
+    while k**3 < flows:
+        k += 2
+    hosts = k**3 // 4
+    return k, -(-flows // hosts)
+
+
+def scale_fat_tree(flows: int, duration_s: float) -> dict[str, Any]:
+    """About ``flows`` long CUBIC flows in a permutation on a k-ary fat-tree (10 Gbit/s, 1 µs
+    links, 1000-packet drop-tail queues, ECMP by flow hash): every host sends ``count`` flows to
+    one other host, so the point runs ``count * k³/4`` flows (:func:`fat_tree_shape`)."""
+    k, count = fat_tree_shape(flows)
+    return {
+        "name": f"scale-fat-tree-{flows}",
+        "duration": f"{max(1, round(duration_s * 1e6))}us",
+        "seed": 1,
+        "metrics": {"interval": "0s"},
+        "topology": {"kind": "fat_tree", "k": k, "link": {"rate": "10Gbps", "delay": "1us"}, "ecmp": "hash"},
+        "tcp": {"mss": "1448B", "recovery": "sack"},
+        "flows": [{"transport": "tcp", "cc": "cubic", "pattern": "permutation", "count": count, "size": "unlimited"}],
+    }
+
+
+#: Topologies of the scale bench: name -> scenario builder (flows, simulated seconds).
+SCALE_TOPOLOGIES: dict[str, Callable[[int, float], dict[str, Any]]] = {
+    "dumbbell": scale_dumbbell, "fat_tree": scale_fat_tree,
+}
+#: Each topology's share of the point's simulated time. The fat-tree's hosts all send at
+#: 10 Gbit/s over ~12 µs RTTs: a millisecond of it is as many transmissions as seconds of
+#: the dumbbell, so it runs 1/200 of the time (2 s -> 10 ms; --quick 0.5 s -> 2.5 ms).
+SCALE_TIME_SHARE: dict[str, float] = {"dumbbell": 1.0, "fat_tree": 1 / 200}
+
+
+def _flows_in(doc: dict[str, Any]) -> int:
+    """The flows a scale scenario runs (a permutation table runs ``count`` per host)."""
+    t = doc["topology"]
+    hosts = t["k"] ** 3 // 4 if t["kind"] == "fat_tree" else 1
+    return sum(f.get("count", 1) * (hosts if f.get("pattern") == "permutation" else 1) for f in doc["flows"])
 
 
 def scale_point(topology: str, flows: int, duration_s: float) -> dict[str, Any]:
     """One point of the scale curve, run in its own process (so the peak RSS is its own)."""
-    out = _run_child(SCALE_TOPOLOGIES[topology](flows, duration_s), f"--scale {topology} {flows} flows")
+    duration_s *= SCALE_TIME_SHARE[topology]
+    doc = SCALE_TOPOLOGIES[topology](flows, duration_s)
+    flows = _flows_in(doc)
+    out = _run_child(doc, f"--scale {topology} {flows} flows")
     e = out["engine"]
     wall = float(e.get("wall_s") or 0.0)
     tx = int(e.get("transmissions") or 0)
@@ -313,7 +354,9 @@ def run_scale(
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "quick": quick,
-        "scenario": "CUBIC flows, 10 Gbit/s bottleneck and access links, 20 ms base RTT, 25 MB drop-tail",
+        "scenario": "CUBIC flows; dumbbell: 10 Gbit/s bottleneck and access links, 20 ms base RTT, 25 MB "
+                    "drop-tail; fat_tree: permutation, k chosen per flow count, 10 Gbit/s 1 us links, "
+                    "1/200 of the simulated time",
         "points": points,
     }
 

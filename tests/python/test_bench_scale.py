@@ -22,14 +22,16 @@ def test_scale_json_shape_and_files(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     pts = report["points"]
-    assert [(p["topology"], p["flows"]) for p in pts] == [("dumbbell", 1), ("dumbbell", 10)]
+    # The fat-tree runs count * k³/4 flows: 1 -> k = 2, 2 hosts; 10 -> k = 4, 16 hosts.
+    assert [(p["topology"], p["flows"]) for p in pts] == [("dumbbell", 1), ("dumbbell", 10), ("fat_tree", 2), ("fat_tree", 16)]
     for p in pts:
         assert set(p) == POINT_KEYS
-        assert p["simulated_s"] == pytest.approx(0.05)
+        assert p["simulated_s"] == pytest.approx(0.05 * bench.SCALE_TIME_SHARE[p["topology"]])
         assert p["bottleneck_packets"] > 0 and p["transmissions"] > p["bottleneck_packets"]
         assert p["peak_rss_mb"] > 0 and p["wall_s"] >= 0 and p["setup_s"] >= 0
-    # Ten flows send more than one.
+    # Ten flows send more than one; a fat-tree flow crosses up to 6 links.
     assert pts[1]["transmissions"] > pts[0]["transmissions"]
+    assert pts[3]["transmissions"] > 2 * pts[3]["bottleneck_packets"]
     assert json.loads((tmp_path / "scale.json").read_text())["points"] == pts
     assert (tmp_path / "scale.svg").read_text().lstrip().startswith("<?xml")
 
@@ -63,3 +65,21 @@ def test_scale_scenarios_are_the_documented_ones():
     assert doc["topology"]["access"] == {"rate": "10Gbps", "delay": "2.5ms"}
     assert doc["metrics"]["interval"] == "0s"
     assert bench.SCALE_FLOWS[-1] == 100_000
+
+
+def test_scale_fat_tree_is_the_documented_one():
+    # The 4,096-flow CUBIC fat-tree: k = 16 (1,024 hosts), 4 flows per host.
+    assert bench.fat_tree_shape(4096) == (16, 4)
+    assert bench.fat_tree_shape(1) == (2, 1) and bench.fat_tree_shape(100) == (6, 2)
+    doc = bench.scale_fat_tree(4096, 0.01)
+    assert doc["topology"] == {"kind": "fat_tree", "k": 16, "link": {"rate": "10Gbps", "delay": "1us"}, "ecmp": "hash"}
+    assert doc["flows"] == [{"transport": "tcp", "cc": "cubic", "pattern": "permutation", "count": 4, "size": "unlimited"}]
+    assert doc["duration"] == "10000us"
+    assert bench._flows_in(doc) == 4096
+
+
+def test_scale_fat_tree_point_runs():
+    # A tiny point: k = 4, 16 hosts, 2 flows each, 200 µs simulated.
+    p = bench.scale_point("fat_tree", 20, 0.04)
+    assert p["flows"] == 32 and p["simulated_s"] == pytest.approx(0.0002)
+    assert p["bottleneck_packets"] > 0 and p["transmissions"] > p["bottleneck_packets"]

@@ -431,3 +431,78 @@ proptest! {
         prop_assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
     }
 }
+
+fn scenario(toml_text: &str) -> bloatlab_sim::config::Scenario {
+    let v: Value = serde_json::to_value(toml::from_str::<toml::Value>(toml_text).unwrap()).unwrap();
+    bloatlab_sim::config::Scenario::from_value(&v).unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+/// The dumbbell and the cellular tree expand into graphs whose one-way links, put in the
+/// world's order, carry the names (and so the random-stream ids) the topologies always had.
+#[test]
+fn the_classic_topologies_expand_into_graphs_with_their_own_link_order() {
+    for (toml_text, hosts) in [
+        (
+            r#"
+            duration = "1s"
+            [topology]
+            bottleneck = { rate = "10Mbps", delay = "10ms" }
+            access = { rate = "100Mbps", delay = "2ms" }
+            [[flows]]
+            cc = "cubic"
+            count = 2
+            [[flows]]
+            cc = "cubic"
+            direction = "reverse"
+            rtt = "41ms"
+            "#,
+            // s{f} and d{f} after the routers left and right; the reverse flow sends from d2.
+            vec![(2, 3), (4, 5), (7, 6)],
+        ),
+        (
+            r#"
+            duration = "1s"
+            [topology]
+            kind = "cellular"
+            profile = "4g"
+            ues = 2
+            [[flows]]
+            cc = "cubic"
+            count = 2
+            [[flows]]
+            cc = "cubic"
+            direction = "reverse"
+            ue = 1
+            "#,
+            // server, bs, ue0, ue1: flows alternate over the UEs; the upload leaves ue1.
+            vec![(0, 2), (0, 3), (3, 0)],
+        ),
+    ] {
+        let sc = scenario(toml_text);
+        let c = bloatlab_sim::config::expand_classic(&sc);
+        let g = &c.graph;
+        let mut names = vec![String::new(); 2 * g.links.len()];
+        for (i, n) in g.link_names().into_iter().enumerate() {
+            let at = g.order.get(i).map_or(i, |&o| o as usize);
+            names[at] = n;
+        }
+        assert_eq!(names, sc.link_names());
+        assert_eq!(c.pairs, hosts);
+    }
+}
+
+/// A flow's own `rtt` that the four access hops cannot split into whole nanoseconds keeps
+/// its configured base RTT (the access delays are rounded down, as they always were).
+#[test]
+fn a_dumbbell_flow_rtt_is_reported_as_configured() {
+    let v = run(r#"
+        duration = "2s"
+        [topology]
+        bottleneck = { rate = "10Mbps", delay = "10ms" }
+        access = { rate = "100Mbps", delay = "2ms" }
+        [[flows]]
+        cc = "reno"
+        rtt = "41000003ns"
+    "#);
+    assert_eq!(f(&v, "flows.0.base_rtt_ms"), 41.000003);
+}

@@ -14,7 +14,7 @@ pub use crate::api::ScenarioError;
 pub use crate::gateway::{AwmParams, EwaParams, EwtParams, GatewayCfg};
 pub use crate::tcp::rwnd::RwndPolicy;
 pub(crate) use gateway::within_buffer;
-pub use topology::{reverse_name, Ecmp, GraphCfg, GraphLink, NodeCfg, Pattern, StaticRoute};
+pub use topology::{expand_classic, reverse_name, Classic, Ecmp, GraphCfg, GraphLink, NodeCfg, Pattern, StaticRoute};
 
 use crate::units::{Dur, Rate};
 

@@ -46,7 +46,7 @@ impl Adjacency {
         }
         for u in 0..n {
             let s = &mut edges[start[u] as usize..start[u + 1] as usize];
-            s.sort_by(|x, y| g.nodes[x.0 as usize].name.cmp(&g.nodes[y.0 as usize].name).then_with(|| link_name(g, x.1).cmp(&link_name(g, y.1))));
+            s.sort_by(|x, y| g.nodes[x.0 as usize].name.cmp(&g.nodes[y.0 as usize].name).then_with(|| g.one_way_name(x.1 .0).cmp(&g.one_way_name(y.1 .0))));
         }
         Adjacency { start, edges, host: g.nodes.iter().map(|n| n.host).collect() }
     }
@@ -73,15 +73,6 @@ impl Adjacency {
                 }
             }
         }
-    }
-}
-
-fn link_name(g: &GraphCfg, id: LinkId) -> std::borrow::Cow<'_, str> {
-    let l = &g.links[id.idx() / 2];
-    if id.0.is_multiple_of(2) {
-        l.name.as_str().into()
-    } else {
-        crate::config::reverse_name(&l.name).into()
     }
 }
 
@@ -125,10 +116,9 @@ fn ecmp_hash(seed: u64, k: &FlowKey, node: u32) -> u64 {
 /// one access router share one search.
 fn anchor(adj: &Adjacency, d: u32) -> (u32, Option<LinkId>) {
     match adj.of(d) {
-        &[(r, _)] if !adj.host[r as usize] => {
-            let (_, last) = *adj.of(r).iter().find(|e| e.0 == d).expect("links go both ways");
-            (r, Some(last))
-        }
+        // The link's other direction is its twin id (2i ↔ 2i + 1): no scan of the router's
+        // links, which on a dumbbell are two per flow.
+        &[(r, up)] if !adj.host[r as usize] => (r, Some(LinkId(up.0 ^ 1))),
         _ => (d, None),
     }
 }
@@ -145,6 +135,7 @@ pub fn routes(g: &GraphCfg, seed: u64, reqs: &[Request]) -> Result<Vec<Path>, St
     order.sort_by_key(|&i| anchors[i as usize].0);
     let mut out = vec![Path { links: [LinkId(0); MAX_HOPS], len: 0 }; reqs.len()];
     let mut dist = Vec::new();
+    let mut closer = Closer { start: Vec::new(), edges: Vec::new() };
     let mut current = UNREACHED;
     for i in order {
         let r = reqs[i as usize];
@@ -156,6 +147,7 @@ pub fn routes(g: &GraphCfg, seed: u64, reqs: &[Request]) -> Result<Vec<Path>, St
         }
         if target != current {
             adj.distances_to(target, &mut dist);
+            closer.fill(&adj, &dist);
             current = target;
         }
         let hops = dist[r.src as usize].saturating_add(last.is_some() as u32);
@@ -168,16 +160,12 @@ pub fn routes(g: &GraphCfg, seed: u64, reqs: &[Request]) -> Result<Vec<Path>, St
         let p = &mut out[i as usize];
         let mut u = r.src;
         while u != target {
-            let want = dist[u as usize] - 1;
-            let next = |k: usize| adj.of(u).iter().filter(|e| dist[e.0 as usize] == want).nth(k).copied();
+            let next = closer.of(u);
             let pick = match g.ecmp {
                 Ecmp::Lowest => 0,
-                Ecmp::Hash => {
-                    let n = adj.of(u).iter().filter(|e| dist[e.0 as usize] == want).count();
-                    (ecmp_hash(seed, &r.key, u) % n as u64) as usize
-                }
+                Ecmp::Hash => (ecmp_hash(seed, &r.key, u) % next.len() as u64) as usize,
             };
-            let (v, l) = next(pick).expect("a node one hop closer exists on a BFS tree");
+            let (v, l) = *next.get(pick).expect("a node one hop closer exists on a BFS tree");
             p.links[p.len as usize] = l;
             p.len += 1;
             u = v;
@@ -188,6 +176,32 @@ pub fn routes(g: &GraphCfg, seed: u64, reqs: &[Request]) -> Result<Vec<Path>, St
         }
     }
     Ok(out)
+}
+
+/// Per node, its neighbours one hop closer to the search's target, in adjacency order: found
+/// once per search, so a route's walk does not scan a router's links (a dumbbell router has
+/// two per flow) at every step.
+struct Closer {
+    start: Vec<u32>,
+    edges: Vec<(u32, LinkId)>,
+}
+
+impl Closer {
+    fn fill(&mut self, adj: &Adjacency, dist: &[u32]) {
+        self.start.clear();
+        self.edges.clear();
+        for (u, &d) in dist.iter().enumerate() {
+            self.start.push(self.edges.len() as u32);
+            if d != UNREACHED && d > 0 {
+                self.edges.extend(adj.of(u as u32).iter().filter(|e| dist[e.0 as usize] == d - 1));
+            }
+        }
+        self.start.push(self.edges.len() as u32);
+    }
+
+    fn of(&self, u: u32) -> &[(u32, LinkId)] {
+        &self.edges[self.start[u as usize] as usize..self.start[u as usize + 1] as usize]
+    }
 }
 
 /// A static route's links: between consecutive nodes, the lowest-named link.

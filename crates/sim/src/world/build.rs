@@ -1,10 +1,11 @@
-//! Building the topology: the links (dumbbell or cellular), each flow's routes, 5-tuples,
-//! endpoints and start time. The world is plain vectors; this fills them.
+//! Building the world from a graph (the dumbbell and the cellular tree expand into one): the
+//! links, each flow's routes, 5-tuples, endpoints and start time. The world is plain vectors;
+//! this fills them.
 
 use super::{Endpoint, FlowRt, World, WebRt, Counters};
 use crate::cc;
 use super::graph;
-use crate::config::{Direction, LinkCfg, QueueCfg, RateSpec, Scenario, StartSpec, TopologyKind, Transport};
+use crate::config::{QueueCfg, RateSpec, Scenario, StartSpec, Transport};
 use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::gateway;
 use crate::ids::{FlowId, LinkId, RouteId, SockId};
@@ -63,57 +64,34 @@ pub(super) fn make_link(d: Dir, seed: u64, id: u32) -> Link {
     })
 }
 
-fn new_link(name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, seed: u64, id: u32, monitored: bool) -> Link {
-    // The reverse member of a link pair (not lossy: the ACK direction) may have its own rate.
-    let rate = if lossy { &cfg.rate } else { cfg.reverse_rate.as_ref().unwrap_or(&cfg.rate) };
-    let (loss, drops) = if lossy { (cfg.loss, cfg.drop_packets.clone()) } else { (0.0, Vec::new()) };
-    make_link(Dir { name, rate, delay: cfg.delay, loss, drops, queue: q, monitored }, seed, id)
-}
-
 impl World {
     /// The world of scenario `sc` run with `seed`; pcap files of the scenario's `capture`
     /// links go to `capture_dir` (none: no capture); `series`: keep sampled time series.
     pub fn new(sc: &Scenario, seed: u64, capture_dir: Option<&std::path::Path>, series: bool) -> Result<World, String> {
         let t = &sc.topology;
-        let plans = graph::plans(sc, seed);
-        // A graph: its links, the reported ones, and every flow's routes, found up front.
-        let reported_names = t.graph.as_ref().map_or_else(|| sc.metrics.links.clone(), |g| graph::reported(sc, g));
-        let (mut links, graph_routes) = match &t.graph {
-            Some(g) => {
-                let monitored: std::collections::HashSet<&str> = reported_names.iter().map(String::as_str).collect();
-                (graph::links(g, seed, |n| monitored.contains(n)), Some(graph::routes(sc, g, &plans, seed)?))
-            }
-            None => (Vec::new(), None),
+        // Every topology is a graph: the dumbbell and the cellular tree are expanded here
+        // (config/topology/classic.rs), keeping their link order, names and addresses.
+        let classic = t.graph.is_none().then(|| crate::config::expand_classic(sc));
+        let g = match (&t.graph, &classic) {
+            (Some(g), _) => g.as_ref(),
+            (None, Some(c)) => &c.graph,
+            (None, None) => unreachable!("a topology without a graph is expanded"),
         };
-        let graph_bn = t.graph.as_ref().map(|_| LinkId(links.iter().position(|l| l.name == reported_names[0]).expect("reported links exist") as u32));
-        // Random and listed losses apply in the data direction only.
-        let mut add = |name: String, cfg: &LinkCfg, lossy: bool, q: &QueueCfg, monitored| {
-            let id = links.len() as u32;
-            links.push(new_link(name, cfg, lossy, q, seed, id, monitored));
-            LinkId(id)
+        let plans = match &classic {
+            Some(c) => graph::classic_plans(sc, &c.pairs),
+            None => graph::plans(sc, seed),
         };
-        let cellular = t.kind == TopologyKind::Cellular;
-        // Dumbbell: the shared bottleneck pair. Cellular: the core pair, then a radio pair per
-        // UE (the first UE's radio link is "the bottleneck" of the summary). A graph: the first
-        // reported link and its other direction.
-        let (bn, bn_rev, core, ue_links) = if let Some(bn) = graph_bn {
-            (bn, LinkId(bn.0 ^ 1), None, Vec::new())
-        } else if cellular {
-            let core_down = add("core_down".into(), &t.access, true, &t.access_queue, false);
-            let core_up = add("core_up".into(), &t.access, false, &t.access_queue, false);
-            let ue_links: Vec<(LinkId, LinkId)> = (0..t.ues)
-                .map(|u| {
-                    let d = add(format!("ue{u}_down"), &t.bottleneck, true, &t.bottleneck_queue, true);
-                    let up = add(format!("ue{u}_up"), &t.bottleneck, false, &t.reverse_queue, true);
-                    (d, up)
-                })
-                .collect();
-            (ue_links[0].0, ue_links[0].1, Some((core_down, core_up)), ue_links)
-        } else {
-            let bn = add("bottleneck".into(), &t.bottleneck, true, &t.bottleneck_queue, true);
-            let bn_rev = add("bottleneck_rev".into(), &t.bottleneck, false, &t.reverse_queue, true);
-            (bn, bn_rev, None, Vec::new())
+        // The reported links: on a graph its own choice, on the classic topologies the ones
+        // `[metrics] links` names; the summary's bottleneck comes first or is the classic one.
+        let reported_names = if classic.is_some() { sc.metrics.links.clone() } else { graph::reported(sc, g) };
+        let (mut links, graph_routes) = {
+            let mut monitored: std::collections::HashSet<&str> = reported_names.iter().map(String::as_str).collect();
+            monitored.extend(classic.iter().flat_map(|c| c.monitored.iter().map(String::as_str)));
+            (graph::links(g, seed, |n| monitored.contains(n)), graph::routes(sc, g, &plans, seed)?)
         };
+        let bn_name = classic.as_ref().map_or_else(|| reported_names[0].as_str(), |c| c.bottleneck);
+        let bn = LinkId(links.iter().position(|l| l.name == bn_name).expect("the bottleneck exists") as u32);
+        let bn_rev = LinkId(bn.0 ^ 1);
 
         let mut routes = Vec::new();
         let mut eps: Vec<Endpoint> = Vec::new();
@@ -125,54 +103,17 @@ impl World {
             {
                 let spec = &sc.flows[spec_i];
                 let f = flows.len() as u32;
-                let base_rtt = match &graph_routes {
-                    Some((_, rtts)) => rtts[f as usize],
-                    None => sc.base_rtt(spec),
-                };
+                // The classic topologies keep the configured RTT (a flow's own `rtt` is not
+                // always a multiple of 4 ns, its access delays are rounded down).
+                let base_rtt = if classic.is_some() { sc.base_rtt(spec) } else { graph_routes.1[f as usize] };
                 let client = SockId(eps.len() as u32);
                 let server = SockId(client.0 + 1);
                 let fwd = RouteId(routes.len() as u32);
                 let rev = RouteId(fwd.0 + 1);
-                let reverse = spec.direction == Direction::Reverse;
-                let last_hop = if let Some((paths, _)) = &graph_routes {
-                    let (data, ack) = (&paths[2 * f as usize], &paths[2 * f as usize + 1]);
-                    routes.push(Route::new(data.links(), server, true));
-                    routes.push(Route::new(ack.links(), client, false));
-                    data.links()[data.len as usize - 1]
-                } else if let Some((core_down, core_up)) = core {
-                    let (down, up) = ue_links[spec.ue.unwrap_or(f % t.ues) as usize];
-                    if reverse {
-                        // An upload: the UE sends over its radio uplink and the core.
-                        routes.push(Route::new(&[up, core_up], server, true));
-                        routes.push(Route::new(&[core_down, down], client, false));
-                        core_up
-                    } else {
-                        routes.push(Route::new(&[core_down, down], server, true));
-                        routes.push(Route::new(&[up, core_up], client, false));
-                        down
-                    }
-                } else {
-                    let access_delay = match spec.rtt {
-                        Some(r) => Dur((r.0 / 2 - t.bottleneck.delay.0) / 2),
-                        None => t.access.delay,
-                    };
-                    let acc = LinkCfg { delay: access_delay, ..t.access.clone() };
-                    let up = add(format!("f{f}_src_up"), &acc, true, &t.access_queue, false);
-                    let down = add(format!("f{f}_dst_down"), &acc, true, &t.access_queue, false);
-                    let rup = add(format!("f{f}_dst_up"), &acc, false, &t.access_queue, false);
-                    let rdown = add(format!("f{f}_src_down"), &acc, false, &t.access_queue, false);
-                    if reverse {
-                        // The sender sits on the right: data right to left over the reverse
-                        // bottleneck, ACKs over the forward one.
-                        routes.push(Route::new(&[rup, bn_rev, rdown], server, true));
-                        routes.push(Route::new(&[up, bn, down], client, false));
-                        rdown
-                    } else {
-                        routes.push(Route::new(&[up, bn, down], server, true));
-                        routes.push(Route::new(&[rup, bn_rev, rdown], client, false));
-                        down
-                    }
-                };
+                let (data, ack) = (&graph_routes.0[2 * f as usize], &graph_routes.0[2 * f as usize + 1]);
+                routes.push(Route::new(data.links(), server, true));
+                routes.push(Route::new(ack.links(), client, false));
+                let last_hop = data.links()[data.len as usize - 1];
                 // The 5-tuple the queues classify on, per route (data and ACK direction).
                 let n_hosts = sender_hosts.len() as u32;
                 let sender = match &spec.host {
@@ -185,8 +126,8 @@ impl World {
                     Transport::Dccp(_) => queue::PROTO_DCCP,
                 };
                 let data_key = match pair {
-                    Some((s, d)) => graph::data_key(f, s, d, spec),
-                    None => FlowKey {
+                    Some((s, d)) if classic.is_none() => graph::data_key(f, s, d, spec),
+                    _ => FlowKey {
                         src: SENDER_NET | sender,
                         dst: RECEIVER_NET | f,
                         sport: (SENDER_PORT_BASE as u32 + f) as u16,

@@ -22,6 +22,12 @@ const PERMUTATION_STREAM: u64 = 1 << 40;
 /// One flow to build: its table and, on a graph, its (src, dst) hosts.
 pub(super) type Plan = (usize, Option<(u32, u32)>);
 
+/// A dumbbell's or cellular tree's flows in build order, with their hosts.
+pub(super) fn classic_plans(sc: &Scenario, pairs: &[(u32, u32)]) -> Vec<Plan> {
+    let tables = sc.flows.iter().enumerate().flat_map(|(i, s)| std::iter::repeat_n(i, s.count as usize));
+    tables.zip(pairs).map(|(i, &p)| (i, Some(p))).collect()
+}
+
 /// Every flow of the scenario in build order: each table's `count` flows per host pair.
 pub(super) fn plans(sc: &Scenario, seed: u64) -> Vec<Plan> {
     let mut out = Vec::new();
@@ -60,20 +66,29 @@ fn pairs(g: &GraphCfg, p: Pattern, seed: u64, table: usize) -> Vec<Option<(u32, 
     }
 }
 
-/// The one-way links of the graph in build order (link i: a→b is 2i, b→a is 2i + 1).
-/// `monitored`: whether a link (by name) records sojourn and backlog.
+/// The one-way links of the graph in the world's order (`g.order`; by default link i's a→b
+/// is 2i, its b→a 2i + 1). `monitored`: whether a link (by name) records sojourn and backlog.
 pub(super) fn links(g: &GraphCfg, seed: u64, monitored: impl Fn(&str) -> bool) -> Vec<Link> {
-    let mut out = Vec::with_capacity(2 * g.links.len());
-    for l in &g.links {
-        let rev = reverse_name(&l.name);
-        let (m_fwd, m_rev) = (monitored(&l.name), monitored(&rev));
-        let fwd = Dir { name: l.name.clone(), rate: &l.link.rate, delay: l.link.delay, loss: l.link.loss, drops: l.link.drop_packets.clone(), queue: &l.queue, monitored: m_fwd };
-        out.push(make_link(fwd, seed, out.len() as u32));
-        let back_rate = l.link.reverse_rate.as_ref().unwrap_or(&l.link.rate);
-        let back = Dir { name: rev, rate: back_rate, delay: l.link.delay, loss: l.reverse_loss, drops: Vec::new(), queue: &l.reverse_queue, monitored: m_rev };
-        out.push(make_link(back, seed, out.len() as u32));
+    let mut slots: Vec<Option<Link>> = (0..2 * g.links.len()).map(|_| None).collect();
+    for (i, l) in g.links.iter().enumerate() {
+        for back in [false, true] {
+            let at = at(g, 2 * i + back as usize);
+            let name = g.one_way_name((2 * i + back as usize) as u32).into_owned();
+            let m = monitored(&name);
+            let d = if back {
+                Dir { name, rate: l.link.reverse_rate.as_ref().unwrap_or(&l.link.rate), delay: l.link.delay, loss: l.reverse_loss, drops: Vec::new(), queue: &l.reverse_queue, monitored: m }
+            } else {
+                Dir { name, rate: &l.link.rate, delay: l.link.delay, loss: l.link.loss, drops: l.link.drop_packets.clone(), queue: &l.queue, monitored: m }
+            };
+            slots[at] = Some(make_link(d, seed, at as u32));
+        }
     }
-    out
+    slots.into_iter().map(|l| l.expect("the link order is a permutation")).collect()
+}
+
+/// Where one-way link `i` (graph order) stands in the world's link vector.
+fn at(g: &GraphCfg, i: usize) -> usize {
+    g.order.get(i).map_or(i, |&o| o as usize)
 }
 
 /// The one-way links whose queues the summary reports, in order: the gateway's, the
@@ -133,5 +148,11 @@ pub(super) fn routes(sc: &Scenario, g: &GraphCfg, plans: &[Plan], seed: u64) -> 
     let paths = graph::routes(g, seed, &reqs)?;
     let delay = |p: &Path| p.links().iter().map(|l: &LinkId| g.links[l.idx() / 2].link.delay.0).sum::<u64>();
     let rtts = paths.chunks(2).map(|c| Dur(delay(&c[0]) + delay(&c[1]))).collect();
+    let mut paths = paths;
+    if !g.order.is_empty() {
+        for l in paths.iter_mut().flat_map(|p| p.links.iter_mut().take(p.len as usize)) {
+            *l = LinkId(at(g, l.idx()) as u32);
+        }
+    }
     Ok((paths, rtts))
 }

@@ -5,7 +5,10 @@
 //! Every check that needs only the scenario is made here, so bad input exits with code 2 and
 //! the key path (docs/topology.md).
 
+mod classic;
 mod presets;
+
+pub use classic::{expand_classic, Classic};
 
 use super::reader::{self, err, Res, Table};
 use super::scenario::link;
@@ -88,6 +91,13 @@ pub struct GraphCfg {
     /// The one-way link whose queue the gateway (ACK rewriter) reads; ACKs are rewritten as
     /// they leave its reverse direction.
     pub gateway_link: Option<String>,
+    /// Where the one-way links stand in the world's link vector (graph order: link i's a→b
+    /// is 2i, its b→a 2i + 1), if not in graph order. The index keys a link's random streams,
+    /// so the dumbbell keeps its own order (and its results) this way. Empty: graph order.
+    pub order: Vec<u32>,
+    /// Per link, the name of its b→a direction where it is not NAME_rev (the dumbbell's
+    /// `f0_src_down`, the cellular tree's `core_up`). Empty: NAME_rev throughout.
+    pub reverse_names: Vec<String>,
     index: HashMap<String, u32>,
     /// Every one-way link name taken (duplicate checks stay linear in the graph's size).
     taken: std::collections::HashSet<String>,
@@ -100,7 +110,7 @@ pub fn reverse_name(name: &str) -> String {
 
 impl GraphCfg {
     pub(super) fn new(preset: &'static str, ecmp: Ecmp) -> GraphCfg {
-        GraphCfg { preset, nodes: Vec::new(), links: Vec::new(), routes: Vec::new(), ecmp, report: Vec::new(), gateway_link: None, index: HashMap::new(), taken: Default::default() }
+        GraphCfg { preset, nodes: Vec::new(), links: Vec::new(), routes: Vec::new(), ecmp, report: Vec::new(), gateway_link: None, order: Vec::new(), reverse_names: Vec::new(), index: HashMap::new(), taken: Default::default() }
     }
 
     /// Adds a node; false if the name is taken.
@@ -124,7 +134,17 @@ impl GraphCfg {
 
     /// Every one-way link's name in build order (a→b, then b→a, per link).
     pub fn link_names(&self) -> Vec<String> {
-        self.links.iter().flat_map(|l| [l.name.clone(), reverse_name(&l.name)]).collect()
+        (0..2 * self.links.len() as u32).map(|i| self.one_way_name(i).into_owned()).collect()
+    }
+
+    /// The name of one-way link `i` in graph order (2l: link l's a→b, 2l + 1: its b→a).
+    pub fn one_way_name(&self, i: u32) -> std::borrow::Cow<'_, str> {
+        let l = &self.links[i as usize / 2];
+        match (i % 2, self.reverse_names.get(i as usize / 2)) {
+            (0, _) => l.name.as_str().into(),
+            (_, Some(n)) => n.as_str().into(),
+            (_, None) => reverse_name(&l.name).into(),
+        }
     }
 }
 
