@@ -37,6 +37,9 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
          "topology.core.rate"),
         (["flows[0].tcp.delack=10ms"], "flows[0].tcp.delack"),
         (["tcp.mss=400B"], "tcp.mss"),
+        (["tcp.recovery=newreno"], "tcp.recovery"),
+        (['flows=[{ cc = "cubic" }, { cc = "reno", tcp = { recovery = "reno" } }]'], "flows[1].tcp.recovery"),
+        (["tcp.recovery=sac"], "tcp.recovery"),
         (["tcp.mss=4000B"], "tcp.mss"),
         (['flows=[{ cc = "cubic", tcp = { mss = "1000B" } }, { cc = "cubic", tcp = { mss = "1200B" } }]'],
          "flows[1].tcp.mss"),
@@ -166,3 +169,12 @@ def test_the_emulation_summary_is_built_by_the_simulators_builder():
 
 SIM_SMALL = {"duration": "1s", "topology": {"bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
              "flows": [{"cc": "cubic"}]}
+
+
+def test_sack_recovery_is_accepted_globally_and_per_flow():
+    # Linux's default: SACK recovery (the simulator's default too), so it needs no refusal.
+    from bloatlab.emulate.runner import plan
+    from bloatlab.scenario import resolve
+
+    doc = resolve(str(SCENARIO), set=["tcp.recovery=sack", 'flows=[{ cc = "cubic", tcp = { recovery = "sack" } }]'])
+    assert [f["cc"] for f in plan(doc)["flows"]] == ["cubic"]

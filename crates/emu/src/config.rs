@@ -68,6 +68,7 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         return refuse(format!("tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
     }
     check_mtu(s, v)?;
+    check_recovery(v)?;
     if rtt_classes(s).0.len() > MAX_RTT_CLASSES {
         let i = s.flows.iter().position(|f| f.rtt.is_some()).unwrap_or(0);
         return refuse(format!("flows[{i}].rtt"), format!("emulation runs at most {MAX_RTT_CLASSES} distinct base RTTs, one delay line each (allowed: up to {MAX_RTT_CLASSES} values)"));
@@ -135,8 +136,26 @@ pub fn rtt_classes(s: &Scenario) -> (Vec<Dur>, Vec<u8>) {
 }
 
 /// The TCP keys the emulation honours: `mss` sets the TUN devices' MTU (so Linux's MSS with
-/// timestamps equals it), `rcvbuf` clamps the receiver's advertised window (TCP_WINDOW_CLAMP).
-pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf"];
+/// timestamps equals it), `rcvbuf` clamps the receiver's advertised window (TCP_WINDOW_CLAMP),
+/// `recovery` only as `sack`, what Linux does by default (see [`check_recovery`]).
+pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf", "recovery"];
+
+/// Linux recovers with SACK when both ends negotiate it; without SACK its recovery is NewReno
+/// (partial ACKs keep it in recovery), never RFC 5681 Reno. SACK is a per-namespace sysctl,
+/// not a socket option, so one flow without SACK beside SACK flows cannot be had either: only
+/// `sack` is accepted, globally or per flow.
+fn check_recovery(v: &Value) -> Result<(), ScenarioError> {
+    let mut keys = vec![("tcp.recovery".to_string(), v.pointer("/tcp/recovery"))];
+    if let Some(flows) = v.get("flows").and_then(Value::as_array) {
+        keys.extend(flows.iter().enumerate().map(|(i, f)| (format!("flows[{i}].tcp.recovery"), f.pointer("/tcp/recovery"))));
+    }
+    for (key, val) in keys {
+        if let Some(r) = val.and_then(Value::as_str).filter(|r| *r != "sack") {
+            return refuse(key, format!("Linux recovers with SACK (without it, as NewReno) and SACK is set per host, not per flow: \"{r}\" recovery cannot be emulated (allowed: sack)"));
+        }
+    }
+    Ok(())
+}
 /// IP + TCP headers + the timestamps option Linux negotiates by default.
 const MSS_OVERHEAD: u32 = 52;
 const MSS_RANGE: (u32, u32) = (536, SLOT as u32 - 100);
