@@ -46,7 +46,7 @@ def test_emulation_without_root_exits_2_and_creates_nothing(tmp_path, engine):
 def test_dccp_bbr_cannot_run_on_linux(tmp_path):
     out = tmp_path / "out"
     line = assert_invalid(cli("reproduce", "dccp-bbr", "--engine", "emulate", "--out", str(out)), "EXPERIMENT",
-                          "DCCP", "removed", "allowed with --engine emulate: ewt")
+                          "DCCP", "removed", "allowed with --engine emulate: cubic-plus, ewt")
     assert line.startswith("error: EXPERIMENT: dccp-bbr cannot run on Linux")
     assert not out.exists()
 
@@ -112,3 +112,20 @@ def test_ewt_both_engines_side_by_side(tmp_path):
     assert [c.id for c in again] == ids and time.monotonic() - t < 60
     assert (tmp_path / "again" / "report.md").exists() and not (tmp_path / "again" / "engines.md").exists()
     assert not [n for n in netns.list_netns() if n.startswith(f"blemu-{os.getpid()}-")]
+
+
+@pytest.mark.skipif(not ROOT_OK, reason="needs root, /dev/net/tun and iproute2")
+def test_cubic_plus_plan_runs_the_linux_baseline_and_lists_the_rest(tmp_path):
+    # Cubic+ is not in Linux: the plan runs the paper's CUBIC / SACK baseline on scenario I
+    # (10 emulated runs of 4-5 s) and lists Cubic+, Vegas, Reno without SACK and scenario II.
+    from bloatlab import experiments
+
+    out = tmp_path / "cp"
+    claims = experiments.reproduce("cubic-plus", out, smoke=True, engine="emulate", progress=False)
+    assert [c.id for c in claims] == ["cubic-fills-the-buffer", "cubic-jain-homogeneous", "sack-loses-beside-cubic"]
+    for t in ("table2-single-flow", "table3-4-two-flows", "fig7-8-foreground", "table5-heterogeneous-rtt"):
+        assert (out / "tables" / f"{t}.csv").exists(), t
+    report = (out / "report.md").read_text()
+    for skipped in ("every Cubic+ configuration", "Vegas", "TCP Reno without SACK", "scenario II"):
+        assert skipped in report, skipped
+    assert "Not emulated" in report or "not emulated" in report

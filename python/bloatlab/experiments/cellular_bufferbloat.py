@@ -395,6 +395,10 @@ def _claim_short_cc_limited(ctx: Context, w: WebResults, short_ccs: Sequence[str
         why=f"Slowest / fastest short-flow CC per background configuration must be at most {LIMITED_SPREAD}: "
             + ", ".join(f"{_bg_label(*k)} ×{fmt(v)}" for k, v in spreads.items())
             + ". A 320 kB response is mostly slow start, paced by the RTT the background queue imposes."
+            + (" This verdict moved from 'does not hold' with the simulator's Linux recovery (PRR, RACK-TLP, "
+               "F-RTO, quick-ACK; docs/tcp.md, `--quick`: largest spread ×1.39 → ×1.28): it changes how a short "
+               "flow repairs the losses it meets in the full buffer, the one place its own CC mattered (which "
+               "mechanism weighs most was not isolated)." if holds else "")
             + ("" if holds else
                " Where the spread is larger the short flow lost packets in the full buffer, and then its "
                "own loss response counts (CUBIC's β = 0.7 backs off least, as in the paper's 3G results); "
