@@ -21,7 +21,7 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
 @pytest.mark.parametrize(
     ("sets", "path"),
     [
-        (["flows[0].cc=vegas"], "flows[0].cc"),
+        (["flows[0].cc=prague"], "flows[0].cc"),
         (["flows[0].cc=cubik"], "flows[0].cc"),
         (['flows[0]={ transport = "udp", app = "voip" }'], "flows[0].app"),
         (['flows[0]={ transport = "udp", rate = "1Mbps", direction = "reverse" }'], "flows[0].direction"),
@@ -178,3 +178,26 @@ def test_sack_recovery_is_accepted_globally_and_per_flow():
 
     doc = resolve(str(SCENARIO), set=["tcp.recovery=sack", 'flows=[{ cc = "cubic", tcp = { recovery = "sack" } }]'])
     assert [f["cc"] for f in plan(doc)["flows"]] == ["cubic"]
+
+
+def test_simulator_ccs_map_to_the_kernels():
+    from bloatlab.emulate.runner import plan
+    from bloatlab.scenario import resolve
+
+    ccs = ["reno", "newreno", "cubic", "bbr", "vegas", "westwood+"]
+    doc = resolve(str(SCENARIO), set=["flows=[" + ", ".join(f'{{ cc = "{c}" }}' for c in ccs) + "]"])
+    flows = plan(doc)["flows"]
+    assert [f["cc"] for f in flows] == ccs  # the summary keeps the simulator's names
+    assert [f["kernel_cc"] for f in flows] == ["reno", "reno", "cubic", "bbr", "vegas", "westwood"]
+
+
+def test_a_kernel_without_the_mapped_cc_is_refused_before_anything_runs(monkeypatch):
+    from bloatlab import ScenarioError
+    from bloatlab.emulate import netns, runner
+    from bloatlab.scenario import resolve
+
+    monkeypatch.setattr(netns, "ensure_cc", lambda name: name != "westwood")
+    p = runner.plan(resolve(str(SCENARIO), set=['flows=[{ cc = "cubic" }, { cc = "westwood+" }]']))
+    with pytest.raises(ScenarioError, match=r'flows\[1\]\.cc: this kernel has no "westwood" congestion control '
+                                            r'\(module tcp_westwood, which runs "westwood\+"; allowed: '):
+        runner.check_kernel(p)

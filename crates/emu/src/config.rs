@@ -12,8 +12,20 @@ use bloatlab_sim::units::{Dur, Rate};
 use bloatlab_sim::ScenarioError;
 use serde_json::{json, Value};
 
-/// Congestion controls the emulation can ask the kernel for.
-pub const KERNEL_CCS: &[&str] = &["reno", "cubic", "bbr"];
+/// Congestion controls the emulation can ask the kernel for (kernel names).
+pub const KERNEL_CCS: &[&str] = &["reno", "cubic", "bbr", "vegas", "westwood"];
+/// The simulator's congestion control -> the kernel's. `reno` and `newreno` differ in the
+/// simulator only by the recovery a scenario pairs them with, and the emulation accepts SACK
+/// recovery only ([`check_recovery`]): Linux's `reno` with SACK is both. `vegas` and
+/// `westwood+` are Linux's modules (tcp_vegas with its default α = 2, β = 4, γ = 1, the
+/// simulator's defaults; tcp_westwood is Westwood+).
+const SIM_TO_KERNEL: &[(&str, &str)] =
+    &[("reno", "reno"), ("newreno", "reno"), ("cubic", "cubic"), ("bbr", "bbr"), ("vegas", "vegas"), ("westwood+", "westwood")];
+
+/// The kernel congestion control that runs the simulator's `cc`, if any.
+pub fn kernel_cc(cc: &str) -> Option<&'static str> {
+    SIM_TO_KERNEL.iter().find(|(s, _)| *s == cc).map(|(_, k)| *k)
+}
 /// Flow i's sender port is `PORT_BASE + i` (as in the simulator's pcap files).
 pub const PORT_BASE: u16 = 10_000;
 pub const MAX_FLOWS: u32 = 1000;
@@ -92,8 +104,9 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         let Transport::Tcp { cc, .. } = &f.transport else {
             return refuse(p("transport"), "emulation runs kernel TCP and UDP flows, not dccp: Linux removed DCCP (allowed: tcp, udp)");
         };
-        if !KERNEL_CCS.contains(&cc.name()) {
-            return refuse(p("cc"), format!("\"{}\" is not a Linux congestion control this emulation can use (allowed: {})", cc.name(), KERNEL_CCS.join(", ")));
+        if kernel_cc(cc.name()).is_none() {
+            let allowed: Vec<&str> = SIM_TO_KERNEL.iter().map(|(s, _)| *s).collect();
+            return refuse(p("cc"), format!("\"{}\" is not a Linux congestion control this emulation can use (allowed: {})", cc.name(), allowed.join(", ")));
         }
         if let Some(k) = raw.get("cc_params").and_then(Value::as_object).and_then(|o| o.keys().next()) {
             return refuse(format!("flows[{i}].cc_params.{k}"), "the kernel's congestion control takes no per-flow parameters (allowed: none)");
@@ -230,6 +243,7 @@ pub fn plan(s: &Scenario, v: &Value) -> Value {
                 "transport": transport, "gap_ns": gap, "payload": payload,
                 "reverse": spec.direction != bloatlab_sim::config::Direction::Forward,
                 "id": id, "entry": entry, "group": spec.group, "cc": spec.cc_name(), "start_ns": start,
+                "kernel_cc": kernel_cc(spec.cc_name()),
                 "size": spec.size, "app": if spec.size.is_some() { "file" } else { "bulk" },
                 "port": PORT_BASE as u64 + id, "rwnd": rwnd,
                 "base_rtt_ns": s.base_rtt(spec).0,
