@@ -5,7 +5,8 @@ be checked on Linux. What Linux can run is the paper's baseline, and that is whe
 simulator's Linux recovery (PRR, RACK-TLP, F-RTO, quick-ACK) moved the verdicts: CUBIC alone
 and in pairs (Table 2-4) and a Reno-with-SACK foreground transfer 15 s after a CUBIC
 background flow (Fig. 7, 8), on scenario I's dumbbell (2 Mbit/s, 20 ms, 500 KB / 50 KB
-drop-tail), plus CUBIC with heterogeneous RTTs (Table 5). The claims are the paper's own
+drop-tail), plus Vegas alone and in pairs where the kernel has tcp_vegas, and CUBIC with heterogeneous
+RTTs (Table 5). The claims are the paper's own
 statements about its CUBIC, each with a threshold named in its note; the tables carry the
 paper's CUBIC values beside ours. Everything else is listed as skipped, with the reason.
 """
@@ -16,10 +17,14 @@ from typing import Any
 
 from .cubic_plus import FG_DELAY_S, JAIN_MIN, SETTINGS, flow, make_spec, per_run, thr, unfinished
 from .cubic_plus import fct as fct_of
+from .cubic_plus_plots import LABEL
 from .cubic_plus_paper import PAPER_FIG7, PAPER_FIG8_MAX_BESIDE_CUBIC, PAPER_T2, PAPER_T4, PAPER_T5
 from .framework import Context, RunResult, Stat, TableRow, by_label, fmt, jain
 
 SC = "I"
+#: the single-protocol runs (Table 2-4) Linux has: Vegas only where the kernel has tcp_vegas
+#: (otherwise its runs are listed as skipped with the emulator's reason)
+ALONE = ("cubic", "vegas")
 #: a CUBIC flow keeps the drop-tail buffer full between its overflows: mean queueing delay at
 #: least half of the buffer's drain time (the paper: 1.61 s of 2.0 s, 0.13 s of 0.2 s)
 FULL_SHARE = 0.5
@@ -38,16 +43,17 @@ def reproduce(ctx: Context) -> None:
     fg_size = {b: ctx.pick(SETTINGS[SC].fg_size[b], SETTINGS[SC].fg_size[b], "100KB") for b in bufs}
     ctx.text(
         f"Scenario I of Wang & Yuan (2 Mbit/s, 20 ms base RTT, drop-tail {' / '.join(bufs)}, 1500-byte packets) "
-        f"with the paper's baseline that Linux runs: one and two CUBIC flows ({dur}), a Reno-with-SACK transfer "
+        f"with the paper's baseline that Linux runs: one and two CUBIC or Vegas flows ({dur}; Vegas where the kernel has "
+        f"tcp_vegas), a Reno-with-SACK transfer "
         f"starting {offset:g} s after a CUBIC background flow ({dur7}), and two CUBIC flows with base RTTs of "
         f"20 ms and 40 / 60 ms; {len(seeds)} seed(s) each, the same configurations in the simulator and on real "
         "Linux TCP through bloatlab's bottleneck. Runs are shorter than the paper's 200 s (emulation runs on "
         "the wall clock).", heading="Setup")
     _skips(ctx)
-    t2 = ctx.run([make_spec("t2", SC, b, [flow("cubic", SC, "cubic")], s, dur, proto="cubic")
-                  for b in bufs for s in seeds], "Table 2 (CUBIC)")
-    t3 = ctx.run([make_spec("t3", SC, b, [flow("cubic", SC, "cubic"), flow("cubic", SC, "cubic")], s, dur,
-                            proto="cubic") for b in bufs for s in seeds], "Table 3 (CUBIC)")
+    t2 = ctx.run([make_spec("t2", SC, b, [flow(p, SC, p)], s, dur, proto=p)
+                  for b in bufs for p in ALONE for s in seeds], "Table 2 (CUBIC, Vegas)")
+    t3 = ctx.run([make_spec("t3", SC, b, [flow(p, SC, p), flow(p, SC, p)], s, dur, proto=p)
+                  for b in bufs for p in ALONE for s in seeds], "Table 3 (CUBIC, Vegas)")
     f7 = ctx.run([make_spec("f7", SC, b, [flow("cubic", SC, "bg"), flow("sack", SC, "fg", offset_s=offset,
                                                                            size=fg_size[b])],
                             s, dur7, bg="cubic", fg="sack") for b in bufs for s in seeds], "Fig. 7 and 8 (CUBIC, SACK)")
@@ -68,7 +74,7 @@ def _skips(ctx: Context) -> None:
     why_plus = ("Cubic+ is not a Linux congestion control (the paper's delayed-window-update wrapper exists only in "
                 "bloatlab's simulator)")
     ctx.skip("every Cubic+ configuration (Table 2-5, Fig. 6-9) and so every claim of the paper", why_plus)
-    ctx.skip("Vegas (Table 2, 3, Fig. 6)", "the emulation does not map the simulator's vegas to the kernel's tcp_vegas")
+    ctx.skip("Vegas beside Reno (Fig. 6)", "the Reno flow of Fig. 6 is Reno without SACK (below)")
     ctx.skip("TCP Reno without SACK (Fig. 6, 7, 8, 9, Table 5)",
              "Linux has no RFC 5681 Reno recovery (without SACK it recovers as NewReno), and SACK is a per-host "
              "sysctl, so a flow without SACK beside SACK flows cannot be had")
@@ -78,22 +84,25 @@ def _skips(ctx: Context) -> None:
              "of wall clock per run")
 
 
-def _keys(b: str, proto: str = "Cubic") -> dict[str, Any]:
-    return {"scenario": SC, "buffer": b, "protocol": proto}
+def _keys(b: str, proto: str = "cubic") -> dict[str, Any]:
+    return {"scenario": SC, "buffer": b, "protocol": LABEL[proto]}
 
 
 def _table2(ctx: Context, res: list[RunResult], bufs: tuple[str, str]) -> None:
     rows, delay = [], {}
-    for b in bufs:
-        rs = by_label(res, buf=b)
+    for b, p in ((b, p) for b in bufs for p in ALONE):
+        rs = by_label(res, buf=b, proto=p)
+        if not rs:
+            continue
         st = {"throughput": per_run(rs, lambda r: thr(r.flows[0])),
               "loss": per_run(rs, lambda r: r.flows[0]["loss_pct"]),
               "buffer usage": per_run(rs, lambda r: r.bottleneck["buffer_usage_pct"]),
               "queueing delay": per_run(rs, lambda r: r.bottleneck["mean_sojourn_ms"])}
-        delay[b] = st["queueing delay"].mean
-        rows += [TableRow(_keys(b), m, v, pv, u)
-                 for (m, v), pv, u in zip(st.items(), PAPER_T2[(SC, b)]["cubic"], ("Mbit/s", "%", "%", "ms"))]
-    ctx.table("table2-single-flow", "Table 2: a single CUBIC flow", rows,
+        if p == "cubic":
+            delay[b] = st["queueing delay"].mean
+        rows += [TableRow(_keys(b, p), m, v, pv, u)
+                 for (m, v), pv, u in zip(st.items(), PAPER_T2[(SC, b)][p], ("Mbit/s", "%", "%", "ms"))]
+    ctx.table("table2-single-flow", "Table 2: a single CUBIC or Vegas flow", rows,
               note="Throughput: goodput at the wire (payload × 1500/1448). Queueing delay: mean sojourn time.")
     full = {b: delay[b] >= FULL_SHARE * _drain_ms(b) for b in delay}
     ctx.claim("cubic-fills-the-buffer",
@@ -110,16 +119,20 @@ def _table2(ctx: Context, res: list[RunResult], bufs: tuple[str, str]) -> None:
 
 def _table3(ctx: Context, res: list[RunResult], bufs: tuple[str, str]) -> None:
     rows, fi = [], {}
-    for b in bufs:
-        rs = by_label(res, buf=b)
-        fi[b] = per_run(rs, lambda r: jain([thr(f) for f in r.flows]))
+    for b, p in ((b, p) for b in bufs for p in ALONE):
+        rs = by_label(res, buf=b, proto=p)
+        if not rs:
+            continue
+        jains = per_run(rs, lambda r: jain([thr(f) for f in r.flows]))
+        if p == "cubic":
+            fi[b] = jains
         ordered = [sorted(r.flows, key=thr, reverse=True) for r in rs]
-        rows += [TableRow({**_keys(b), "flow": i + 1}, "throughput", Stat.of(thr(fs[i]) for fs in ordered), None,
+        rows += [TableRow({**_keys(b, p), "flow": i + 1}, "throughput", Stat.of(thr(fs[i]) for fs in ordered), None,
                           "Mbit/s") for i in range(2)]
-        rows.append(TableRow({**_keys(b), "flow": "both"}, "queueing delay",
+        rows.append(TableRow({**_keys(b, p), "flow": "both"}, "queueing delay",
                              per_run(rs, lambda r: r.bottleneck["mean_sojourn_ms"]), None, "ms"))
-        rows.append(TableRow(_keys(b), "Jain index", fi[b], PAPER_T4[(SC, b)]["cubic"]))
-    ctx.table("table3-4-two-flows", "Table 3 and 4: two CUBIC flows and their Jain index", rows,
+        rows.append(TableRow(_keys(b, p), "Jain index", jains, PAPER_T4[(SC, b)].get(p)))
+    ctx.table("table3-4-two-flows", "Table 3 and 4: two CUBIC or Vegas flows and their Jain index", rows,
               note="Flow 1 is the flow with the larger throughput.")
     low = min(fi, key=lambda b: fi[b].mean)
     ctx.claim("cubic-jain-homogeneous",
