@@ -27,7 +27,7 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
         (['flows[0]={ transport = "udp", rate = "1Mbps", direction = "reverse" }'], "flows[0].direction"),
         (['flows[0]={ transport = "dccp", cc = "ccid2" }'], "flows[0].transport"),
         (["flows[0].cc_params.c=0.5"], "flows[0].cc_params.c"),
-        (["flows[0].app=web", "flows[0].size=10KB"], "flows[0].app"),
+        (["flows[0].app=web", "flows[0].size=10KB", "flows[0].direction=reverse"], "flows[0].direction"),
         (["flows=[" + ", ".join(f'{{ cc = "cubic", rtt = "{40 + 10 * i}ms" }}' for i in range(9)) + "]"],
          "flows[0].rtt"),
         (["flows[0].direction=reverse", 'topology.gateway={ kind = "ewt", start = "10KB" }'], "flows[0].direction"),

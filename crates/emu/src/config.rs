@@ -114,8 +114,11 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         if let Some(k) = raw.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().find(|k| !TCP_KEYS.contains(&k.as_str()))) {
             return refuse(format!("flows[{i}].tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
         }
-        if !matches!(f.app, AppKind::Bulk | AppKind::File) {
-            return refuse(p("app"), "emulation runs bulk and sized transfers only (allowed: bulk, file)");
+        if !matches!(f.app, AppKind::Bulk | AppKind::File | AppKind::Web(_)) {
+            return refuse(p("app"), "emulation runs bulk and sized transfers and the web application only (allowed: bulk, file, web)");
+        }
+        if matches!(f.app, AppKind::Web(_)) && f.direction != bloatlab_sim::config::Direction::Forward {
+            return refuse(p("direction"), "emulation runs web servers at the senders' end only (allowed: forward)");
         }
         if f.rwnd.needs_channel() {
             return refuse(p("rwnd"), "abrwda needs a cellular link (allowed: static, drwa)");
@@ -221,6 +224,14 @@ fn mean_rate(r: &RateSpec) -> Option<Rate> {
     }
 }
 
+fn app_name(app: &AppKind, size: Option<u64>) -> &'static str {
+    match (app, size) {
+        (AppKind::Web(_), _) => "web",
+        (_, Some(_)) => "file",
+        _ => "bulk",
+    }
+}
+
 /// What the controller needs to run the endpoints: the flows expanded (as the simulator expands
 /// them, with the same random start times) and the timing.
 pub fn plan(s: &Scenario, v: &Value) -> Value {
@@ -244,7 +255,13 @@ pub fn plan(s: &Scenario, v: &Value) -> Value {
                 "reverse": spec.direction != bloatlab_sim::config::Direction::Forward,
                 "id": id, "entry": entry, "group": spec.group, "cc": spec.cc_name(), "start_ns": start,
                 "kernel_cc": kernel_cc(spec.cc_name()),
-                "size": spec.size, "app": if spec.size.is_some() { "file" } else { "bulk" },
+                "size": spec.size, "app": app_name(&spec.app, spec.size),
+                // The web application: the receivers' end requests `request` bytes on a new
+                // connection, `think_ns` after the previous response, `requests` times (null: until the end).
+                "web": match spec.app {
+                    AppKind::Web(w) => json!({"request": w.request, "think_ns": w.think.0, "requests": w.requests}),
+                    _ => Value::Null,
+                },
                 "port": PORT_BASE as u64 + id, "rwnd": rwnd,
                 "base_rtt_ns": s.base_rtt(spec).0,
                 // The receiver's window clamp: only where the scenario sets it (else Linux's autotuning).

@@ -166,7 +166,7 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
             spec = {
                 "go_file": str(go), "ready_file": str(work / f"{role}.ready"), "out_file": str(work / f"{role}.out.json"),
                 "send": {**common, "flows": sends, "snd_addr": here, "rcv_addr": there} if sends else None,
-                "recv": {**common, "flows": recvs, "rcv_addr": here} if recvs else None,
+                "recv": {**common, "flows": recvs, "rcv_addr": here, "snd_addr": there} if recvs else None,
             }
             (work / f"{role}.json").write_text(json.dumps(spec))
             procs.append((role, _spawn(["bloatlab.emulate.endpoint", role, str(work / f"{role}.json")], where,
