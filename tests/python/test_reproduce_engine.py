@@ -46,7 +46,7 @@ def test_emulation_without_root_exits_2_and_creates_nothing(tmp_path, engine):
 def test_dccp_bbr_cannot_run_on_linux(tmp_path):
     out = tmp_path / "out"
     line = assert_invalid(cli("reproduce", "dccp-bbr", "--engine", "emulate", "--out", str(out)), "EXPERIMENT",
-                          "DCCP", "removed", "allowed with --engine emulate: cubic-plus, cellular-bufferbloat, ewt")
+                          "DCCP", "removed", "allowed with --engine emulate: cubic-plus, cellular-bufferbloat, ewt, abrwda")
     assert line.startswith("error: EXPERIMENT: dccp-bbr cannot run on Linux")
     assert not out.exists()
 
@@ -149,3 +149,17 @@ def test_cellular_plan_runs_web_responses_on_the_one_ue_topology(tmp_path):
     assert ("every run with Westwood+" in report) == (not netns.ensure_cc("westwood"))
     # Every response finished: the loaded ones too.
     assert "0 response(s) did not finish" in (out / "tables" / "response-3.5g.md").read_text()
+
+
+@pytest.mark.skipif(not ROOT_OK, reason="needs root, /dev/net/tun and iproute2")
+def test_abrwda_plan_runs_drwa_at_a_real_receiver(tmp_path):
+    # ABRWDA cannot run (it reads the radio channel); its DRWA baseline can: TCP_WINDOW_CLAMP
+    # from the receiver's own measurements, 2 emulated runs of 6 s.
+    from bloatlab import experiments
+
+    out = tmp_path / "ab"
+    claims = experiments.reproduce("abrwda", out, smoke=True, engine="emulate", progress=False)
+    assert [c.id for c in claims] == ["drwa-cuts-queue-and-rtt"]
+    assert claims[0].holds, claims[0].ours  # a 500-packet buffer: DRWA's cut is large in both engines
+    report = (out / "report.md").read_text()
+    assert "ABRWDA (every figure and claim of the paper)" in report and "Vegas" in report
