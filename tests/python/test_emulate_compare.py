@@ -42,7 +42,7 @@ def test_compare_cubic_droptail_2bdp_agrees_with_the_simulator(tmp_path):
 
 
 def test_compare_refuses_what_emulation_cannot_run_before_simulating(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "bloatlab.emulate", "compare", str(SCENARIO), "--set", "flows[0].cc=vegas",
+    r = subprocess.run([sys.executable, "-m", "bloatlab.emulate", "compare", str(SCENARIO), "--set", "flows[0].cc=prague",
                         "--out", str(tmp_path / "cmp")], check=False, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert r.stderr.startswith("error: flows[0].cc: ") and len(r.stderr.strip().splitlines()) == 1

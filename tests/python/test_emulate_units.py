@@ -21,13 +21,13 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
 @pytest.mark.parametrize(
     ("sets", "path"),
     [
-        (["flows[0].cc=vegas"], "flows[0].cc"),
+        (["flows[0].cc=prague"], "flows[0].cc"),
         (["flows[0].cc=cubik"], "flows[0].cc"),
         (['flows[0]={ transport = "udp", app = "voip" }'], "flows[0].app"),
         (['flows[0]={ transport = "udp", rate = "1Mbps", direction = "reverse" }'], "flows[0].direction"),
         (['flows[0]={ transport = "dccp", cc = "ccid2" }'], "flows[0].transport"),
         (["flows[0].cc_params.c=0.5"], "flows[0].cc_params.c"),
-        (["flows[0].app=web", "flows[0].size=10KB"], "flows[0].app"),
+        (["flows[0].app=web", "flows[0].size=10KB", "flows[0].direction=reverse"], "flows[0].direction"),
         (["flows=[" + ", ".join(f'{{ cc = "cubic", rtt = "{40 + 10 * i}ms" }}' for i in range(9)) + "]"],
          "flows[0].rtt"),
         (["flows[0].direction=reverse", 'topology.gateway={ kind = "ewt", start = "10KB" }'], "flows[0].direction"),
@@ -37,6 +37,9 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
          "topology.core.rate"),
         (["flows[0].tcp.delack=10ms"], "flows[0].tcp.delack"),
         (["tcp.mss=400B"], "tcp.mss"),
+        (["tcp.recovery=newreno"], "tcp.recovery"),
+        (['flows=[{ cc = "cubic" }, { cc = "reno", tcp = { recovery = "reno" } }]'], "flows[1].tcp.recovery"),
+        (["tcp.recovery=sac"], "tcp.recovery"),
         (["tcp.mss=4000B"], "tcp.mss"),
         (['flows=[{ cc = "cubic", tcp = { mss = "1000B" } }, { cc = "cubic", tcp = { mss = "1200B" } }]'],
          "flows[1].tcp.mss"),
@@ -166,3 +169,35 @@ def test_the_emulation_summary_is_built_by_the_simulators_builder():
 
 SIM_SMALL = {"duration": "1s", "topology": {"bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
              "flows": [{"cc": "cubic"}]}
+
+
+def test_sack_recovery_is_accepted_globally_and_per_flow():
+    # Linux's default: SACK recovery (the simulator's default too), so it needs no refusal.
+    from bloatlab.emulate.runner import plan
+    from bloatlab.scenario import resolve
+
+    doc = resolve(str(SCENARIO), set=["tcp.recovery=sack", 'flows=[{ cc = "cubic", tcp = { recovery = "sack" } }]'])
+    assert [f["cc"] for f in plan(doc)["flows"]] == ["cubic"]
+
+
+def test_simulator_ccs_map_to_the_kernels():
+    from bloatlab.emulate.runner import plan
+    from bloatlab.scenario import resolve
+
+    ccs = ["reno", "newreno", "cubic", "bbr", "vegas", "westwood+"]
+    doc = resolve(str(SCENARIO), set=["flows=[" + ", ".join(f'{{ cc = "{c}" }}' for c in ccs) + "]"])
+    flows = plan(doc)["flows"]
+    assert [f["cc"] for f in flows] == ccs  # the summary keeps the simulator's names
+    assert [f["kernel_cc"] for f in flows] == ["reno", "reno", "cubic", "bbr", "vegas", "westwood"]
+
+
+def test_a_kernel_without_the_mapped_cc_is_refused_before_anything_runs(monkeypatch):
+    from bloatlab import ScenarioError
+    from bloatlab.emulate import netns, runner
+    from bloatlab.scenario import resolve
+
+    monkeypatch.setattr(netns, "ensure_cc", lambda name: name != "westwood")
+    p = runner.plan(resolve(str(SCENARIO), set=['flows=[{ cc = "cubic" }, { cc = "westwood+" }]']))
+    with pytest.raises(ScenarioError, match=r'flows\[1\]\.cc: this kernel has no "westwood" congestion control '
+                                            r'\(module tcp_westwood, which runs "westwood\+"; allowed: '):
+        runner.check_kernel(p)

@@ -46,7 +46,7 @@ def test_emulation_without_root_exits_2_and_creates_nothing(tmp_path, engine):
 def test_dccp_bbr_cannot_run_on_linux(tmp_path):
     out = tmp_path / "out"
     line = assert_invalid(cli("reproduce", "dccp-bbr", "--engine", "emulate", "--out", str(out)), "EXPERIMENT",
-                          "DCCP", "removed", "allowed with --engine emulate: ewt")
+                          "DCCP", "removed", "allowed with --engine emulate: cubic-plus, cellular-bufferbloat, ewt, abrwda")
     assert line.startswith("error: EXPERIMENT: dccp-bbr cannot run on Linux")
     assert not out.exists()
 
@@ -112,3 +112,54 @@ def test_ewt_both_engines_side_by_side(tmp_path):
     assert [c.id for c in again] == ids and time.monotonic() - t < 60
     assert (tmp_path / "again" / "report.md").exists() and not (tmp_path / "again" / "engines.md").exists()
     assert not [n for n in netns.list_netns() if n.startswith(f"blemu-{os.getpid()}-")]
+
+
+@pytest.mark.skipif(not ROOT_OK, reason="needs root, /dev/net/tun and iproute2")
+def test_cubic_plus_plan_runs_the_linux_baseline_and_lists_the_rest(tmp_path):
+    # Cubic+ is not in Linux: the plan runs the paper's CUBIC / SACK baseline on scenario I
+    # (10 emulated runs of 4-5 s) and lists Cubic+, Vegas, Reno without SACK and scenario II.
+    from bloatlab import experiments
+
+    out = tmp_path / "cp"
+    claims = experiments.reproduce("cubic-plus", out, smoke=True, engine="emulate", progress=False)
+    assert [c.id for c in claims] == ["cubic-fills-the-buffer", "cubic-jain-homogeneous", "sack-loses-beside-cubic"]
+    for t in ("table2-single-flow", "table3-4-two-flows", "fig7-8-foreground", "table5-heterogeneous-rtt"):
+        assert (out / "tables" / f"{t}.csv").exists(), t
+    report = (out / "report.md").read_text()
+    for skipped in ("every Cubic+ configuration", "Vegas", "TCP Reno without SACK", "scenario II"):
+        assert skipped in report, skipped
+    assert "Not emulated" in report or "not emulated" in report
+
+
+@pytest.mark.skipif(not ROOT_OK, reason="needs root, /dev/net/tun and iproute2")
+def test_cellular_plan_runs_web_responses_on_the_one_ue_topology(tmp_path):
+    # 3.5G: run A and runs B-D with one short-flow CC (the smallest configuration: 7 emulated
+    # runs of 8-14 s); a CC the kernel lacks (Westwood+ without tcp_westwood) is listed as skipped.
+    from bloatlab import experiments
+    from bloatlab.emulate import netns
+
+    out = tmp_path / "cell"
+    claims = experiments.reproduce("cellular-bufferbloat", out, smoke=True, engine="emulate", progress=False)
+    ids = [c.id for c in claims]
+    assert ids[:2] == ["one-background-flow-several-fold-3.5g", "short-flow-cc-of-limited-importance-3.5g"]
+    table = (out / "tables" / "response-3.5g.csv").read_text()
+    assert "none" in table and "1 × CUBIC" in table and "5 × CUBIC" in table
+    report = (out / "report.md").read_text()
+    assert "3G (Fig. 8, 9) and 4G (Fig. 10)" in report
+    assert ("every run with Westwood+" in report) == (not netns.ensure_cc("westwood"))
+    # Every response finished: the loaded ones too.
+    assert "0 response(s) did not finish" in (out / "tables" / "response-3.5g.md").read_text()
+
+
+@pytest.mark.skipif(not ROOT_OK, reason="needs root, /dev/net/tun and iproute2")
+def test_abrwda_plan_runs_drwa_at_a_real_receiver(tmp_path):
+    # ABRWDA cannot run (it reads the radio channel); its DRWA baseline can: TCP_WINDOW_CLAMP
+    # from the receiver's own measurements, 2 emulated runs of 6 s.
+    from bloatlab import experiments
+
+    out = tmp_path / "ab"
+    claims = experiments.reproduce("abrwda", out, smoke=True, engine="emulate", progress=False)
+    assert [c.id for c in claims] == ["drwa-cuts-queue-and-rtt"]
+    assert claims[0].holds, claims[0].ours  # a 500-packet buffer: DRWA's cut is large in both engines
+    report = (out / "report.md").read_text()
+    assert "ABRWDA (every figure and claim of the paper)" in report and "Vegas" in report

@@ -12,8 +12,20 @@ use bloatlab_sim::units::{Dur, Rate};
 use bloatlab_sim::ScenarioError;
 use serde_json::{json, Value};
 
-/// Congestion controls the emulation can ask the kernel for.
-pub const KERNEL_CCS: &[&str] = &["reno", "cubic", "bbr"];
+/// Congestion controls the emulation can ask the kernel for (kernel names).
+pub const KERNEL_CCS: &[&str] = &["reno", "cubic", "bbr", "vegas", "westwood"];
+/// The simulator's congestion control -> the kernel's. `reno` and `newreno` differ in the
+/// simulator only by the recovery a scenario pairs them with, and the emulation accepts SACK
+/// recovery only ([`check_recovery`]): Linux's `reno` with SACK is both. `vegas` and
+/// `westwood+` are Linux's modules (tcp_vegas with its default α = 2, β = 4, γ = 1, the
+/// simulator's defaults; tcp_westwood is Westwood+).
+const SIM_TO_KERNEL: &[(&str, &str)] =
+    &[("reno", "reno"), ("newreno", "reno"), ("cubic", "cubic"), ("bbr", "bbr"), ("vegas", "vegas"), ("westwood+", "westwood")];
+
+/// The kernel congestion control that runs the simulator's `cc`, if any.
+pub fn kernel_cc(cc: &str) -> Option<&'static str> {
+    SIM_TO_KERNEL.iter().find(|(s, _)| *s == cc).map(|(_, k)| *k)
+}
 /// Flow i's sender port is `PORT_BASE + i` (as in the simulator's pcap files).
 pub const PORT_BASE: u16 = 10_000;
 pub const MAX_FLOWS: u32 = 1000;
@@ -68,6 +80,7 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         return refuse(format!("tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
     }
     check_mtu(s, v)?;
+    check_recovery(v)?;
     if rtt_classes(s).0.len() > MAX_RTT_CLASSES {
         let i = s.flows.iter().position(|f| f.rtt.is_some()).unwrap_or(0);
         return refuse(format!("flows[{i}].rtt"), format!("emulation runs at most {MAX_RTT_CLASSES} distinct base RTTs, one delay line each (allowed: up to {MAX_RTT_CLASSES} values)"));
@@ -91,8 +104,9 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         let Transport::Tcp { cc, .. } = &f.transport else {
             return refuse(p("transport"), "emulation runs kernel TCP and UDP flows, not dccp: Linux removed DCCP (allowed: tcp, udp)");
         };
-        if !KERNEL_CCS.contains(&cc.name()) {
-            return refuse(p("cc"), format!("\"{}\" is not a Linux congestion control this emulation can use (allowed: {})", cc.name(), KERNEL_CCS.join(", ")));
+        if kernel_cc(cc.name()).is_none() {
+            let allowed: Vec<&str> = SIM_TO_KERNEL.iter().map(|(s, _)| *s).collect();
+            return refuse(p("cc"), format!("\"{}\" is not a Linux congestion control this emulation can use (allowed: {})", cc.name(), allowed.join(", ")));
         }
         if let Some(k) = raw.get("cc_params").and_then(Value::as_object).and_then(|o| o.keys().next()) {
             return refuse(format!("flows[{i}].cc_params.{k}"), "the kernel's congestion control takes no per-flow parameters (allowed: none)");
@@ -100,8 +114,11 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         if let Some(k) = raw.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().find(|k| !TCP_KEYS.contains(&k.as_str()))) {
             return refuse(format!("flows[{i}].tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
         }
-        if !matches!(f.app, AppKind::Bulk | AppKind::File) {
-            return refuse(p("app"), "emulation runs bulk and sized transfers only (allowed: bulk, file)");
+        if !matches!(f.app, AppKind::Bulk | AppKind::File | AppKind::Web(_)) {
+            return refuse(p("app"), "emulation runs bulk and sized transfers and the web application only (allowed: bulk, file, web)");
+        }
+        if matches!(f.app, AppKind::Web(_)) && f.direction != bloatlab_sim::config::Direction::Forward {
+            return refuse(p("direction"), "emulation runs web servers at the senders' end only (allowed: forward)");
         }
         if f.rwnd.needs_channel() {
             return refuse(p("rwnd"), "abrwda needs a cellular link (allowed: static, drwa)");
@@ -135,8 +152,26 @@ pub fn rtt_classes(s: &Scenario) -> (Vec<Dur>, Vec<u8>) {
 }
 
 /// The TCP keys the emulation honours: `mss` sets the TUN devices' MTU (so Linux's MSS with
-/// timestamps equals it), `rcvbuf` clamps the receiver's advertised window (TCP_WINDOW_CLAMP).
-pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf"];
+/// timestamps equals it), `rcvbuf` clamps the receiver's advertised window (TCP_WINDOW_CLAMP),
+/// `recovery` only as `sack`, what Linux does by default (see [`check_recovery`]).
+pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf", "recovery"];
+
+/// Linux recovers with SACK when both ends negotiate it; without SACK its recovery is NewReno
+/// (partial ACKs keep it in recovery), never RFC 5681 Reno. SACK is a per-namespace sysctl,
+/// not a socket option, so one flow without SACK beside SACK flows cannot be had either: only
+/// `sack` is accepted, globally or per flow.
+fn check_recovery(v: &Value) -> Result<(), ScenarioError> {
+    let mut keys = vec![("tcp.recovery".to_string(), v.pointer("/tcp/recovery"))];
+    if let Some(flows) = v.get("flows").and_then(Value::as_array) {
+        keys.extend(flows.iter().enumerate().map(|(i, f)| (format!("flows[{i}].tcp.recovery"), f.pointer("/tcp/recovery"))));
+    }
+    for (key, val) in keys {
+        if let Some(r) = val.and_then(Value::as_str).filter(|r| *r != "sack") {
+            return refuse(key, format!("Linux recovers with SACK (without it, as NewReno) and SACK is set per host, not per flow: \"{r}\" recovery cannot be emulated (allowed: sack)"));
+        }
+    }
+    Ok(())
+}
 /// IP + TCP headers + the timestamps option Linux negotiates by default.
 const MSS_OVERHEAD: u32 = 52;
 const MSS_RANGE: (u32, u32) = (536, SLOT as u32 - 100);
@@ -189,6 +224,14 @@ fn mean_rate(r: &RateSpec) -> Option<Rate> {
     }
 }
 
+fn app_name(app: &AppKind, size: Option<u64>) -> &'static str {
+    match (app, size) {
+        (AppKind::Web(_), _) => "web",
+        (_, Some(_)) => "file",
+        _ => "bulk",
+    }
+}
+
 /// What the controller needs to run the endpoints: the flows expanded (as the simulator expands
 /// them, with the same random start times) and the timing.
 pub fn plan(s: &Scenario, v: &Value) -> Value {
@@ -211,7 +254,14 @@ pub fn plan(s: &Scenario, v: &Value) -> Value {
                 "transport": transport, "gap_ns": gap, "payload": payload,
                 "reverse": spec.direction != bloatlab_sim::config::Direction::Forward,
                 "id": id, "entry": entry, "group": spec.group, "cc": spec.cc_name(), "start_ns": start,
-                "size": spec.size, "app": if spec.size.is_some() { "file" } else { "bulk" },
+                "kernel_cc": kernel_cc(spec.cc_name()),
+                "size": spec.size, "app": app_name(&spec.app, spec.size),
+                // The web application: the receivers' end requests `request` bytes on a new
+                // connection, `think_ns` after the previous response, `requests` times (null: until the end).
+                "web": match spec.app {
+                    AppKind::Web(w) => json!({"request": w.request, "think_ns": w.think.0, "requests": w.requests}),
+                    _ => Value::Null,
+                },
                 "port": PORT_BASE as u64 + id, "rwnd": rwnd,
                 "base_rtt_ns": s.base_rtt(spec).0,
                 // The receiver's window clamp: only where the scenario sets it (else Linux's autotuning).

@@ -67,7 +67,7 @@ def register(group: click.Group) -> None:
                 pcap: tuple[str, ...], cleanup: bool) -> None:
         """Run a scenario on real Linux TCP (network namespaces, needs root).
 
-        Kernel TCP endpoints (reno, cubic or bbr) talk through bloatlab's bottleneck process,
+        Kernel TCP endpoints (reno, cubic, bbr, vegas, westwood) talk through bloatlab's bottleneck process,
         which applies the scenario's rate, delays, loss, queue discipline and ACK rewriter on
         the wall clock. Prints the same summary as `bloatlab run`.
         """

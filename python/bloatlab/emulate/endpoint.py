@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import tcpinfo, udp
+from . import tcpinfo, udp, web
 
 SAMPLE_NS = 10_000_000  # TCP_INFO sampling for RTT statistics
 CHUNK = 1 << 20
@@ -112,7 +112,7 @@ def _send(fl: SenderFlow, spec: dict[str, Any], t0: int, end: int) -> None:
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, f["cc"].encode())
+        s.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, f["kernel_cc"].encode())
         s.bind((spec["snd_addr"], f["port"]))
         s.settimeout(max(1.0, (end - now_ns()) / 1e9))
         s.connect((spec["rcv_addr"], spec["rcv_port"]))
@@ -233,14 +233,21 @@ def _row(fl: SenderFlow, i: tcpinfo.TcpInfo, t_s: float, interval: int) -> dict[
     }
 
 
-def run_sender(spec: dict[str, Any], t0: int) -> dict[str, Any]:
-    """Sends the flows of ``spec`` (this side's senders) from ``t0``; returns the measurements."""
+def run_sender(spec: dict[str, Any], t0: int, web_ls: dict[int, socket.socket]) -> dict[str, Any]:
+    """Sends the flows of ``spec`` (this side's senders) from ``t0``; returns the measurements.
+    ``web_ls``: the web servers' listening sockets, by flow id."""
     end = t0 + spec["duration_ns"]
     flows = [SenderFlow(f) for f in spec["flows"]]
     rows: list[dict[str, Any]] = []
     drops = DropWatch(spec)
-    threads = [threading.Thread(target=udp.send if fl.f.get("transport") == "udp" else _send,
-                                args=(fl, spec, t0, end), daemon=True) for fl in flows]
+
+    def thread(fl: SenderFlow) -> threading.Thread:
+        if web.is_web(fl.f):
+            return threading.Thread(target=web.serve, args=(fl, web_ls[fl.f["id"]], t0, end), daemon=True)
+        return threading.Thread(target=udp.send if fl.f.get("transport") == "udp" else _send,
+                                args=(fl, spec, t0, end), daemon=True)
+
+    threads = [thread(fl) for fl in flows]
     sampler = threading.Thread(target=_sample, args=(flows, spec, t0, end, rows, drops), daemon=True)
     for th in [*threads, sampler]:
         th.start()
@@ -383,6 +390,12 @@ def run_receiver(spec: dict[str, Any], ls: socket.socket, t0: int) -> dict[str, 
         th = threading.Thread(target=udp.receive, args=(spec, t0, end, warm, recs, stop), daemon=True)
         th.start()
         threads.append(th)
+    for f in filter(web.is_web, spec["flows"]):  # web clients connect out, to the server's port
+        recs[f["id"]] = {"id": f["id"], "port": f["port"], "bytes_total": 0, "bytes_window": 0, "complete_s": None,
+                         "error": None, "accepted_s": None}
+        th = threading.Thread(target=web.fetch, args=(f, spec, recs[f["id"]], t0, end, warm, clamp_window), daemon=True)
+        th.start()
+        threads.append(th)
     while (t := now_ns()) < end:
         drops.poll(t)
         if stop is not None and stop.exists():
@@ -412,6 +425,7 @@ def main(argv: list[str]) -> None:
     spec = json.loads(Path(argv[2]).read_text())
     send, recv = spec.get("send"), spec.get("recv")
     ls = listen(recv) if recv else None
+    web_ls = {f["id"]: web.listener(f, send["snd_addr"]) for f in send["flows"] if web.is_web(f)} if send else {}
     t0 = wait_go(spec)
     out: dict[str, Any] = {"send": None, "recv": None}
 
@@ -424,7 +438,7 @@ def main(argv: list[str]) -> None:
     if recv and ls is not None:
         threads.append(part("recv", run_receiver, recv, ls, t0))
     if send:
-        threads.append(part("send", run_sender, send, t0))
+        threads.append(part("send", run_sender, send, t0, web_ls))
     for th in threads:
         th.join()
     write_out(spec, out)

@@ -90,7 +90,10 @@ def ensure_cc(name: str) -> bool:
     """Whether the kernel has congestion control ``name`` (loading its module if needed)."""
     if name in available_ccs():
         return True
-    subprocess.run(["modprobe", f"tcp_{name}"], check=False, capture_output=True)
+    try:
+        subprocess.run(["modprobe", f"tcp_{name}"], check=False, capture_output=True)
+    except OSError:  # no modprobe (a kernel without modules): only what is built in
+        return False
     return name in available_ccs()
 
 

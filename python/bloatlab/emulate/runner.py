@@ -55,10 +55,13 @@ def check_kernel(p: Mapping[str, Any]) -> None:
     for f in p["flows"]:
         if f.get("transport") == "udp":
             continue
-        if not netns.ensure_cc(f["cc"]):
+        if not netns.ensure_cc(f["kernel_cc"]):
             have = [c for c in netns.available_ccs() if c in _core.KERNEL_CCS]
+            k = f["kernel_cc"]
+            runs = "" if k == f["cc"] else f", which runs \"{f['cc']}\""
             raise ScenarioError(f"flows[{f['entry']}].cc",
-                                f"this kernel has no \"{f['cc']}\" congestion control (allowed: {', '.join(have) or 'none'})")
+                                f"this kernel has no \"{k}\" congestion control (module tcp_{k}{runs}; "
+                                f"allowed: {', '.join(have) or 'none'})")
 
 
 def _wait_file(path: Path, procs: Iterable[tuple[str, subprocess.Popen[bytes]]], timeout: float, work: Path) -> None:
@@ -163,7 +166,7 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
             spec = {
                 "go_file": str(go), "ready_file": str(work / f"{role}.ready"), "out_file": str(work / f"{role}.out.json"),
                 "send": {**common, "flows": sends, "snd_addr": here, "rcv_addr": there} if sends else None,
-                "recv": {**common, "flows": recvs, "rcv_addr": here} if recvs else None,
+                "recv": {**common, "flows": recvs, "rcv_addr": here, "snd_addr": there} if recvs else None,
             }
             (work / f"{role}.json").write_text(json.dumps(spec))
             procs.append((role, _spawn(["bloatlab.emulate.endpoint", role, str(work / f"{role}.json")], where,

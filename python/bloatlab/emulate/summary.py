@@ -65,7 +65,7 @@ def build(doc: Mapping[str, Any], plan: Mapping[str, Any], bn: Mapping[str, Any]
             flows.append(_udp_flow(f, s, r, c, dur, warm))
             continue
         start = f["start_ns"] / 1e9
-        sized = f["size"] is not None
+        sized = f["size"] is not None and f.get("app") != "web"  # a web flow's responses are timed instead
         done = r["complete_s"] if r else None
         end = done if (sized and done is not None) else dur
         base, final = s["base"], s["final"]
@@ -88,7 +88,8 @@ def build(doc: Mapping[str, Any], plan: Mapping[str, Any], bn: Mapping[str, Any]
             "owd": {"n": 0, "sum_ns": 0.0, "p95_ns": 0},
             "base_rtt_ms": f["base_rtt_ns"] / 1e6,
             "retransmits": retrans, "timeouts": rtos, "recoveries": None,
-            "responses": None, "datagrams_delivered": None, "jitter_ms": None,
+            "responses": r.get("responses") if r and f.get("app") == "web" else None,
+            "datagrams_delivered": None, "jitter_ms": None,
         })
     raw = bn["bottleneck"]  # the forward queue's measurements (crates/emu/src/stats.rs)
     io = bn["io"]

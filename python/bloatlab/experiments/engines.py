@@ -71,11 +71,12 @@ def preflight(experiments: Sequence[Experiment], engine: str, single: bool, emul
 
 def refusal(scenario: dict[str, Any]) -> str | None:
     """Why the emulator would refuse this scenario (its exit-2 message), or None: the same
-    validation ``bloatlab emulate`` does, without root."""
-    from ..emulate.runner import plan
+    validation ``bloatlab emulate`` does, including a congestion control this kernel lacks
+    (a plan's optional ones, e.g. vegas, which not every kernel has)."""
+    from ..emulate.runner import check_kernel, plan
 
     try:
-        plan(scenario)
+        check_kernel(plan(scenario))
     except ScenarioError as e:
         return str(e)
     return None
