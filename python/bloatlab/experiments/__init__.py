@@ -35,7 +35,10 @@ NAMES = (*MODULES, "all")
 #: uses its experiment's module, so the registry joins the two (neither imports the other's
 #: registry entry)
 PLANS = {
+    "cubic-plus": "cubic_plus_emu",
+    "cellular-bufferbloat": "cellular_bufferbloat_emu",
     "ewt": "ewt_emu",
+    "abrwda": "abrwda_emu",
 }
 
 

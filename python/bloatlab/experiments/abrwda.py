@@ -656,13 +656,6 @@ def _unstated_text(ctx: Context) -> None:
     )
 
 
-def _emulation(ctx: Context) -> None:
-    """The emulation plan (:mod:`.abrwda_emu`: the DRWA baseline), imported on demand (it imports this module)."""
-    from .abrwda_emu import reproduce as plan
-
-    plan(ctx)
-
-
 EXPERIMENT = Experiment(
     name="abrwda",
     title="ABRWDA: receiver-based window control against bufferbloat (Liu, Ren et al.)",
@@ -674,6 +667,5 @@ EXPERIMENT = Experiment(
     summary="One UE behind a 500-packet base-station buffer and a 3.1-9.3 Mbit/s radio link: NewReno, ABRWDA, "
             "DRWA and Vegas over 60 s (Fig. 4/5), ABRWDA's α and λ (Fig. 6/7), and short-flow completion times "
             "next to a long flow (Fig. 8/9).",
-    emulation=_emulation,
     emulation_ccs=("reno",),
 )

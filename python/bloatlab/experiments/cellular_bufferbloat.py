@@ -526,13 +526,6 @@ def _claim_4g_background_cc(ctx: Context, w: WebResults, short_ccs: Sequence[str
     )
 
 
-def _emulation(ctx: Context) -> None:
-    """The emulation plan (:mod:`.cellular_bufferbloat_emu`: 3.5G), imported on demand (it imports this module)."""
-    from .cellular_bufferbloat_emu import reproduce as plan
-
-    plan(ctx)
-
-
 EXPERIMENT = Experiment(
     name="cellular-bufferbloat",
     title="Impact of TCP congestion control on bufferbloat in cellular networks (Alfredsson et al. 2013)",
@@ -543,6 +536,5 @@ EXPERIMENT = Experiment(
     seeds_quick=3,
     summary="320 kB web responses alone and beside one or five long flows, every combination of CUBIC, "
             "NewReno and Westwood+, over 3G, 3.5G and 4G link profiles (Fig. 2-10).",
-    emulation=_emulation,
     emulation_ccs=("cubic",),
 )

@@ -633,14 +633,6 @@ def fig9(ctx: Context, seeds: list[int], dur: dict[str, str]) -> None:
     )
 
 
-def _emulation(ctx: Context) -> None:
-    """The emulation plan (:mod:`.cubic_plus_emu`: the paper's CUBIC and SACK baseline), imported on
-    demand (it imports this module)."""
-    from .cubic_plus_emu import reproduce as plan
-
-    plan(ctx)
-
-
 EXPERIMENT = Experiment(
     name="cubic-plus",
     title="TCP delayed window update, Cubic+ (Wang & Yuan 2016)",
@@ -649,7 +641,6 @@ EXPERIMENT = Experiment(
     reproduce=reproduce,
     seeds_full=5,
     seeds_quick=2,
-    emulation=_emulation,
     emulation_ccs=("cubic", "reno"),
     summary="Cubic+ (CUBIC with the delayed window update) against Cubic, Vegas and Reno on the paper's "
             "two dumbbells: one and two flows (Table 2-4), beside Reno (Fig. 6), background to a "
