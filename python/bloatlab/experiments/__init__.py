@@ -46,7 +46,7 @@ def get(name: str) -> Experiment:
     if name not in MODULES:
         raise ScenarioError("EXPERIMENT", f"unknown experiment {name!r} (known: {', '.join(NAMES)})")
     exp: Experiment = importlib.import_module(f".{MODULES[name]}", __name__).EXPERIMENT
-    if name in PLANS and exp.emulation is None:
+    if name in PLANS:
         plan = importlib.import_module(f".{PLANS[name]}", __name__).reproduce
         exp = dataclasses.replace(exp, emulation=plan)
     return exp
