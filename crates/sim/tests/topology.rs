@@ -335,6 +335,36 @@ fn static_routes_override_shortest_paths() {
 }
 
 #[test]
+fn routes_never_transit_a_host_with_two_links() {
+    // Two equal-length ways from r1 to r2: through router r3, or through the multi-homed
+    // host "a_host" (whose name sorts first, so `lowest` would pick it if hosts forwarded).
+    let s = run(r#"
+        duration = "1s"
+        [metrics]
+        links = ["r1-a_host", "r1-r3"]
+        [topology]
+        kind = "graph"
+        ecmp = "lowest"
+        hosts = ["s", "d", "a_host"]
+        routers = ["r1", "r2", "r3"]
+        links = [
+          { a = "s", b = "r1", rate = "100Mbps", delay = "1ms" },
+          { a = "r2", b = "d", rate = "100Mbps", delay = "1ms" },
+          { a = "r1", b = "a_host", rate = "10Mbps", delay = "1ms" },
+          { a = "a_host", b = "r2", rate = "10Mbps", delay = "1ms" },
+          { a = "r1", b = "r3", rate = "10Mbps", delay = "1ms" },
+          { a = "r3", b = "r2", rate = "10Mbps", delay = "1ms" },
+        ]
+        [[flows]]
+        cc = "reno"
+        src = "s"
+        dst = "d"
+    "#);
+    assert_eq!(f(&s, "links.0.utilization_pct"), 0.0, "nothing enters the host a_host");
+    assert!(f(&s, "links.1.utilization_pct") > 50.0, "the data go by r3");
+}
+
+#[test]
 fn leaf_spine_incast_and_two_way_traffic() {
     let s = run(r#"
         duration = "2s"

@@ -193,7 +193,11 @@ impl Closer {
         for (u, &d) in dist.iter().enumerate() {
             self.start.push(self.edges.len() as u32);
             if d != UNREACHED && d > 0 {
-                self.edges.extend(adj.of(u as u32).iter().filter(|e| dist[e.0 as usize] == d - 1));
+                // A host one hop closer is a step only when it is the target: the search
+                // gives hosts a distance without expanding them, so a router beside a
+                // multi-homed host would otherwise forward through it.
+                let step = |e: &&(u32, LinkId)| dist[e.0 as usize] == d - 1 && (d == 1 || !adj.host[e.0 as usize]);
+                self.edges.extend(adj.of(u as u32).iter().filter(step));
             }
         }
         self.start.push(self.edges.len() as u32);
