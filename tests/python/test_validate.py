@@ -214,6 +214,82 @@ def test_sim_only_runs_without_root(tmp_path, monkeypatch):
     assert a == b
 
 
+# --- the Linux side of an earlier run (--linux-from) ----------------------------------------
+
+CODEL_PIE = ("--quick", "--duration", "5", "--filter", "gateway=codel,pie")
+
+
+def _stored_run(tmp_path, monkeypatch):
+    """A validate.json whose Linux side is the simulator's own numbers, but with the CoDel cell's
+    goodput 20 % higher: what an earlier emulated run would have left."""
+    monkeypatch.setattr(vcli, "_is_root", lambda: False)
+    src = tmp_path / "sim"
+    assert invoke(*CODEL_PIE, "--sim-only", "--out", str(src)).exit_code == 0
+    data = json.loads((src / "validate.json").read_text())
+    for c in data["cells"]:
+        c["linux"] = dict(c["sim"])
+        c["verdict"] = "within"
+    data["cells"][0]["linux"]["goodput_mbps"] *= 1.2
+    data["sim_only"] = False
+    f = tmp_path / "earlier.json"
+    f.write_text(json.dumps(data))
+    return f, data
+
+
+def test_linux_from_reuses_stored_results_without_root(tmp_path, monkeypatch):
+    f, data = _stored_run(tmp_path, monkeypatch)
+    out = tmp_path / "out"
+    r = invoke(*CODEL_PIE, "--linux-from", str(f), "--out", str(out))
+    assert r.exit_code == 0, r.output
+    got = json.loads((out / "validate.json").read_text())
+    codel, pie = got["cells"]
+    assert codel["linux_from"] == pie["linux_from"] == str(f)
+    # sim / (1.2 sim) - 1: the stored Linux numbers are judged, not re-measured.
+    assert codel["errors"]["goodput_mbps"] == pytest.approx(1 / 1.2 - 1)
+    assert codel["verdict"] == "outside" and "goodput_mbps" in codel["outside"]
+    assert pie["verdict"] == "within" and pie["errors"]["goodput_mbps"] == 0.0
+    assert "The Linux side of 2 cells is from an earlier run" in (out / "report.md").read_text()
+
+
+def test_linux_from_emulates_the_cells_it_lacks(tmp_path, monkeypatch):
+    f, data = _stored_run(tmp_path, monkeypatch)
+    data["cells"] = data["cells"][:1]
+    f.write_text(json.dumps(data))
+    out = tmp_path / "out"
+    r = invoke(*CODEL_PIE, "--linux-from", str(f), "--out", str(out))
+    assert r.exit_code == 2 and "needs root" in r.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d.update(duration_s=30.0), "has duration_s = 30.0, this run 5.0"),
+    (lambda d: d.update(seed=2), "has seed = 2, this run 1"),
+    (lambda d: d.pop("tool"), "is not a validate.json written by bloatlab validate"),
+])
+def test_linux_from_that_does_not_match_exits_2(tmp_path, monkeypatch, change, message):
+    f, data = _stored_run(tmp_path, monkeypatch)
+    change(data)
+    f.write_text(json.dumps(data))
+    out = tmp_path / "out"
+    r = invoke(*CODEL_PIE, "--linux-from", str(f), "--out", str(out))
+    assert r.exit_code == 2 and f"--linux-from: {f} {message}" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_linux_from_bad_files_exit_2(tmp_path):
+    out = tmp_path / "out"
+    missing = tmp_path / "nope.json"
+    r = invoke(*CODEL_PIE, "--linux-from", str(missing), "--out", str(out))
+    assert r.exit_code == 2 and f"--linux-from: cannot read {missing}" in r.output
+    junk = tmp_path / "junk.json"
+    junk.write_text("{not json")
+    r = invoke(*CODEL_PIE, "--linux-from", str(junk), "--out", str(out))
+    assert r.exit_code == 2 and f"--linux-from: {junk} is not JSON" in r.output
+    r = invoke(*CODEL_PIE, "--sim-only", "--linux-from", str(junk), "--out", str(out))
+    assert r.exit_code == 2 and "--linux-from: not with --sim-only" in r.output
+    assert not out.exists()
+
+
 # --- one real cell -------------------------------------------------------------------------
 
 @pytest.mark.skipif(not ROOT_OK, reason="emulation needs root, /dev/net/tun and iproute2")

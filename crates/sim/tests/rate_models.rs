@@ -42,6 +42,7 @@ fn synthetic_trace_delivers_its_mean_rate() {
     let path = dir.join("synthetic.down");
     std::fs::write(&path, lines.join("\n")).unwrap();
     let s = backlogged_over(&format!("{{ model = \"trace\", file = {:?} }}", path.to_str().unwrap()), "60s");
+    std::fs::remove_dir_all(&dir).unwrap();
     let got = wire_mbps(&s, 60.0);
     // The slow start of the first second or so costs under 2 %.
     assert!((got / 16.0 - 1.0).abs() < 0.02, "delivered {got:.3} Mbit/s vs trace mean 16");

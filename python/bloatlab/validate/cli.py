@@ -7,6 +7,7 @@ write --out), 130 on Ctrl-C (the JSON of the finished cells stays in --out).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -66,8 +67,12 @@ def register(group: click.Group) -> None:
     @click.option("--seed", type=click.IntRange(0), default=1, show_default=True, help="Seed of every cell.")
     @click.option("--sim-only", is_flag=True,
                   help="Run only the simulator (no root needed): the sim column, no errors.")
+    @click.option("--linux-from", "linux_from", type=click.Path(path_type=Path), metavar="FILE",
+                  help="Take the Linux side of every cell FILE (an earlier validate.json with the same "
+                  "--duration and --seed) emulated, and emulate only the others: re-checks a changed "
+                  "simulator in seconds, without root when FILE covers every cell.")
     def validate(quick: bool, out: Path, duration_text: str | None, filters: tuple[str, ...], seed: int,
-                 sim_only: bool) -> None:
+                 sim_only: bool, linux_from: Path | None) -> None:
         """Simulator vs real Linux TCP over a matrix of scenarios (needs root).
 
         Runs every cell in the simulator and in the emulator (kernel TCP in network namespaces,
@@ -90,7 +95,25 @@ def register(group: click.Group) -> None:
                  f"{' '.join(filters)}")
         if out.exists() and not out.is_dir():
             fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
-        if not sim_only:
+        from . import report, run
+
+        head = run.header(quick=quick, duration_s=duration_s, seed=seed, sim_only=sim_only, filters=chosen)
+        stored: dict = {}
+        if linux_from is not None:
+            if sim_only:
+                fail(EXIT_INVALID, "--linux-from: not with --sim-only (it supplies the Linux side)")
+            try:
+                data = json.loads(linux_from.read_text())
+            except OSError as e:
+                fail(EXIT_INVALID, f"--linux-from: cannot read {linux_from}: {e.strerror or e}")
+            except ValueError as e:
+                fail(EXIT_INVALID, f"--linux-from: {linux_from} is not JSON ({e})")
+            try:
+                stored = run.stored_linux(str(linux_from), data, head, cells)
+            except ValueError as e:
+                fail(EXIT_INVALID, str(e))
+        to_emulate = 0 if sim_only else sum(c.id not in stored for c in cells)
+        if to_emulate:
             if not _is_root():
                 fail(EXIT_INVALID, "bloatlab validate needs root for the emulation (network namespaces, TUN "
                      "devices): run it as root, or use --sim-only")
@@ -100,12 +123,10 @@ def register(group: click.Group) -> None:
                 check_environment()
             except EmulationError as e:
                 fail(EXIT_FAILURE, str(e))
-        from . import report, run
-
-        head = run.header(quick=quick, duration_s=duration_s, seed=seed, sim_only=sim_only, filters=chosen)
-        est = len(cells) * (duration_s + 1.5) / 60
+        est = to_emulate * (duration_s + 1.5) / 60
         _say(f"validate: {len(cells)} cells, {duration_s:g} s each"
-             + ("" if sim_only else f", about {est:.0f} min of emulation") + f"; writing {out}/")
+             + (f", {len(stored)} with Linux results from {linux_from}" if stored else "")
+             + (f", about {est:.0f} min of emulation" if to_emulate else "") + f"; writing {out}/")
 
         def on_cell(result: dict, i: int, n: int) -> None:
             _say(_progress(result["cells"][-1], i, n))
@@ -113,7 +134,7 @@ def register(group: click.Group) -> None:
 
         with cli_errors():
             try:
-                result = run.validate(cells, head=head, on_cell=on_cell)
+                result = run.validate(cells, head=head, on_cell=on_cell, stored=stored)
             except KeyboardInterrupt:
                 _say(f"interrupted: the finished cells are in {out}/validate.json")
                 sys.exit(130)

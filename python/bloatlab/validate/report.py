@@ -81,6 +81,11 @@ def markdown(result: Mapping[str, Any]) -> str:
         "each cell shows sim / linux (error). Worst first.",
         "",
     ]
+    reused = sorted({c["linux_from"] for c in result["cells"] if c.get("linux_from")})
+    if reused:
+        n = sum(1 for c in result["cells"] if c.get("linux_from"))
+        lines[-1:-1] = [f"The Linux side of {n} cells is from an earlier run ({', '.join(reused)}), "
+                        "not emulated again.", ""]
     cols = ["cell", "verdict"] + [m.label for m in METRICS] + ["notes"]
     lines.append("| " + " | ".join(cols) + " |")
     lines.append("|" + "---|" * len(cols))

@@ -4,6 +4,8 @@ cell at a time), then the errors and the verdict. A cell whose emulation fails i
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import platform
 import time
@@ -40,21 +42,44 @@ def _emulation_health(summary: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool) -> dict[str, Any]:
+def scenario_digest(doc: Mapping[str, Any]) -> str:
+    """What a stored Linux result must have run to stand in for a cell (--linux-from)."""
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _judge(rec: dict[str, Any]) -> None:
+    rec["errors"] = metrics.errors(rec["sim"], rec["linux"])
+    rec["outside"] = metrics.outside(rec["errors"])
+    rec["verdict"] = "outside" if rec["outside"] else "within"
+
+
+def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool,
+             stored: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One cell's record: parameters, both engines' metrics, errors, verdict (``within``,
-    ``outside``, ``failed`` or ``sim-only``). Wall-clock values sit under ``wall_clock``."""
+    ``outside``, ``failed`` or ``sim-only``). Wall-clock values sit under ``wall_clock``.
+    ``stored``: this cell's record from an earlier run (--linux-from), whose Linux side is
+    taken instead of emulating again."""
     from ..api import run_resolved
 
     doc = scenario(cell, duration_s, seed)
     rec: dict[str, Any] = {"id": cell.id, "params": cell.params(), "buffer_bytes": cell.buffer_bytes,
+                           "scenario_digest": scenario_digest(doc),
                            "sim": None, "linux": None, "errors": None, "outside": [], "verdict": "sim-only"}
-    if not sim_only:
+    if not sim_only and stored is None:
         from ..emulate.runner import plan
 
         plan(doc)  # a cell the emulation refuses fails before anything runs (a bug in the matrix)
     sim = run_resolved(doc, series=False)
     rec["sim"] = metrics.extract(sim.summary)
     if sim_only:
+        return rec
+    if stored is not None:
+        rec["linux"] = stored["linux"]
+        rec["linux_from"] = stored["linux_from"]
+        for k in ("emulation", "wall_clock"):
+            if k in stored:
+                rec[k] = stored[k]
+        _judge(rec)
         return rec
     from ..emulate.runner import emulate
 
@@ -68,9 +93,7 @@ def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool) -> dic
         rec["error"] = f"{type(e).__name__}: {e}"
         return rec
     rec["linux"] = metrics.extract(emu.summary)
-    rec["errors"] = metrics.errors(rec["sim"], rec["linux"])
-    rec["outside"] = metrics.outside(rec["errors"])
-    rec["verdict"] = "outside" if rec["outside"] else "within"
+    _judge(rec)
     health = _emulation_health(emu.summary)
     rec["emulation"] = {k: v for k, v in health.items() if k != "write_late_mean_us" and k != "write_late_max_us"}
     rec["wall_clock"] = {
@@ -99,19 +122,45 @@ def header(*, quick: bool, duration_s: float, seed: int, sim_only: bool, filters
     }
 
 
+def stored_linux(path: str, data: Any, head: Mapping[str, Any], cells: list[Cell]) -> dict[str, dict[str, Any]]:
+    """The Linux results of an earlier ``validate.json`` usable for ``cells``, by cell id: the
+    file must have run the same cell length, seed and rate; a cell it did not emulate (or whose
+    scenario changed since, by its digest) is left out and emulated again. Raises ValueError
+    naming what does not match."""
+    if not isinstance(data, dict) or data.get("tool") != "bloatlab validate" or not isinstance(data.get("cells"), list):
+        raise ValueError(f"--linux-from: {path} is not a validate.json written by bloatlab validate")
+    for key in ("duration_s", "seed", "rate_mbps"):
+        if data.get(key) != head[key]:
+            raise ValueError(f"--linux-from: {path} has {key} = {data.get(key)!r}, this run {head[key]!r} "
+                             f"(allowed: the same {key}; e.g. --duration or --seed as that run)")
+    wanted = {c.id: scenario_digest(scenario(c, head["duration_s"], head["seed"])) for c in cells}
+    out: dict[str, dict[str, Any]] = {}
+    for rec in data["cells"]:
+        cid = rec.get("id") if isinstance(rec, dict) else None
+        if cid not in wanted or not rec.get("linux"):
+            continue
+        if rec.get("scenario_digest", wanted[cid]) != wanted[cid]:
+            continue
+        out[cid] = {**rec, "linux_from": rec.get("linux_from") or str(path)}
+    return out
+
+
 def validate(
     cells: list[Cell],
     *,
     head: dict[str, Any],
     on_cell: Callable[[dict[str, Any], int, int], None] | None = None,
+    stored: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Runs every cell in matrix order; ``on_cell(result_so_far, index, total)`` after each
-    (the CLI writes the partial JSON and prints progress there)."""
+    (the CLI writes the partial JSON and prints progress there). ``stored``: Linux results of
+    an earlier run by cell id (:func:`stored_linux`), reused instead of emulating."""
     result = dict(head, complete=False, cells=[])
+    stored = stored or {}
     t = time.time()
     for i, cell in enumerate(cells):
         result["cells"].append(run_cell(cell, duration_s=head["duration_s"], seed=head["seed"],
-                                        sim_only=head["sim_only"]))
+                                        sim_only=head["sim_only"], stored=stored.get(cell.id)))
         finish(result, complete=i + 1 == len(cells))
         result["wall_clock"] = {"started_unix_s": round(t), "elapsed_s": round(time.time() - t, 1)}
         if on_cell:
