@@ -163,3 +163,28 @@ def test_abrwda_plan_runs_drwa_at_a_real_receiver(tmp_path):
     assert claims[0].holds, claims[0].ours  # a 500-packet buffer: DRWA's cut is large in both engines
     report = (out / "report.md").read_text()
     assert "ABRWDA (every figure and claim of the paper)" in report and "Vegas" in report
+
+
+def test_a_claim_whose_engines_differ_shows_the_checked_cause_or_says_it_is_unchecked():
+    from types import SimpleNamespace
+
+    from bloatlab.experiments import engines, get
+    from bloatlab.experiments.framework import Claim
+
+    def claim(cid: str, holds: bool) -> Claim:
+        return Claim("cubic-plus", cid, "t", "p", "ours", holds, "")
+
+    def ctx(*claims: Claim) -> SimpleNamespace:
+        return SimpleNamespace(claims=list(claims), keys={}, items=[], skipped=[])
+
+    exp = get("cubic-plus")
+    assert exp.engine_notes, "the cubic-plus plan explains the disagreements it found"
+    noted = next(iter(exp.engine_notes))
+    sim = ctx(claim(noted, True), claim("other", True), claim("same", True))
+    emu = ctx(claim(noted, False), claim("other", False), claim("same", True))
+    cmp = engines.compare(exp, [], sim, emu)
+    why = {c["id"]: c["why_they_differ"] for c in cmp["claims"]}
+    assert why == {noted: exp.engine_notes[noted], "other": engines.NOT_EXPLAINED, "same": None}
+    md = engines.compare_markdown(cmp, "T")
+    assert f"*Why the engines differ:* {exp.engine_notes[noted]}" in md
+    assert f"*Why the engines differ:* {engines.NOT_EXPLAINED}" in md

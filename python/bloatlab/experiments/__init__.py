@@ -47,8 +47,8 @@ def get(name: str) -> Experiment:
         raise ScenarioError("EXPERIMENT", f"unknown experiment {name!r} (known: {', '.join(NAMES)})")
     exp: Experiment = importlib.import_module(f".{MODULES[name]}", __name__).EXPERIMENT
     if name in PLANS:
-        plan = importlib.import_module(f".{PLANS[name]}", __name__).reproduce
-        exp = dataclasses.replace(exp, emulation=plan)
+        mod = importlib.import_module(f".{PLANS[name]}", __name__)
+        exp = dataclasses.replace(exp, emulation=mod.reproduce, engine_notes=getattr(mod, "ENGINE_NOTES", {}))
     return exp
 
 

@@ -131,6 +131,10 @@ def skipped_markdown(ctx: Context) -> str:
 # --------------------------------------------------------------------------- both engines side by side
 
 
+#: What engines.md says under a claim whose verdicts differ and that no one has looked into yet.
+NOT_EXPLAINED = "not yet checked (no note in the experiment's emulation plan)."
+
+
 def compare(exp: Experiment, full: Sequence[Claim], sim: Context, emu: Context) -> dict[str, Any]:
     """Claims and tables of the same plan in both engines; ``full`` are the claims of the
     simulated reproduction with the paper's configurations (their verdicts are shown beside)."""
@@ -152,6 +156,8 @@ def compare(exp: Experiment, full: Sequence[Claim], sim: Context, emu: Context) 
             "key_sim": None if ks is None else _finite(ks[1]), "key_emulate": None if ke is None else _finite(ke[1]),
             "ratio": None if q is None else round(q, 6),
             "sim_ours": None if s is None else s.ours, "emulate_ours": c.ours,
+            "why_they_differ": (None if s is None or s.holds == c.holds
+                                else exp.engine_notes.get(c.id, NOT_EXPLAINED)),
         })
     tables = []
     sim_tables = {t.name: t for t in sim.items if isinstance(t, Table)}
@@ -199,6 +205,8 @@ def compare_markdown(cmp: dict[str, Any], title: str) -> str:
     lines.append("")
     for c in cmp["claims"]:
         lines += [f"- **{c['id']}** — simulation: {c['sim_ours']}  \n  emulation: {c['emulate_ours']}"]
+        if c.get("why_they_differ"):
+            lines += [f"  \n  *Why the engines differ:* {c['why_they_differ']}"]
     lines.append("")
     for t in cmp["tables"]:
         lines += [f"### {t['title']}", "", "| " + " | ".join(["configuration", "metric", "simulation", "emulation",

@@ -16,7 +16,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -244,6 +244,9 @@ class Experiment:
     emulation_refused: str = ""
     #: seeds per configuration of the plan in full mode (it runs on the wall clock)
     emulation_seeds_full: int = 10
+    #: claim id -> why the engines' verdicts differ, as checked (the plan module's
+    #: ENGINE_NOTES); engines.md prints it under a claim whose verdicts differ
+    engine_notes: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
