@@ -133,8 +133,9 @@ def test_cubic_plus_plan_runs_the_linux_baseline_and_lists_the_rest(tmp_path):
 
 @pytest.mark.skipif(not ROOT_OK, reason="needs root, /dev/net/tun and iproute2")
 def test_cellular_plan_runs_web_responses_on_the_one_ue_topology(tmp_path):
-    # 3.5G: run A and runs B-D with one short-flow CC (the smallest configuration: 7 emulated
-    # runs of 8-14 s); a CC the kernel lacks (Westwood+ without tcp_westwood) is listed as skipped.
+    # 3.5G: run A and runs B-D with one short-flow CC, and 4G runs B-D (the smallest
+    # configuration: 12 emulated runs of 8-14 s); a CC the kernel lacks (Westwood+ without
+    # tcp_westwood) is listed as skipped.
     from bloatlab import experiments
     from bloatlab.emulate import netns
 
@@ -142,24 +143,28 @@ def test_cellular_plan_runs_web_responses_on_the_one_ue_topology(tmp_path):
     claims = experiments.reproduce("cellular-bufferbloat", out, smoke=True, engine="emulate", progress=False)
     ids = [c.id for c in claims]
     assert ids[:2] == ["one-background-flow-several-fold-3.5g", "short-flow-cc-of-limited-importance-3.5g"]
-    table = (out / "tables" / "response-3.5g.csv").read_text()
-    assert "none" in table and "1 × CUBIC" in table and "5 × CUBIC" in table
+    assert ids[-2:] == ["4g-background-impact-minor", "4g-background-cc-not-significant"]
+    for tech in ("3.5g", "4g"):
+        table = (out / "tables" / f"response-{tech}.csv").read_text()
+        assert "none" in table and "1 × CUBIC" in table and "5 × CUBIC" in table
+        # Every response finished: the loaded ones too.
+        assert "0 response(s) did not finish" in (out / "tables" / f"response-{tech}.md").read_text()
     report = (out / "report.md").read_text()
-    assert "3G (Fig. 8, 9) and 4G (Fig. 10)" in report
+    assert "3G (Fig. 8, 9)" in report
     assert ("every run with Westwood+" in report) == (not netns.ensure_cc("westwood"))
-    # Every response finished: the loaded ones too.
-    assert "0 response(s) did not finish" in (out / "tables" / "response-3.5g.md").read_text()
 
 
 @pytest.mark.skipif(not ROOT_OK, reason="needs root, /dev/net/tun and iproute2")
 def test_abrwda_plan_runs_drwa_at_a_real_receiver(tmp_path):
     # ABRWDA cannot run (it reads the radio channel); its DRWA baseline can: TCP_WINDOW_CLAMP
-    # from the receiver's own measurements, 2 emulated runs of 6 s.
+    # from the receiver's own measurements, 2 emulated runs of 6 s, and one short flow of each
+    # size beside the long flow (6 runs of 9 s).
     from bloatlab import experiments
 
     out = tmp_path / "ab"
     claims = experiments.reproduce("abrwda", out, smoke=True, engine="emulate", progress=False)
-    assert [c.id for c in claims] == ["drwa-cuts-queue-and-rtt"]
+    assert [c.id for c in claims] == ["drwa-cuts-queue-and-rtt", "drwa-loses-effect-at-200"]
+    assert "Fig. 9: DRWA's AFCT reduction" in (out / "tables" / "fig9-drwa-improvement.md").read_text()
     assert claims[0].holds, claims[0].ours  # a 500-packet buffer: DRWA's cut is large in both engines
     report = (out / "report.md").read_text()
     assert "ABRWDA (every figure and claim of the paper)" in report and "Vegas" in report

@@ -160,6 +160,7 @@ pub fn run(cfg: &RunCfg) -> Result<String, EmuError> {
     // SAFETY: prctl with integer arguments. Timer slack 1 ns: wake-ups as precise as the
     // kernel can make them (the default 50 µs slack would add jitter to every delay).
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    let realtime = become_realtime();
     let snd = Tun::open(&cfg.tun_senders).map_err(io_err(&format!("cannot create TUN device {}", cfg.tun_senders)))?;
     let rcv = Tun::open(&cfg.tun_receivers).map_err(io_err(&format!("cannot create TUN device {}", cfg.tun_receivers)))?;
     let poller = Poller::new(&[snd.fd(), rcv.fd()]).map_err(io_err("epoll"))?;
@@ -274,7 +275,23 @@ pub fn run(cfg: &RunCfg) -> Result<String, EmuError> {
     out["io"]["write_late_mean_us"] = json!(if late.n > 0 { late.sum_ns as f64 / late.n as f64 / 1e3 } else { 0.0 });
     out["io"]["write_late_max_us"] = json!(late.max_ns as f64 / 1e3);
     out["io"]["write_late_over_1ms"] = json!(late.over_1ms);
+    out["io"]["realtime"] = json!(realtime);
     Ok(out.to_string())
+}
+
+/// Real-time priority for this thread (SCHED_FIFO, a middle priority) when allowed (root):
+/// a busy machine's other processes, the simulator's sweeps or a build, then wait for the
+/// bottleneck rather than the reverse, so its writes keep their times. The loop blocks in
+/// epoll between deadlines, and the kernel's real-time throttling bounds it anyway. Returns
+/// whether it took effect (without it the bottleneck still runs, as before).
+fn become_realtime() -> bool {
+    // BLOATLAB_EMU_REALTIME=0 keeps the normal policy (to measure what it changes).
+    if std::env::var("BLOATLAB_EMU_REALTIME").is_ok_and(|v| v == "0") {
+        return false;
+    }
+    let p = libc::sched_param { sched_priority: 50 };
+    // SAFETY: sched_setscheduler on this thread (pid 0) with a valid sched_param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
 }
 
 /// Waits (up to two minutes) for the controller to publish the time origin in `go`.

@@ -6,12 +6,14 @@ receiver sets its advertised window from its own RTT and throughput measurements
 al. 2012), with TCP_WINDOW_CLAMP on Linux. The plan runs Fig. 4/5's long flow on the paper's
 one-UE cellular topology (500-packet base-station buffer, 3.1-9.3 Mbit/s radio) with plain
 NewReno (Linux's reno with SACK) and with DRWA at the receiver, and checks DRWA's mechanism
-there, in both engines.
+there, in both engines; and Fig. 8/9's short flows beside it for NewReno and DRWA (the claim
+drwa-loses-effect-at-200) at one core delay.
 """
 
 from __future__ import annotations
 
-from .abrwda import DRWA_LAMBDA, PKT, long_spec
+from .abrwda import (CORE_DELAYS_SMOKE, DRWA_LAMBDA, PKT, SHORT_GAP_S, SHORT_SIZES, SHORT_T0_S, afct_reduction,
+                     afct_spec, claim_drwa_200, long_spec)
 from .framework import Context, RunResult, Stat, TableRow, by_label, fmt
 
 SCHEMES = ("newreno", "drwa")
@@ -29,7 +31,8 @@ def reproduce(ctx: Context) -> None:
              "it reads the radio channel's rate at the receiver, which a real receiver cannot measure")
     ctx.skip("Vegas (Fig. 4/5, 8/9)", "the paper's Vegas has α = 1, β = 3, and the kernel's tcp_vegas takes no "
              "per-flow parameters (its defaults are 2 and 4)")
-    ctx.skip("the short-flow completion times (Fig. 8/9)", "they compare ABRWDA against the others")
+    ctx.skip("ABRWDA's and Vegas's short-flow completion times (Fig. 8/9)", "as above; NewReno's and DRWA's are "
+             "emulated at one core delay")
     runs = ctx.run([long_spec(s, seed, duration) for s in SCHEMES for seed in seeds], "Fig. 4/5")
     if not runs:
         return
@@ -49,6 +52,35 @@ def reproduce(ctx: Context) -> None:
                   "(the bytes it received in the last RTT, smoothed): as the queue grows the RTT does and the "
                   "advertised window shrinks, so the sender stops short of filling the 500-packet buffer.")
     ctx.key("drwa-cuts-queue-and-rtt", "DRWA / NewReno mean queue", q["drwa"] / q["newreno"] if q["newreno"] else None)
+    _short_flows(ctx)
+
+
+def _short_flows(ctx: Context) -> None:
+    """Fig. 8/9 for NewReno and DRWA only (the claim drwa-loses-effect-at-200): short flows of 1, 30
+    and 200 packets one after the other beside the long flow, at the middle core delay (base RTT
+    150 ms), with fewer short flows and seeds than the simulated reproduction (wall clock)."""
+    n_short = ctx.pick(10, 4, 1)
+    seeds = ctx.seeds()[: ctx.pick(len(ctx.seeds()), 1, 1)]
+    delays = CORE_DELAYS_SMOKE
+    specs = []
+    for size in SHORT_SIZES:
+        for scheme in SCHEMES:
+            for seed in seeds:
+                sp = afct_spec(scheme, size, delays[0], seed, n_short)
+                if n_short == 1:  # the tests' smallest run: the plumbing, not the numbers
+                    sp.scenario["duration"] = f"{SHORT_T0_S + min(SHORT_GAP_S[size], 4.0):g}s"
+                specs.append(sp)
+    ctx.text(f"Fig. 8/9 for NewReno and DRWA: {n_short} short flow(s) of each size (1, 30, 200 packets) one after "
+             f"the other beside the long flow, core delay {delays[0]} ms (base RTT {2 * (delays[0] + 25)} ms), "
+             f"{len(seeds)} seed(s).", heading="Short flows")
+    runs = ctx.run(specs, "Fig. 8/9 (NewReno, DRWA)")
+    if not runs:
+        return
+    red = afct_reduction(runs, SCHEMES, delays)
+    ctx.table("fig9-drwa-improvement", "Fig. 9: DRWA's AFCT reduction against NewReno (same seed, same channel)", [
+        TableRow({"size": f"{size} p"}, "AFCT reduction", red[("drwa", size, delays[0])], None, "%")
+        for size in SHORT_SIZES])
+    claim_drwa_200(ctx, red, delays)
 
 
 def _stats(rs: list[RunResult]) -> dict[str, tuple[Stat, str]]:

@@ -38,6 +38,7 @@ def _emulation_health(summary: Mapping[str, Any]) -> dict[str, Any]:
         "write_late_mean_us": late,
         "write_late_max_us": io.get("write_late_max_us"),
         "device_drops": drops,
+        "realtime": io.get("realtime"),
         "disturbed": reasons,
     }
 
