@@ -83,18 +83,20 @@ def reproduce(ctx: Context) -> None:
     runs4 = ctx.run([_web(sh, run, bg, s, settle4, run4, tech="4g") for run, sh, bg in configs for s in seeds],
                     "runs B-D, 4G")
     w4 = WebResults(runs4)
-    ctx.table("response-4g", "Runs B-D on 4G: response time", [
-        TableRow({"background": _bg_label(run, bg), "short flow": CC_LABEL[sh]}, "response time",
-                 w4.response(run, sh, bg), None, "s") for run, sh, bg in configs],
-        note=f"{w4.unfinished()} response(s) did not finish within the run (left out of the means).")
+    ctx.table("response-4g", "Runs B-D on 4G: response time", _response_rows(w4, configs),
+              note=f"{w4.unfinished()} response(s) did not finish within the run (left out of the means).")
     _claim_4g_minor(ctx, w4, ccs)
     _claim_4g_background_cc(ctx, w4, shorts, ccs)
 
 
+def _response_rows(w: WebResults, configs: list[tuple[str, str, str | None]]) -> list[TableRow]:
+    return [TableRow({"background": _bg_label(run, bg), "short flow": CC_LABEL[sh]}, "response time",
+                     w.response(run, sh, bg), None, "s") for run, sh, bg in configs]
+
+
 def _tables(ctx: Context, w: WebResults, longs: list[RunResult], ccs: list[str],
             configs: list[tuple[str, str, str | None]]) -> None:
-    rows = [TableRow({"background": _bg_label(run, bg), "short flow": CC_LABEL[sh]}, "response time",
-                     w.response(run, sh, bg), None, "s") for run, sh, bg in configs]
+    rows = _response_rows(w, configs)
     rows += [TableRow({"background": _bg_label(run, bg), "short flow": CC_LABEL[sh]}, "short-flow mean RTT",
                       w.short_metric("rtt_mean_ms", run, sh, bg), None, "ms") for run, sh, bg in configs]
     ctx.table("response-3.5g", "Runs B-D on 3.5G: response time and the short flow's RTT", rows,
