@@ -20,7 +20,7 @@ fn run_json<'py>(
     series: bool,
     capture_dir: Option<std::path::PathBuf>,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let opts = RunOptions { seed, series, capture_dir };
+    let opts = RunOptions { seed, series, capture_dir, progress: None };
     let json = scenario_json.to_owned();
     let result = py.detach(move || bloatlab_sim::run_json(&json, &opts));
     match result {

@@ -1,6 +1,7 @@
 //! Runs a scenario file and prints its summary JSON:
 //! `cargo run --release --example run -- FILE [SERIES_DIR]` (series as CSV when a dir is given;
-//! pcap files of the scenario's `capture` links go to $BLOATLAB_CAPTURE_DIR when set).
+//! pcap files of the scenario's `capture` links go to $BLOATLAB_CAPTURE_DIR when set;
+//! `BLOATLAB_PROGRESS=SECONDS` prints a progress line to stderr that often).
 
 use bloatlab_sim::Column;
 use std::io::Write;
@@ -11,7 +12,10 @@ fn main() {
     let series_dir = args.next();
     let text = std::fs::read_to_string(&path).expect("readable scenario file");
     let capture_dir = std::env::var_os("BLOATLAB_CAPTURE_DIR").map(std::path::PathBuf::from);
-    let opts = bloatlab_sim::RunOptions { seed: None, series: series_dir.is_some(), capture_dir };
+    let progress = std::env::var("BLOATLAB_PROGRESS")
+        .ok()
+        .map(|s| std::time::Duration::from_secs_f64(s.parse().expect("BLOATLAB_PROGRESS: seconds")));
+    let opts = bloatlab_sim::RunOptions { seed: None, series: series_dir.is_some(), capture_dir, progress };
     match bloatlab_sim::run_toml(&text, &opts) {
         Ok(out) => {
             println!("{}", out.summary_json);

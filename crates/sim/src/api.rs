@@ -12,6 +12,9 @@ pub struct RunOptions {
     /// Where to write the pcap files of the links named in the scenario's `capture`
     /// (`{dir}/{link}.pcap`); without it, `capture` is ignored.
     pub capture_dir: Option<std::path::PathBuf>,
+    /// Print a progress line to stderr this often (wall clock) during the run: simulated
+    /// time reached, events, events per second. For long runs; nothing else changes.
+    pub progress: Option<std::time::Duration>,
 }
 
 /// An invalid scenario: the key path (`flows[0].cc`) and what is wrong / allowed.
@@ -144,7 +147,7 @@ fn run_value(value: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, 
     let setup = std::time::Instant::now();
     let world = crate::world::World::new(&scenario, seed, opts.capture_dir.as_deref(), opts.series).map_err(RunError::Internal)?;
     let setup_s = setup.elapsed().as_secs_f64();
-    let mut outcome = world.run().map_err(RunError::Internal)?;
+    let mut outcome = world.run(opts.progress).map_err(RunError::Internal)?;
     outcome.measure.engine.setup_s = setup_s;
     let summary = crate::metrics::measure::build(&outcome.measure);
     let summary_json = serde_json::to_string_pretty(&summary).map_err(|e| RunError::Internal(e.to_string()))?;

@@ -122,9 +122,9 @@ impl RateSpec {
         use crate::net::rate_model::{CellularRate, RateModel, TraceRate};
         match self {
             RateSpec::Constant(r) => RateModel::Constant(*r),
-            RateSpec::Trace { times_ms, .. } => RateModel::Trace(TraceRate::new(times_ms.clone())),
+            RateSpec::Trace { times_ms, .. } => RateModel::Trace(Box::new(TraceRate::new(times_ms.clone()))),
             RateSpec::Cellular { min, max, interval, dwell, p_good } => {
-                RateModel::Cellular(CellularRate::new(*min, *max, *interval, *dwell, *p_good, rng))
+                RateModel::Cellular(Box::new(CellularRate::new(*min, *max, *interval, *dwell, *p_good, rng)))
             }
         }
     }

@@ -1,8 +1,10 @@
 //! The discrete-event core: a time-ordered event queue with deterministic tie-breaking and
 //! per-component random streams.
 
+mod prefetch;
 mod queue;
 mod rng;
 
+pub use prefetch::prefetch;
 pub use queue::{Event, EventQueue, TimerKind};
 pub use rng::{SimRng, Stream};

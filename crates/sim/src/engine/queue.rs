@@ -1,7 +1,7 @@
 //! Event queue: a 4-ary min-heap on (time, sequence number). Events at the same instant fire
 //! in the order they were scheduled, so a run is a pure function of (scenario, seed).
 
-use crate::ids::{FlowId, LinkId, SockId};
+use crate::ids::{FlowId, LinkId, PacketId, SockId};
 use crate::units::SimTime;
 
 /// Which of an endpoint's timers fired.
@@ -16,8 +16,10 @@ pub enum TimerKind {
 pub enum Event {
     /// A link finished serializing its current packet.
     LinkTxDone(LinkId),
-    /// The packet at the head of a link's propagation pipe reaches the far end.
-    LinkArrive(LinkId),
+    /// The packet at the head of a link's propagation pipe reaches the far end. The packet's
+    /// id rides along only so that the loop can prefetch it one event ahead (the link's pipe
+    /// is what says which packet arrives).
+    LinkArrive(LinkId, PacketId),
     /// An endpoint timer (lazily cancelled: the endpoint checks it is still wanted).
     Timer(SockId, TimerKind),
     /// A flow's application starts.
@@ -109,6 +111,12 @@ impl EventQueue {
         Some((SimTime((top.key >> 64) as u64), top.ev))
     }
 
+    /// The next event to fire, if any (without removing it).
+    #[inline]
+    pub fn peek(&self) -> Option<&Event> {
+        self.heap.first().map(|s| &s.ev)
+    }
+
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.first().map(|s| SimTime((s.key >> 64) as u64))
@@ -181,6 +189,8 @@ mod tests {
                     }
                     2 => {
                         prop_assert_eq!(q.peek_time().map(|t| t.0), model.peek().map(|r| r.0 .0));
+                        // peek names the event pop would return (the loop prefetches for it).
+                        prop_assert_eq!(q.peek().copied(), model.peek().map(|r| Event::FlowStart(FlowId(r.0 .1))));
                     }
                     _ => {
                         let got = q.pop().map(|(t, e)| match e { Event::FlowStart(f) => (t.0, f.0), _ => unreachable!() });

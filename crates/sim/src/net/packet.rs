@@ -198,6 +198,14 @@ impl PacketPool {
         &self.slots[id.idx()]
     }
 
+    /// Starts loading packet `id` into the cache (a hint; nothing happens if it is not live).
+    #[inline]
+    pub fn prefetch(&self, id: PacketId) {
+        if let Some(p) = self.slots.get(id.idx()) {
+            crate::engine::prefetch(p, 3);
+        }
+    }
+
     #[inline]
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id.idx()]

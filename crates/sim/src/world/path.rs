@@ -180,7 +180,7 @@ impl World {
         match link.end_tx(now, &mut cx) {
             Launch::Lost => {}
             Launch::Out(pid) => self.forward(pid),
-            Launch::Propagating(Some(at)) => self.events.schedule(at, Event::LinkArrive(l)),
+            Launch::Propagating(Some((at, pid))) => self.events.schedule(at, Event::LinkArrive(l, pid)),
             Launch::Propagating(None) => {}
         }
         self.start_tx(l);
@@ -189,8 +189,8 @@ impl World {
     #[inline]
     pub(super) fn arrive(&mut self, l: LinkId) {
         let (pid, next) = self.links[l.idx()].arrive(self.now);
-        if let Some(next) = next {
-            self.events.schedule(next, Event::LinkArrive(l));
+        if let Some((at, head)) = next {
+            self.events.schedule(at, Event::LinkArrive(l, head));
         }
         self.forward(pid);
     }

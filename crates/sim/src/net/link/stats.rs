@@ -8,21 +8,27 @@ use crate::queue::{DropReason, DROP_REASONS};
 use crate::units::{Dur, SimTime};
 use crate::metrics::DelayHist;
 
+/// Laid out in declaration order (`repr(C)`): the counters every packet touches come first,
+/// so that they share the link's first cache lines with the serializer (see `Link`).
+#[repr(C)]
 pub struct LinkStats {
     pub arrivals: u64,
-    /// By reason, random wire loss included.
-    pub drops: [u64; DROP_REASONS],
     pub transmitted: u64,
     pub delivered: u64,
+    /// By reason, random wire loss included.
+    pub drops: [u64; DROP_REASONS],
 
     /// Measurement window.
     pub counting: bool,
     pub window_start: SimTime,
     pub w_arrivals: u64,
-    pub w_drops: [u64; DROP_REASONS],
     pub w_tx_pkts: u64,
     pub w_tx_bytes: u64,
     pub w_busy: Dur,
+    pub w_drops: [u64; DROP_REASONS],
+    /// Interval counters for time series (reset at each sample).
+    pub i_tx_bytes: u64,
+
     /// The link's cumulative capacity (bytes) when the window started.
     pub w_capacity_start: u64,
     /// Bytes the link could have carried during the window (set when the run ends).
@@ -34,9 +40,6 @@ pub struct LinkStats {
     pub w_sojourn_sum: u128,
     pub w_sojourn_n: u64,
     pub sojourn_hist: DelayHist,
-
-    /// Interval counters for time series (reset at each sample).
-    pub i_tx_bytes: u64,
     pub i_sojourn_sum: u128,
     pub i_sojourn_n: u64,
 }
