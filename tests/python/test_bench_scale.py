@@ -83,3 +83,15 @@ def test_scale_fat_tree_point_runs():
     p = bench.scale_point("fat_tree", 20, 0.04)
     assert p["flows"] == 32 and p["simulated_s"] == pytest.approx(0.0002)
     assert p["bottleneck_packets"] > 0 and p["transmissions"] > p["bottleneck_packets"]
+
+
+def test_the_fat_tree_target_file_is_the_bench_scenario():
+    """scripts/fat-tree-4096-1s.toml (issue 14's 1 s target, hours to run) stays the scenario
+    that `bench --scale` times at 4,096 flows, with 1 s simulated; it validates."""
+    import tomllib
+    from helpers import REPO
+    from bloatlab import simcore
+
+    doc = tomllib.loads((REPO / "scripts" / "fat-tree-4096-1s.toml").read_text())
+    assert doc == bench.scale_fat_tree(4096, 1.0)
+    simcore.validate_scenario(doc)
