@@ -8,6 +8,7 @@ use crate::shaper::{Direction, DirectionCfg};
 use crate::slab::{Slab, SLOT};
 use bloatlab_sim::config::{AppKind, RateSpec, Scenario, StartSpec, TopologyKind, Transport, UdpApp};
 use bloatlab_sim::engine::{SimRng, Stream};
+use bloatlab_sim::queue::QueueDisc;
 use bloatlab_sim::units::{Dur, Rate};
 use bloatlab_sim::ScenarioError;
 use serde_json::{json, Value};

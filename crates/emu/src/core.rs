@@ -9,6 +9,7 @@ use crate::slab::{Slab, NO_FLOW};
 use crate::stats::{queue_block, FlowCounters, QueueSeries};
 use bloatlab_sim::gateway::{AckRewriter, QueueView};
 use bloatlab_sim::ids::PacketId;
+use bloatlab_sim::queue::QueueDisc;
 use bloatlab_sim::units::{Dur, SimTime};
 use serde_json::{json, Value};
 

@@ -19,7 +19,7 @@ use bloatlab_sim::engine::SimRng;
 use bloatlab_sim::ids::PacketId;
 use bloatlab_sim::net::link::{Launch, Link, LinkCx, LinkSpec, TxEvent};
 use bloatlab_sim::net::rate_model::RateModel;
-use bloatlab_sim::queue::{Backlog, DropReason, QEntry, QueueDisc};
+use bloatlab_sim::queue::{Backlog, DropReason, LinkQueue, QEntry, QueueDisc};
 use bloatlab_sim::units::{Dur, SimTime};
 
 /// The internal events of a direction.
@@ -91,7 +91,7 @@ impl LinkCx for Hands<'_> {
 }
 
 impl Direction {
-    pub fn new(cfg: DirectionCfg, queue: Box<dyn QueueDisc>, rate: RateModel, loss_rng: SimRng, slots: usize) -> Direction {
+    pub fn new(cfg: DirectionCfg, queue: LinkQueue, rate: RateModel, loss_rng: SimRng, slots: usize) -> Direction {
         let mut drop_list = cfg.drop_list;
         drop_list.sort_unstable();
         let mut link = Link::new(LinkSpec {

@@ -13,6 +13,7 @@ mod dualpi2;
 mod fifo;
 mod flowkey;
 mod fq_codel;
+mod link_queue;
 mod pie;
 mod red;
 mod step;
@@ -24,6 +25,7 @@ pub use dualpi2::{DualPi2, DualPi2Params, StepThresh};
 pub use fifo::Fifo;
 pub use flowkey::{FlowKey, PureAck, PROTO_DCCP, PROTO_TCP, PROTO_UDP};
 pub use fq_codel::{FqCodel, FqCodelParams};
+pub use link_queue::LinkQueue;
 pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 pub use step::{Step, StepParams, Threshold};
@@ -214,8 +216,12 @@ pub fn lookup(name: &str) -> Option<&'static QueueDef> {
 }
 
 /// Builds a discipline for a link of nominal rate `rate`; `rng` is its own random stream.
-pub fn build(cfg: &QueueCfg, rng: SimRng, rate: Rate) -> Box<dyn QueueDisc> {
-    (cfg.def.build)(&cfg.params, BuildCx { limit: cfg.limit, rate, rng })
+/// Drop-tail comes back inline (see [`LinkQueue`]), every other discipline boxed.
+pub fn build(cfg: &QueueCfg, rng: SimRng, rate: Rate) -> LinkQueue {
+    if cfg.def.name == droptail::DEF.name {
+        return LinkQueue::DropTail(DropTail::new(cfg.limit));
+    }
+    (cfg.def.build)(&cfg.params, BuildCx { limit: cfg.limit, rate, rng }).into()
 }
 
 pub fn capacity_bytes(limit: QueueLimit) -> u64 {

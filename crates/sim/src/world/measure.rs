@@ -3,6 +3,7 @@
 //! endpoints' and links' own counters; changes nothing the packets see.
 
 use super::{Endpoint, World};
+use crate::queue::QueueDisc;
 use crate::metrics::{DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, RunMeasure};
 
 /// A flow's counters at one instant, whatever its transport (the summary and the time series

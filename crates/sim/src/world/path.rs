@@ -4,6 +4,7 @@
 //! destination endpoint. Every step is an event of the engine; their order is the run.
 
 use super::{Endpoint, FlowRt, World};
+use crate::queue::QueueDisc;
 use crate::engine::Event;
 use crate::gateway::{self, QueueView};
 use crate::ids::{LinkId, PacketId};

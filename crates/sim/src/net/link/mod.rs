@@ -22,7 +22,7 @@ pub use stats::LinkStats;
 use crate::engine::SimRng;
 use crate::ids::PacketId;
 use crate::net::rate_model::RateModel;
-use crate::queue::{Dequeued, DropReason, QEntry, QueueDisc, Verdict};
+use crate::queue::{Dequeued, DropReason, LinkQueue, QEntry, QueueDisc, Verdict};
 use crate::units::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -85,7 +85,7 @@ pub struct LinkSpec {
     pub name: String,
     pub rate: RateModel,
     pub delay: Dur,
-    pub queue: Box<dyn QueueDisc>,
+    pub queue: LinkQueue,
     /// Random loss probability per packet crossing.
     pub loss: f64,
     /// Indices (0-based, sorted) of the crossings to lose.
@@ -110,7 +110,7 @@ pub struct Link {
     pub shaper_wake: SimTime,
     /// Packets propagating with their arrival times, in order.
     pub pipe: VecDeque<(SimTime, PacketId)>,
-    pub queue: Box<dyn QueueDisc>,
+    pub queue: LinkQueue,
     pub rate: RateModel,
     pub delay: Dur,
     pub loss: f64,
@@ -383,7 +383,7 @@ mod tests {
             name: "l".into(),
             rate: RateModel::Constant(Rate(12_000_000)),
             delay,
-            queue: Box::new(DropTail::new(QueueLimit::Packets(2))),
+            queue: DropTail::new(QueueLimit::Packets(2)).into(),
             loss: 0.0,
             drop_list,
             loss_rng: SimRng::new(1, Stream::LinkLoss, 0),
