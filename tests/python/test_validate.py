@@ -251,6 +251,33 @@ def test_linux_from_reuses_stored_results_without_root(tmp_path, monkeypatch):
     assert "The Linux side of 2 cells is from an earlier run" in (out / "report.md").read_text()
 
 
+REPO_LINUX = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "fidelity-linux.json")
+
+
+def test_the_shipped_linux_side_covers_the_whole_matrix():
+    """docs/fidelity-linux.json (the latest full emulated run) still matches every cell of the
+    full matrix, so `validate --linux-from docs/fidelity-linux.json` judges the simulator
+    without root. If the matrix's scenarios change, re-run the full matrix and replace it."""
+    data = json.loads(open(REPO_LINUX).read())
+    head = run.header(quick=False, duration_s=data["duration_s"], seed=data["seed"], sim_only=False, filters={})
+    cells = matrix.full_matrix()
+    stored = run.stored_linux(REPO_LINUX, data, head, cells)
+    assert sorted(stored) == sorted(c.id for c in cells)
+
+
+def test_linux_from_the_shipped_file_judges_a_slice_without_root(tmp_path, monkeypatch):
+    monkeypatch.setattr(vcli, "_is_root", lambda: False)
+    out = tmp_path / "out"
+    r = invoke("--duration", "30", "--filter", "cc=reno", "--filter", "rtt_ms=40", "--filter", "buffer_bdp=2",
+               "--filter", "loss_pct=0", "--filter", "gateway=droptail", "--linux-from", REPO_LINUX, "--out", str(out))
+    assert r.exit_code == 0, r.output
+    got = json.loads((out / "validate.json").read_text())
+    shipped = {c["id"]: c for c in json.loads(open(REPO_LINUX).read())["cells"]}
+    assert [c["id"] for c in got["cells"]] == ["reno-droptail-b2-rtt40-loss0-f1", "reno-droptail-b2-rtt40-loss0-f4"]
+    for c in got["cells"]:
+        assert c["linux"] == shipped[c["id"]]["linux"]
+
+
 def test_linux_from_emulates_the_cells_it_lacks(tmp_path, monkeypatch):
     f, data = _stored_run(tmp_path, monkeypatch)
     data["cells"] = data["cells"][:1]
