@@ -9,6 +9,7 @@ use super::reassembly::Reassembly;
 use super::rtt::RttEstimator;
 use super::recovery::{LossState, LossStats, XmitTimer, MAX_QUICKACKS};
 use super::rwnd::RwndState;
+use super::rcvbuf::RcvTune;
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::config::{EcnMode, Recovery, TcpCfg, TCP_HEADER_BYTES};
@@ -134,6 +135,10 @@ pub struct TcpSocket {
     last_ack_sent: u64,
     rcv_buf: u64,
     rwnd: RwndState,
+    /// Receive-buffer autotuning (`tcp.rcvbuf_auto`).
+    tune: RcvTune,
+    /// The right edge of the window last advertised (Linux never moves it left).
+    rcv_edge: u64,
     /// Bytes the application expects (file transfers): completion is recorded when reached.
     pub expect: Option<u64>,
     pub completed_at: Option<SimTime>,
@@ -193,6 +198,8 @@ impl TcpSocket {
             last_ack_sent: 0,
             rcv_buf: cfg.rcvbuf,
             rwnd: RwndState::default(),
+            tune: RcvTune::new(cfg.mech.rcvbuf_auto, cfg.rcvbuf, mss + if cfg.timestamps { 12 } else { 0 }, mss),
+            rcv_edge: 0,
             expect: None,
             completed_at: None,
             timers: [TimerSlot::default(); 3],
@@ -217,6 +224,12 @@ impl TcpSocket {
     /// The window this endpoint advertises now, in bytes.
     pub fn adv_window(&self) -> u64 {
         match self.rwnd.window() {
+            None if self.tune.on => {
+                // Linux's tcp_select_window: the autotuned window, never shrinking the edge
+                // already offered.
+                let w = self.tune.window(self.ooo.bytes(), 1 << self.rcv_wscale);
+                w.max(self.rcv_edge.saturating_sub(self.rcv_nxt)).min(self.rcv_buf)
+            }
             None => self.rcv_buf,
             Some(w) => w.clamp(self.mss, self.rcv_buf),
         }
@@ -350,7 +363,8 @@ impl TcpSocket {
     fn window_field(&self, syn: bool) -> u16 {
         // Windows in SYNs are never scaled (RFC 7323 §2.2).
         if syn {
-            self.rcv_buf.min(65_535) as u16
+            let w = if self.tune.on { self.tune.window(0, 1) } else { self.rcv_buf };
+            w.min(65_535) as u16
         } else {
             (self.adv_window() >> self.rcv_wscale).min(65_535) as u16
         }
@@ -365,6 +379,10 @@ impl TcpSocket {
             accecn = o;
         }
         let has_ack = flags & TcpFlags::ACK != 0;
+        let window = self.window_field(syn);
+        if has_ack && !syn {
+            self.rcv_edge = self.rcv_nxt + ((window as u64) << self.rcv_wscale);
+        }
         let ts = if self.ts_ok || (syn && self.cfg.timestamps) { Some((cx.now.0, self.ts_recent)) } else { None };
         let sack = if has_ack && self.sack_ok && (self.lr.dsack.is_some() || !self.ooo.is_empty()) { self.sack_option() } else { SackBlocks::default() };
         let h = TcpHeader {
@@ -372,7 +390,7 @@ impl TcpSocket {
             ack: if has_ack { self.rcv_nxt } else { 0 },
             len,
             flags: TcpFlags(flags),
-            window: self.window_field(syn),
+            window,
             ts,
             sack,
             syn_opts,
@@ -658,6 +676,7 @@ impl TcpSocket {
 
     fn establish(&mut self, h: &TcpHeader, cx: &mut Cx) {
         self.state = TcpState::Established;
+        self.tune.on_established(cx.now, self.rcv_nxt);
         if self.cfg.mech.quickack {
             self.lr.quickacks = MAX_QUICKACKS;
         }
@@ -731,6 +750,8 @@ impl TcpSocket {
                 self.note_duplicate(start, end);
             }
             self.ooo.insert(start, end);
+            self.tune_on_data(h, cx.now);
+            self.tune.on_out_of_order(self.rcv_nxt, self.ooo.end());
             self.send_ack(cx); // out of order: immediate (duplicate) ACK with SACK blocks
             return;
         }
@@ -750,6 +771,9 @@ impl TcpSocket {
         let before = self.rcv_nxt;
         self.rcv_nxt = self.ooo.advance(end);
         self.stats.bytes_delivered += self.rcv_nxt - before;
+        // The application reads what is in order at once.
+        self.tune_on_data(h, cx.now);
+        self.tune.on_read(cx.now, self.rcv_nxt, self.ooo.end());
         if let Some(want) = self.expect {
             if self.completed_at.is_none() && self.stats.bytes_delivered >= want {
                 self.completed_at = Some(cx.now);
@@ -764,6 +788,16 @@ impl TcpSocket {
             let at = cx.now + self.cfg.delack;
             self.set_timer(TimerKind::DelAck, at, cx);
         }
+    }
+
+    /// Receive-buffer autotuning's view of an arriving data segment.
+    fn tune_on_data(&mut self, h: &TcpHeader, now: SimTime) {
+        let ecr = match h.ts {
+            Some((_, ecr)) if self.ts_ok => Some(ecr),
+            _ => None,
+        };
+        let rcv_wnd = self.rcv_edge.saturating_sub(self.rcv_nxt);
+        self.tune.on_data(now, h.len as u64, ecr, self.rcv_nxt, rcv_wnd, self.ooo.bytes());
     }
 
     // ----- send half: ACK processing ---------------------------------------------------

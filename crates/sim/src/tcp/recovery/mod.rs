@@ -36,11 +36,15 @@ pub struct Mechanisms {
     /// timestamp only without one; `"timestamp"`: the echoed timestamp on every ACK that
     /// advances snd.una, for both.
     pub linux_rtt: bool,
+    /// `rcvbuf_auto`: the receiver's advertised window grows with what the application reads
+    /// (Linux's receive-buffer autotuning, `tcp_moderate_rcvbuf = 1`), up to `rcvbuf`; off:
+    /// the whole of `rcvbuf` is advertised from the start.
+    pub rcvbuf_auto: bool,
 }
 
 impl Default for Mechanisms {
     fn default() -> Self {
-        Mechanisms { prr: true, frto: true, undo: true, dsack: true, rack: true, tlp: true, quickack: true, linux_rtt: true }
+        Mechanisms { prr: true, frto: true, undo: true, dsack: true, rack: true, tlp: true, quickack: true, linux_rtt: true, rcvbuf_auto: true }
     }
 }
 
