@@ -101,9 +101,7 @@ impl RcvTune {
     /// one of our timestamps; `rcv_nxt` after it was queued, `rcv_wnd` the window last
     /// advertised, `ooo` the out-of-order bytes held.
     pub fn on_data(&mut self, now: SimTime, len: u64, tsecr: Option<u64>, rcv_nxt: u64, rcv_wnd: u64, ooo: u64) {
-        if !self.on {
-            return;
-        }
+        // The receiver RTT is measured with or without autotuning (SACK compression uses it).
         // tcp_rcv_rtt_measure_ts: one sample per new echo, from full-sized segments.
         if let Some(ecr) = tsecr.filter(|&e| e > 0) {
             if ecr != self.last_tsecr {
@@ -127,7 +125,7 @@ impl RcvTune {
             }
         }
         // tcp_grow_window.
-        if len >= GROW_MIN_LEN {
+        if self.on && len >= GROW_MIN_LEN {
             let room = self.window_clamp.saturating_sub(ooo).saturating_sub(self.rcv_ssthresh);
             if room > 0 {
                 let incr = (2 * self.advmss).max(2 * len);
@@ -255,10 +253,13 @@ mod tests {
     }
 
     #[test]
-    fn off_advertises_nothing_new() {
+    fn off_grows_nothing_but_still_measures_the_rtt() {
         let mut t = RcvTune::new(false, 6_000_000, MSS, MSS);
-        t.on_data(ms(1), MSS, Some(1), MSS, 0, 0);
+        let clamp = t.window_clamp();
+        t.on_data(ms(50), MSS, Some(ms(10).0), MSS, 0, 0);
         t.on_read(ms(100), MSS, None);
-        assert_eq!(t.rtt(), None);
+        t.on_out_of_order(MSS, Some(100 * MSS));
+        assert_eq!(t.window_clamp(), clamp);
+        assert_eq!(t.rtt(), Some(Dur::from_millis(40)));
     }
 }
