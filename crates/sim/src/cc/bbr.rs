@@ -12,9 +12,10 @@
 //! pipe is full. Rates are bytes of payload per second in floating point (Linux: packets per
 //! µs in fixed point); the window is kept in whole segments.
 //!
-//! Differences from Linux, all because the simulator has no such thing: there is no TSO/GSO,
-//! so the TSO-size goal only sizes the quantization budget (Linux's formula, ~1 ms of data at
-//! the pacing rate, at least 2 segments above 1.2 Mbit/s); ACK delay is not signalled, so a
+//! Differences from Linux, all because the simulator has no such thing: there is no TSO
+//! offload; the TSO-size goal (Linux's formula, ~1 ms of data at the pacing rate, at least 2
+//! segments above 1.2 Mbit/s) sizes the quantization budget and the GSO bursts the core sends
+//! per pacing slot (`tcp.gso`); ACK delay is not signalled, so a
 //! min-RTT sample is never refused as "delayed"; and PROBE_RTT's "mark the flow app-limited"
 //! is kept inside the controller (samples whose reference packet was sent while the mark was
 //! set count as app-limited) because the controller cannot write the core's rate sampler.
@@ -645,6 +646,11 @@ impl CongestionControl for Bbr {
 
     fn owns_cwnd(&self) -> bool {
         true
+    }
+
+    /// bbr_tso_segs_goal: the burst Linux's BBR sends per pacing slot.
+    fn tso_segs(&self) -> Option<u64> {
+        Some(self.tso_segs_goal())
     }
 
     fn pacing_rate(&self) -> Option<Rate> {

@@ -274,6 +274,10 @@ impl CongestionControl for Delayed {
         self.inner.pacing_rate()
     }
 
+    fn tso_segs(&self) -> Option<u64> {
+        self.inner.tso_segs()
+    }
+
     fn state_label(&self, _w: &Window) -> &'static str {
         match self.last {
             Decision::Decreased => "decreased",

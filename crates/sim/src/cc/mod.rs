@@ -180,6 +180,12 @@ pub trait CongestionControl: Send {
         false
     }
     /// A pacing rate, if this controller paces.
+    /// Segments a paced sender sends back to back per pacing slot (Linux's TSO/GSO size goal);
+    /// None: the core's default (`tcp_tso_autosize` with `tcp_min_tso_segs` = 2).
+    fn tso_segs(&self) -> Option<u64> {
+        None
+    }
+
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }

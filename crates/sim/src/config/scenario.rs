@@ -13,7 +13,7 @@ const TOPOLOGY_KEYS: &[&str] =
 pub(super) const LINK_KEYS: &[&str] = &["rate", "reverse_rate", "delay", "loss", "drop_packets"];
 const TCP_KEYS: &[&str] = &[
     "mss", "init_cwnd", "recovery", "delack", "ack_every", "rto_min", "rto_initial", "rto_max",
-    "timestamps", "rcvbuf", "pacing", "ecn", "prr", "frto", "undo", "dsack", "rack", "tlp", "quickack",
+    "timestamps", "rcvbuf", "pacing", "ecn", "prr", "frto", "undo", "dsack", "rack", "tlp", "quickack", "rcvbuf_auto", "sack_compress", "gso",
     "rtt_sample",
 ];
 const FLOW_KEYS: &[&str] =
@@ -209,7 +209,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 8],
+    mech: [Option<bool>; 11],
 }
 
 impl TcpPartial {
@@ -282,17 +282,21 @@ impl TcpPartial {
 }
 
 /// The switches of Linux's loss-recovery mechanisms ([`crate::tcp::Mechanisms`]), in
-/// this order: prr, frto, undo, dsack, rack, tlp, quickack, rtt_sample ("linux" = true).
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 8]> {
-    let mut m = [None; 8];
+/// this order: prr, frto, undo, dsack, rack, tlp, quickack, rtt_sample ("linux" = true),
+/// rcvbuf_auto, sack_compress, gso.
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 11]> {
+    let mut m = [None; 11];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
     m[7] = t.opt_choice("rtt_sample", "RTT sampling", &["linux", "timestamp"])?.map(|s| s == "linux");
+    m[8] = t.opt_bool("rcvbuf_auto")?;
+    m[9] = t.opt_bool("sack_compress")?;
+    m[10] = t.opt_bool("gso")?;
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 8]) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 11]) -> crate::tcp::Mechanisms {
     let d = crate::tcp::Mechanisms::default();
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
@@ -303,6 +307,9 @@ fn mechanisms(m: &[Option<bool>; 8]) -> crate::tcp::Mechanisms {
         tlp: m[5].unwrap_or(d.tlp),
         quickack: m[6].unwrap_or(d.quickack),
         linux_rtt: m[7].unwrap_or(d.linux_rtt),
+        rcvbuf_auto: m[8].unwrap_or(d.rcvbuf_auto),
+        sack_compress: m[9].unwrap_or(d.sack_compress),
+        gso: m[10].unwrap_or(d.gso),
     }
 }
 

@@ -435,6 +435,7 @@ impl Runner {
                 "net.ipv4.tcp_early_retrans" => self.cfg.mech.tlp = v != "0",
                 "net.ipv4.tcp_frto" => self.cfg.mech.frto = v != "0",
                 "net.ipv4.tcp_dsack" => self.cfg.mech.dsack = v != "0",
+                "net.ipv4.tcp_moderate_rcvbuf" => self.cfg.mech.rcvbuf_auto = v != "0",
                 "net.ipv4.tcp_congestion_control" => {
                     if let Some(cc) = linux_cc(v) {
                         self.cc = cc;
@@ -836,6 +837,8 @@ impl Runner {
                     return unsupported("SO_RCVBUF once the socket listens or connects");
                 }
                 self.cfg.rcvbuf = (2 * v.max(0) as u64).max(self.cfg.mss as u64);
+                // A buffer the application sets is locked: no autotuning (SOCK_RCVBUF_LOCK).
+                self.cfg.mech.rcvbuf_auto = false;
                 Self::check_ret(c, 0, None)
             }
             (_, "TCP_NODELAY") if tcp => {

@@ -4,6 +4,7 @@
 //! ([`crate::cc`]).
 
 mod rate;
+mod rcvbuf;
 mod reassembly;
 pub mod recovery;
 mod rtt;
@@ -13,6 +14,7 @@ mod socket;
 
 pub use recovery::Mechanisms;
 pub use rate::{RateSample, RateSampler, TxStamp};
+pub use rcvbuf::RcvTune;
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Seg};
 pub use socket::{Cx, SockStats, TcpInfo, TcpSocket, TcpState};

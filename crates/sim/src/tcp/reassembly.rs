@@ -16,8 +16,12 @@ impl Reassembly {
         self.ranges.is_empty()
     }
 
+    /// The end of the highest range held, if any.
+    pub fn end(&self) -> Option<u64> {
+        self.ranges.last().map(|r| r.1)
+    }
+
     /// Bytes held out of order.
-    #[cfg(test)]
     pub fn bytes(&self) -> u64 {
         self.ranges.iter().map(|r| r.1 - r.0).sum()
     }

@@ -9,6 +9,7 @@ use super::reassembly::Reassembly;
 use super::rtt::RttEstimator;
 use super::recovery::{LossState, LossStats, XmitTimer, MAX_QUICKACKS};
 use super::rwnd::RwndState;
+use super::rcvbuf::RcvTune;
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::config::{EcnMode, Recovery, TcpCfg, TCP_HEADER_BYTES};
@@ -134,6 +135,12 @@ pub struct TcpSocket {
     last_ack_sent: u64,
     rcv_buf: u64,
     rwnd: RwndState,
+    /// Receive-buffer autotuning (`tcp.rcvbuf_auto`).
+    tune: RcvTune,
+    /// The right edge of the window last advertised (Linux never moves it left), and that
+    /// window's size (Linux's rcv_wnd).
+    rcv_edge: u64,
+    rcv_wnd_adv: u64,
     /// Bytes the application expects (file transfers): completion is recorded when reached.
     pub expect: Option<u64>,
     pub completed_at: Option<SimTime>,
@@ -193,6 +200,9 @@ impl TcpSocket {
             last_ack_sent: 0,
             rcv_buf: cfg.rcvbuf,
             rwnd: RwndState::default(),
+            tune: RcvTune::new(cfg.mech.rcvbuf_auto, cfg.rcvbuf, mss + if cfg.timestamps { 12 } else { 0 }, mss),
+            rcv_edge: 0,
+            rcv_wnd_adv: 0,
             expect: None,
             completed_at: None,
             timers: [TimerSlot::default(); 3],
@@ -217,6 +227,12 @@ impl TcpSocket {
     /// The window this endpoint advertises now, in bytes.
     pub fn adv_window(&self) -> u64 {
         match self.rwnd.window() {
+            None if self.tune.on => {
+                // Linux's tcp_select_window: the autotuned window, never shrinking the edge
+                // already offered.
+                let w = self.tune.window(self.ooo.bytes(), 1 << self.rcv_wscale);
+                w.max(self.rcv_edge.saturating_sub(self.rcv_nxt)).min(self.rcv_buf)
+            }
             None => self.rcv_buf,
             Some(w) => w.clamp(self.mss, self.rcv_buf),
         }
@@ -350,7 +366,8 @@ impl TcpSocket {
     fn window_field(&self, syn: bool) -> u16 {
         // Windows in SYNs are never scaled (RFC 7323 §2.2).
         if syn {
-            self.rcv_buf.min(65_535) as u16
+            let w = if self.tune.on { self.tune.window(0, 1) } else { self.rcv_buf };
+            w.min(65_535) as u16
         } else {
             (self.adv_window() >> self.rcv_wscale).min(65_535) as u16
         }
@@ -365,6 +382,11 @@ impl TcpSocket {
             accecn = o;
         }
         let has_ack = flags & TcpFlags::ACK != 0;
+        let window = self.window_field(syn);
+        if has_ack && !syn {
+            self.rcv_wnd_adv = (window as u64) << self.rcv_wscale;
+            self.rcv_edge = self.rcv_nxt + self.rcv_wnd_adv;
+        }
         let ts = if self.ts_ok || (syn && self.cfg.timestamps) { Some((cx.now.0, self.ts_recent)) } else { None };
         let sack = if has_ack && self.sack_ok && (self.lr.dsack.is_some() || !self.ooo.is_empty()) { self.sack_option() } else { SackBlocks::default() };
         let h = TcpHeader {
@@ -372,7 +394,7 @@ impl TcpSocket {
             ack: if has_ack { self.rcv_nxt } else { 0 },
             len,
             flags: TcpFlags(flags),
-            window: self.window_field(syn),
+            window,
             ts,
             sack,
             syn_opts,
@@ -391,6 +413,7 @@ impl TcpSocket {
         cx.out.push(cx.pool.alloc(p));
         self.stats.pkts_sent += 1;
         if has_ack {
+            self.lr.compressed = 0;
             self.last_ack_sent = self.rcv_nxt;
             self.unacked_segs = 0;
             self.clear_timer(TimerKind::DelAck);
@@ -490,10 +513,16 @@ impl TcpSocket {
             self.restart_after_idle(cx.now);
         }
         loop {
-            if cx.now < self.next_send_at {
+            // A GSO burst (Linux sends a TSO-autosized skb whole, paced as one): the rest of
+            // the burst goes out at the instant its first segment did.
+            let in_burst = self.lr.burst_left > 0 && self.last_send_at == cx.now;
+            if cx.now < self.next_send_at && !in_burst {
                 let at = self.next_send_at;
                 self.set_timer(TimerKind::Pace, at, cx);
                 return;
+            }
+            if !in_burst {
+                self.lr.burst_left = 0;
             }
             let in_flight = self.in_flight();
             // Limited transmit (RFC 3042): one new segment per early dupACK. With SACK the
@@ -504,6 +533,11 @@ impl TcpSocket {
             // F-RTO step 2b: this ACK's allowance goes to new data, not retransmissions.
             let rtx = if self.lr.send_new_only { None } else { self.sb.next_to_retransmit() };
             if let Some(i) = rtx {
+                if in_burst {
+                    // A retransmission is an skb of its own, paced on its own.
+                    self.lr.burst_left = 0;
+                    continue;
+                }
                 if in_flight + self.sb.get(i).len() > cwnd {
                     self.cwnd_limited = true;
                     return;
@@ -535,7 +569,9 @@ impl TcpSocket {
                     self.cwnd_limited = true;
                     return;
                 }
+                let burst = if in_burst { self.lr.burst_left } else { self.gso_segs() };
                 self.send_new_segment(len, cx);
+                self.lr.burst_left = burst.saturating_sub(1);
                 continue;
             }
             // Nothing new to send. RFC 6675 NextSeg rules (3) and (4) (retransmitting
@@ -547,6 +583,53 @@ impl TcpSocket {
             }
             return;
         }
+    }
+
+    /// Segments per pacing slot: Linux's `tcp_tso_autosize` (about 1 ms of data at the pacing
+    /// rate, `sk_pacing_shift` = 10, at least `tcp_min_tso_segs` = 2 or the controller's own
+    /// goal), for paced senders with `gso` on; 1 otherwise.
+    fn gso_segs(&self) -> u64 {
+        if !self.cfg.mech.gso {
+            return 1;
+        }
+        let Some(rate) = self.pacing_rate().filter(|r| r.0 > 0) else { return 1 };
+        if let Some(n) = self.cc.tso_segs() {
+            return n.max(1);
+        }
+        let bytes = rate.0 / 8 >> 10;
+        (bytes / self.mss.max(1)).clamp(2, 0x7F)
+    }
+
+    /// SACK compression (Linux `__tcp_ack_snd_check`): an out-of-order segment is ACKed at
+    /// once for the first three after RCV.NXT last moved, then the ACK waits min(1 ms,
+    /// RTT/20) (`tcp_comp_sack_delay_ns`; RTT the smaller of the receiver's estimate and
+    /// SRTT), at most 44 held (`tcp_comp_sack_nr`). Returns the delay, or None: ACK now.
+    fn sack_compress_delay(&mut self) -> Option<Dur> {
+        if !self.cfg.mech.sack_compress || !self.sack_ok || self.lr.quickacks > 0 || self.lr.dsack.is_some() {
+            return None;
+        }
+        if self.lr.compressed >= 44 {
+            return None;
+        }
+        if self.lr.comp_rcv_nxt != self.rcv_nxt {
+            self.lr.comp_rcv_nxt = self.rcv_nxt;
+            self.lr.dup_acks_sent = 0;
+        }
+        if self.lr.dup_acks_sent < 3 {
+            self.lr.dup_acks_sent += 1;
+            return None;
+        }
+        // Linux: the receiver's RTT estimate, or SRTT where that is smaller (none yet: 0).
+        let mut rtt = self.tune.rtt().unwrap_or(Dur(0));
+        if let Some(s) = self.rtt.srtt().filter(|s| s.0 > 0 && *s < rtt) {
+            rtt = s;
+        }
+        let delay = Dur::from_millis(1).min(Dur(rtt.0 / 20));
+        if delay.0 == 0 {
+            return None;
+        }
+        self.lr.compressed += 1;
+        Some(delay)
     }
 
     /// Sending resumes with nothing in flight: tell the controller, and (Linux
@@ -658,6 +741,7 @@ impl TcpSocket {
 
     fn establish(&mut self, h: &TcpHeader, cx: &mut Cx) {
         self.state = TcpState::Established;
+        self.tune.on_established(cx.now, self.rcv_nxt);
         if self.cfg.mech.quickack {
             self.lr.quickacks = MAX_QUICKACKS;
         }
@@ -731,7 +815,18 @@ impl TcpSocket {
                 self.note_duplicate(start, end);
             }
             self.ooo.insert(start, end);
-            self.send_ack(cx); // out of order: immediate (duplicate) ACK with SACK blocks
+            self.tune_on_data(h, cx.now);
+            self.tune.on_out_of_order(self.rcv_nxt, self.ooo.end());
+            // Out of order: a duplicate ACK with SACK blocks, at once or compressed.
+            match self.sack_compress_delay() {
+                Some(d) => {
+                    let at = cx.now + d;
+                    if self.timers[TimerKind::DelAck as usize].deadline.is_none_or(|t| t > at) {
+                        self.set_timer(TimerKind::DelAck, at, cx);
+                    }
+                }
+                None => self.send_ack(cx),
+            }
             return;
         }
         if start < self.rcv_nxt {
@@ -750,6 +845,9 @@ impl TcpSocket {
         let before = self.rcv_nxt;
         self.rcv_nxt = self.ooo.advance(end);
         self.stats.bytes_delivered += self.rcv_nxt - before;
+        // The application reads what is in order at once.
+        self.tune_on_data(h, cx.now);
+        self.tune.on_read(cx.now, self.rcv_nxt, self.ooo.end());
         if let Some(want) = self.expect {
             if self.completed_at.is_none() && self.stats.bytes_delivered >= want {
                 self.completed_at = Some(cx.now);
@@ -764,6 +862,15 @@ impl TcpSocket {
             let at = cx.now + self.cfg.delack;
             self.set_timer(TimerKind::DelAck, at, cx);
         }
+    }
+
+    /// Receive-buffer autotuning's view of an arriving data segment.
+    fn tune_on_data(&mut self, h: &TcpHeader, now: SimTime) {
+        let ecr = match h.ts {
+            Some((_, ecr)) if self.ts_ok => Some(ecr),
+            _ => None,
+        };
+        self.tune.on_data(now, h.len as u64, ecr, self.rcv_nxt, self.rcv_wnd_adv, self.ooo.bytes());
     }
 
     // ----- send half: ACK processing ---------------------------------------------------

@@ -36,11 +36,22 @@ pub struct Mechanisms {
     /// timestamp only without one; `"timestamp"`: the echoed timestamp on every ACK that
     /// advances snd.una, for both.
     pub linux_rtt: bool,
+    /// `rcvbuf_auto`: the receiver's advertised window grows with what the application reads
+    /// (Linux's receive-buffer autotuning, `tcp_moderate_rcvbuf = 1`), up to `rcvbuf`; off:
+    /// the whole of `rcvbuf` is advertised from the start.
+    pub rcvbuf_auto: bool,
+    /// `sack_compress`: the receiver delays the ACKs of out-of-order segments after the first
+    /// three (Linux's SACK compression, `tcp_comp_sack_delay_ns` = 1 ms or RTT/20,
+    /// `tcp_comp_sack_nr` = 44); off: every out-of-order segment is ACKed at once.
+    pub sack_compress: bool,
+    /// `gso`: a paced sender sends Linux's TSO/GSO-autosized bursts — `tcp_tso_autosize`'s
+    /// segment count back to back, paced as one; off: one segment per pacing slot.
+    pub gso: bool,
 }
 
 impl Default for Mechanisms {
     fn default() -> Self {
-        Mechanisms { prr: true, frto: true, undo: true, dsack: true, rack: true, tlp: true, quickack: true, linux_rtt: true }
+        Mechanisms { prr: true, frto: true, undo: true, dsack: true, rack: true, tlp: true, quickack: true, linux_rtt: true, rcvbuf_auto: true, sack_compress: true, gso: true }
     }
 }
 
@@ -73,6 +84,13 @@ pub struct LossState {
     pub dsack: Option<(u64, u64)>,
     /// Segments still to be acknowledged at once (quick-ACK mode).
     pub quickacks: u32,
+    /// SACK compression (receiver): the RCV.NXT its count is for, the immediate duplicate
+    /// ACKs sent for it, and the ACKs held back since the last one sent.
+    pub comp_rcv_nxt: u64,
+    pub dup_acks_sent: u32,
+    pub compressed: u32,
+    /// Segments still to go out back to back in the current pacing slot (GSO burst).
+    pub burst_left: u64,
 }
 
 /// Counters of the mechanisms (summary and tests).
