@@ -815,13 +815,8 @@ impl TcpSocket {
                 self.note_duplicate(start, end);
             }
             self.ooo.insert(start, end);
-            // Linux (tcp_data_queue_ofo) grows the window on out-of-order data only when SACK
-            // is in use: without SACK a changed window would make the sender's duplicate ACKs
-            // window updates (RFC 5681), and fast retransmit would never fire.
-            if self.sack_ok {
-                self.tune_on_data(h, cx.now);
-                self.tune.on_out_of_order(self.rcv_nxt, self.ooo.end());
-            }
+            self.tune_on_data(h, cx.now);
+            self.tune.on_out_of_order(self.rcv_nxt, self.ooo.end());
             // Out of order: a duplicate ACK with SACK blocks, at once or compressed.
             match self.sack_compress_delay() {
                 Some(d) => {
