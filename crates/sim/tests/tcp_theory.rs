@@ -215,10 +215,12 @@ fn receive_window_limits_throughput_to_window_over_rtt() {
 /// Pacing spreads a window over the RTT. Unpaced, the initial window of 10 segments leaves
 /// a 10 Gbit/s access link back to back and queues at the 50 Mbit/s bottleneck (the k-th
 /// waits k−1 serialization times of 0.24 ms). Paced at Linux's slow-start ratio (2 · cwnd /
-/// SRTT, SRTT from the handshake) the segments are 2.6 ms apart and never queue.
+/// SRTT, SRTT from the handshake) one segment per slot (`gso = false`) the segments are 2.6 ms
+/// apart and never queue; with Linux's GSO bursts (the default) they leave in pairs, paced
+/// 5.2 ms apart, and the second of each pair waits one serialization time.
 #[test]
 fn pacing_spreads_the_initial_window() {
-    let sc = |pacing: bool| {
+    let sc_gso = |pacing: bool, gso: bool| {
         format!(
             r#"
             duration = "3s"
@@ -228,10 +230,11 @@ fn pacing_spreads_the_initial_window() {
             [[flows]]
             cc = "reno"
             size = "14480B"
-            tcp = {{ pacing = {pacing} }}
+            tcp = {{ pacing = {pacing}, gso = {gso} }}
             "#
         )
     };
+    let sc = |pacing: bool| sc_gso(pacing, false);
     let unpaced = run(&sc(false));
     let paced = run(&sc(true));
     let tx_ms = 1500.0 * 8.0 / 50e6 * 1e3;
@@ -244,4 +247,7 @@ fn pacing_spreads_the_initial_window() {
     // Spreading 10 segments over 2.6 ms gaps costs ~9 gaps of completion time.
     let extra = f(&paced, "flows.0.fct_s") - f(&unpaced, "flows.0.fct_s");
     assert!(extra > 0.015 && extra < 0.030, "pacing added {extra:.4} s");
+    // GSO pairs: 5 of the 12 packets wait one serialization time behind their pair's first.
+    let g = f(&run(&sc_gso(true, true)), "bottleneck.mean_sojourn_ms");
+    assert!((g - 5.0 * tx_ms / 12.0).abs() < 0.01, "paced GSO pairs: mean sojourn {g}");
 }

@@ -99,8 +99,11 @@ impl RcvTune {
 
     /// A data segment of `len` bytes arrived carrying the echo `tsecr` (our own clock, ns) of
     /// one of our timestamps; `rcv_nxt` after it was queued, `rcv_wnd` the window last
-    /// advertised, `ooo` the out-of-order bytes held.
-    pub fn on_data(&mut self, now: SimTime, len: u64, tsecr: Option<u64>, rcv_nxt: u64, rcv_wnd: u64, ooo: u64) {
+    /// advertised, `ooo` the out-of-order bytes held; `grow`: it may raise rcv_ssthresh (Linux
+    /// does not for an out-of-order segment without SACK, so that the duplicate ACKs keep
+    /// their window and count as duplicates).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_data(&mut self, now: SimTime, len: u64, tsecr: Option<u64>, rcv_nxt: u64, rcv_wnd: u64, ooo: u64, grow: bool) {
         // The receiver RTT is measured with or without autotuning (SACK compression uses it).
         // tcp_rcv_rtt_measure_ts: one sample per new echo, from full-sized segments.
         if let Some(ecr) = tsecr.filter(|&e| e > 0) {
@@ -125,7 +128,7 @@ impl RcvTune {
             }
         }
         // tcp_grow_window.
-        if self.on && len >= GROW_MIN_LEN {
+        if self.on && grow && len >= GROW_MIN_LEN {
             let room = self.window_clamp.saturating_sub(ooo).saturating_sub(self.rcv_ssthresh);
             if room > 0 {
                 let incr = (2 * self.advmss).max(2 * len);
@@ -220,7 +223,7 @@ mod tests {
             for i in 0..segs {
                 now = round * 40 + i * 40 / segs;
                 seq += MSS;
-                t.on_data(ms(now), MSS, Some(ms(now.saturating_sub(40)).0.max(1)), seq, t.window(0, 128), 0);
+                t.on_data(ms(now), MSS, Some(ms(now.saturating_sub(40)).0.max(1)), seq, t.window(0, 128), 0, true);
                 t.on_read(ms(now), seq, None);
             }
         }
@@ -236,7 +239,7 @@ mod tests {
                 before = t.window_clamp();
             }
             seq += MSS;
-            t.on_data(ms(now), MSS, Some(ms(now - 40).0), seq, t.window(0, 128), 0);
+            t.on_data(ms(now), MSS, Some(ms(now - 40).0), seq, t.window(0, 128), 0, true);
             t.on_read(ms(now), seq, None);
         }
         assert_eq!(t.window_clamp(), before);
@@ -246,7 +249,7 @@ mod tests {
         let mut seq = 0;
         for i in 0..2000u64 {
             seq += MSS;
-            t.on_data(ms(i), MSS, Some(ms(i.saturating_sub(10)).0.max(1)), seq, 0, 0);
+            t.on_data(ms(i), MSS, Some(ms(i.saturating_sub(10)).0.max(1)), seq, 0, 0, true);
             t.on_read(ms(i), seq, None);
         }
         assert!(t.window_clamp() <= 100_000 && t.window(0, 1) <= 100_000);
@@ -256,7 +259,7 @@ mod tests {
     fn off_grows_nothing_but_still_measures_the_rtt() {
         let mut t = RcvTune::new(false, 6_000_000, MSS, MSS);
         let clamp = t.window_clamp();
-        t.on_data(ms(50), MSS, Some(ms(10).0), MSS, 0, 0);
+        t.on_data(ms(50), MSS, Some(ms(10).0), MSS, 0, 0, true);
         t.on_read(ms(100), MSS, None);
         t.on_out_of_order(MSS, Some(100 * MSS));
         assert_eq!(t.window_clamp(), clamp);

@@ -815,7 +815,7 @@ impl TcpSocket {
                 self.note_duplicate(start, end);
             }
             self.ooo.insert(start, end);
-            self.tune_on_data(h, cx.now);
+            self.tune_on_data(h, cx.now, false);
             self.tune.on_out_of_order(self.rcv_nxt, self.ooo.end());
             // Out of order: a duplicate ACK with SACK blocks, at once or compressed.
             match self.sack_compress_delay() {
@@ -846,7 +846,7 @@ impl TcpSocket {
         self.rcv_nxt = self.ooo.advance(end);
         self.stats.bytes_delivered += self.rcv_nxt - before;
         // The application reads what is in order at once.
-        self.tune_on_data(h, cx.now);
+        self.tune_on_data(h, cx.now, true);
         self.tune.on_read(cx.now, self.rcv_nxt, self.ooo.end());
         if let Some(want) = self.expect {
             if self.completed_at.is_none() && self.stats.bytes_delivered >= want {
@@ -865,12 +865,13 @@ impl TcpSocket {
     }
 
     /// Receive-buffer autotuning's view of an arriving data segment.
-    fn tune_on_data(&mut self, h: &TcpHeader, now: SimTime) {
+    fn tune_on_data(&mut self, h: &TcpHeader, now: SimTime, in_order: bool) {
         let ecr = match h.ts {
             Some((_, ecr)) if self.ts_ok => Some(ecr),
             _ => None,
         };
-        self.tune.on_data(now, h.len as u64, ecr, self.rcv_nxt, self.rcv_wnd_adv, self.ooo.bytes());
+        let grow = in_order || self.sack_ok;
+        self.tune.on_data(now, h.len as u64, ecr, self.rcv_nxt, self.rcv_wnd_adv, self.ooo.bytes(), grow);
     }
 
     // ----- send half: ACK processing ---------------------------------------------------
