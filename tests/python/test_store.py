@@ -163,7 +163,9 @@ def _children(pid: int) -> list[int]:
 def test_sigkill_halfway_then_resume(tmp_path: Path):
     """Kill the sweep process with SIGKILL halfway; the next start finishes the sweep and every
     run is in the store exactly once."""
-    base = {**TINY, "duration": "50s", "metrics": {"interval": "1s"},
+    # Runs long enough (~1 s each) that the sweep is still going when the signal comes,
+    # however fast the simulator gets.
+    base = {**TINY, "duration": "200s", "metrics": {"interval": "1s"},
             "topology": {"bottleneck": {"rate": "100Mbps", "delay": "5ms"},
                          "bottleneck_queue": {"limit": "100KB"}, "access": {"rate": "1Gbps", "delay": "2.5ms"}}}
     (tmp_path / "base.json").write_text(json.dumps(base))
@@ -228,7 +230,9 @@ def test_sigkill_halfway_then_resume(tmp_path: Path):
 def test_ctrl_c_stops_at_once_and_keeps_what_is_done(tmp_path: Path):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) ends the sweep with
     status 130; the finished runs are stored and the next start does the rest."""
-    base = {**TINY, "duration": "50s", "metrics": {"interval": "1s"},
+    # Runs long enough (~1 s each) that the sweep is still going when the signal comes,
+    # however fast the simulator gets.
+    base = {**TINY, "duration": "200s", "metrics": {"interval": "1s"},
             "topology": {"bottleneck": {"rate": "100Mbps", "delay": "5ms"},
                          "bottleneck_queue": {"limit": "100KB"}, "access": {"rate": "1Gbps", "delay": "2.5ms"}}}
     (tmp_path / "base.json").write_text(json.dumps(base))
