@@ -232,6 +232,8 @@ impl EcnMode {
 
 /// Bytes of IPv4 + TCP header (with the timestamp option) on the wire per segment.
 pub const TCP_HEADER_BYTES: u32 = 52;
+/// Bytes of the TCP timestamp option as sent (10, padded to 12 with two NOPs).
+pub const TCP_TS_OPTION_BYTES: u64 = 12;
 /// The packet size a packet-count queue limit is converted with when a byte capacity is needed.
 pub const MTU_BYTES: u64 = 1500;
 

@@ -196,6 +196,7 @@ mod tests {
     use super::*;
 
     const MSS: u64 = 1448;
+    const ADVMSS: u64 = MSS + crate::config::TCP_TS_OPTION_BYTES;
 
     fn ms(x: u64) -> SimTime {
         SimTime(x * 1_000_000)
@@ -203,17 +204,17 @@ mod tests {
 
     #[test]
     fn starts_at_the_initial_buffers_window() {
-        let t = RcvTune::new(true, 6_000_000, MSS + 12, MSS);
+        let t = RcvTune::new(true, 6_000_000, ADVMSS, MSS);
         assert_eq!(t.window(0, 128), (65_160u64).div_ceil(128) * 128);
         assert_eq!(t.window_clamp(), 65_536);
         // A small configured buffer bounds it.
-        let t = RcvTune::new(true, 20_000, MSS + 12, MSS);
+        let t = RcvTune::new(true, 20_000, ADVMSS, MSS);
         assert_eq!(t.window(0, 1), 20_000);
     }
 
     #[test]
     fn drs_follows_a_doubling_sender_and_stops_at_the_buffer() {
-        let mut t = RcvTune::new(true, 6_000_000, MSS + 12, MSS);
+        let mut t = RcvTune::new(true, 6_000_000, ADVMSS, MSS);
         t.on_established(ms(0), 0);
         let mut seq = 0;
         let mut now = 0;
@@ -244,7 +245,7 @@ mod tests {
         }
         assert_eq!(t.window_clamp(), before);
         // Never above the buffer.
-        let mut t = RcvTune::new(true, 100_000, MSS + 12, MSS);
+        let mut t = RcvTune::new(true, 100_000, ADVMSS, MSS);
         t.on_established(ms(0), 0);
         let mut seq = 0;
         for i in 0..2000u64 {

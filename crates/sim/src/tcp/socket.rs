@@ -12,7 +12,7 @@ use super::rwnd::RwndState;
 use super::rcvbuf::RcvTune;
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::config::{EcnMode, Recovery, TcpCfg, TCP_HEADER_BYTES};
+use crate::config::{EcnMode, Recovery, TcpCfg, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES};
 use crate::engine::{Event, EventQueue, TimerKind};
 use crate::ids::{FlowId, PacketId, RouteId, SockId};
 use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
@@ -200,7 +200,7 @@ impl TcpSocket {
             last_ack_sent: 0,
             rcv_buf: cfg.rcvbuf,
             rwnd: RwndState::default(),
-            tune: RcvTune::new(cfg.mech.rcvbuf_auto, cfg.rcvbuf, mss + if cfg.timestamps { 12 } else { 0 }, mss),
+            tune: RcvTune::new(cfg.mech.rcvbuf_auto, cfg.rcvbuf, mss + if cfg.timestamps { TCP_TS_OPTION_BYTES } else { 0 }, mss),
             rcv_edge: 0,
             rcv_wnd_adv: 0,
             expect: None,
