@@ -141,7 +141,7 @@ fn bad_values_name_their_key() {
             Ok(_) => panic!("accepted: {tcp} {flow_tcp}"),
         }
     };
-    for key in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"] {
+    for key in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack", "rcvbuf_auto", "sack_compress", "gso"] {
         assert_eq!(err(&format!("{key} = 1"), ""), format!("tcp.{key}: expected true or false, got an integer"));
         assert_eq!(
             err("", &format!("tcp = {{ {key} = \"yes\" }}")),
