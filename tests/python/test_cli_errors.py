@@ -97,6 +97,8 @@ def test_out_is_a_file(small_toml: Path, tmp_path: Path):
         (["topology.bottleneck.rate=0Mbps"], "topology.bottleneck.rate", []),
         (["topology.bottleneck.loss=1.0"], "topology.bottleneck.loss", []),
         (["warmup=10s"], "warmup", []),
+        # a tick rate Linux cannot be built with
+        (["tcp.hz=200"], "tcp.hz", ["allowed: 100, 250, 300, 1000", "200"]),
     ],
 )
 def test_invalid_scenarios(small_toml: Path, tmp_path: Path, overrides, path, needles):

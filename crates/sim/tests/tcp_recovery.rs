@@ -34,12 +34,12 @@ fn wang_scenario_i_matches_linux_within_the_targets() {
     eprintln!("wang I: goodput {gp:.3} drops {drops} retransmits {retx}");
     assert_eq!(f(&s, "flows.0.timeouts"), 0.0);
     assert!((gp / 1.923 - 1.0).abs() <= 0.02, "goodput {gp:.3} vs Linux 1.923");
-    // 20 %: since receive-buffer autotuning (issue 15) the flow is receive-window-limited in
-    // its first recovery (2 s of queue), as the Linux flow is (emulated, kernel 6.18: the
-    // sender's window stuck at 753 segments from 12 to 14.5 s, here at 769), and loses fewer
-    // packets than Linux afterwards (372 against Linux's 454 in that emulation).
-    assert!((drops / 453.0 - 1.0).abs() <= 0.20, "drops {drops} vs Linux 453");
-    assert!((retx / 428.0 - 1.0).abs() <= 0.20, "retransmissions {retx} vs Linux 428");
+    // The issue's targets (15 %). Since Linux's timer ticks are modelled (`tcp.hz`: RACK's
+    // reordering timer fires after the dupthresh ACK, not into a full queue) the simulator
+    // loses 431 and retransmits 431 (Linux 453 / 428); with receive-buffer autotuning alone it
+    // lost 372 and the tolerance had been widened to 20 %.
+    assert!((drops / 453.0 - 1.0).abs() <= 0.15, "drops {drops} vs Linux 453");
+    assert!((retx / 428.0 - 1.0).abs() <= 0.15, "retransmissions {retx} vs Linux 428");
 }
 
 /// A flow of one initial window whose segments `drop` (0-based among the data segments) are
@@ -153,4 +153,50 @@ fn bad_values_name_their_key() {
     assert_eq!(e, "tcp.rtt_sample: unknown RTT sampling \"newest\" (known: linux, timestamp)");
     let e = err("rtt_sample = true", "");
     assert!(e.starts_with("tcp.rtt_sample: "), "{e}");
+    assert_eq!(err("hz = 200", ""), "tcp.hz: must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got 200)");
+    assert_eq!(
+        err("", "tcp = { hz = 10 }"),
+        "flows[0].tcp.hz: must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got 10)"
+    );
+    assert!(err("hz = \"250\"", "").starts_with("tcp.hz: "));
+}
+
+/// One flow, 10 Mbit/s, 10 ms, a 2-BDP drop-tail buffer (25 kB), metrics after 5 s: a
+/// congestion event every half second (`bloatlab validate`'s cells `*-droptail-b2-rtt10-loss0-f1`).
+/// Linux (emulated, kernel 6.18 at HZ = 250, three runs): CUBIC loses one packet per event
+/// (54 retransmissions, 54 drops), Reno 133, 125 and 126. Linux's reordering timer, armed in
+/// 4 ms ticks with a 2 ms floor, fires after the third duplicate ACK, so the retransmission
+/// goes in a slot the queue just freed; a timer that fired at the exact RACK deadline (before
+/// the floor and the ticks were modelled) sent it behind new data into the full queue and lost
+/// it: CUBIC 102 retransmissions in 51 recoveries, Reno 165.
+#[test]
+fn reordering_timer_ticks_keep_the_fast_retransmission_alive() {
+    let cell = |cc: &str, hz: u32| {
+        let s = run(&format!(
+            r#"
+            duration = "30s"
+            warmup = "5s"
+            [topology]
+            bottleneck = {{ rate = "10Mbps", delay = "5ms" }}
+            bottleneck_queue = {{ kind = "droptail", limit = "25000B" }}
+            [tcp]
+            hz = {hz}
+            [[flows]]
+            cc = "{cc}"
+            "#
+        ));
+        let (retx, rec) = (f(&s, "flows.0.retransmits"), f(&s, "flows.0.recoveries"));
+        eprintln!("{cc} hz {hz}: {retx} retransmissions in {rec} recoveries");
+        (retx, rec)
+    };
+    for hz in [250, 1000] {
+        // CUBIC: one per event, with a lost retransmission allowed in one event of ten.
+        let (retx, rec) = cell("cubic", hz);
+        assert!(rec >= 30.0, "cubic hz {hz}: only {rec} recoveries");
+        assert!(retx <= 1.1 * rec + 2.0, "cubic hz {hz}: {retx} retransmissions in {rec} recoveries");
+    }
+    // Reno overshoots by more (+1 segment per RTT up to the loss): Linux's count, within the
+    // validate target (25 %) of the three runs' mean.
+    let (retx, _) = cell("reno", 250);
+    assert!((retx / 128.0 - 1.0).abs() <= 0.25, "reno: {retx} retransmissions, Linux 125-133");
 }

@@ -25,15 +25,11 @@ pub(super) const ENTRY: CcEntry = CcEntry {
 };
 
 impl CcBuild for CubicParams {
-    fn build(&self, _ctx: BuildCtx) -> Box<dyn CongestionControl> {
-        Box::new(Cubic::new(self.clone()))
+    fn build(&self, ctx: BuildCtx) -> Box<dyn CongestionControl> {
+        Box::new(Cubic::new(self.clone(), ctx.hz))
     }
 }
 
-/// Linux's recomputation granularity (HZ = 1000).
-const JIFFY_NS: u64 = 1_000_000;
-/// `cnt` is kept if cwnd is unchanged and the last recomputation is younger than HZ/32.
-const RECOMPUTE_JIFFIES: u64 = 1000 / 32;
 /// HyStart applies only from this window (packets).
 const HYSTART_LOW_WINDOW: u64 = 16;
 /// ACKs closer than this belong to one ACK train.
@@ -91,6 +87,9 @@ pub struct Cubic {
     /// W_max (Linux last_max_cwnd), packets; 0 = no loss yet (or after a timeout).
     w_max: u64,
     last_cwnd: u64,
+    /// Linux's clock: one jiffy (1/HZ), ns. The epoch, the cubic's time and the
+    /// recomputation limits are counted in jiffies, as bictcp_update does.
+    jiffy_ns: u64,
     last_jiffy: u64,
     origin: u64,
     /// The cubic's target at the last recomputation, packets.
@@ -117,9 +116,10 @@ pub struct Cubic {
 }
 
 impl Cubic {
-    pub fn new(p: CubicParams) -> Cubic {
+    pub fn new(p: CubicParams, hz: u32) -> Cubic {
         Cubic {
             p,
+            jiffy_ns: 1_000_000_000 / u64::from(hz),
             cnt: 0,
             credit: 0,
             w_max: 0,
@@ -225,8 +225,10 @@ impl Cubic {
     /// Linux bictcp_update: recompute `cnt` for a window of `cwnd` packets.
     fn update(&mut self, cwnd: u64, acked: u64, now: SimTime) {
         self.ack_cnt += acked as f64;
-        let jiffy = now.0 / JIFFY_NS;
-        if self.last_cwnd == cwnd && jiffy.saturating_sub(self.last_jiffy) <= RECOMPUTE_JIFFIES {
+        let jiffy = now.0 / self.jiffy_ns;
+        // `cnt` is kept while cwnd is unchanged and the last recomputation is under HZ/32 old.
+        let recompute_jiffies = 1_000_000_000 / self.jiffy_ns / 32;
+        if self.last_cwnd == cwnd && jiffy.saturating_sub(self.last_jiffy) <= recompute_jiffies {
             return;
         }
         // The cubic part is recomputed at most once per jiffy; a new epoch always is.
@@ -249,8 +251,10 @@ impl Cubic {
                     now
                 }
             };
-            // Evaluated one minimum RTT ahead (Linux; RFC 9438 uses t + RTT).
-            let t = now.since(epoch).secs_f64() + self.delay_min.map_or(0.0, |d| d.secs_f64());
+            // Evaluated one minimum RTT ahead (Linux; RFC 9438 uses t + RTT), in whole jiffies
+            // as Linux reads it (the min RTT rounded up): at HZ = 250 the curve moves in 4 ms steps.
+            let ticks = (jiffy - epoch.0 / self.jiffy_ns) + self.delay_min.map_or(0, |d| d.0.div_ceil(self.jiffy_ns));
+            let t = (ticks * self.jiffy_ns) as f64 / 1e9;
             let offs = (t - self.k).abs();
             let delta = (self.p.c * offs * offs * offs).floor() as u64;
             let target = if t < self.k { self.origin.saturating_sub(delta) } else { self.origin + delta };
@@ -407,7 +411,7 @@ mod tests {
     #[test]
     fn window_after_loss_follows_the_cubic_with_the_rfc_k() {
         let p = CubicParams { tcp_friendliness: false, ..CubicParams::default() };
-        let mut c = Cubic::new(p);
+        let mut c = Cubic::new(p, 1000);
         let rtt = Dur::from_millis(100);
         let mut w = Window { cwnd: 1000 * MSS, ssthresh: 2000 * MSS, mss: MSS };
         // A first loss at 1000 segments: W_max = 1000, cwnd → 700.
@@ -429,7 +433,7 @@ mod tests {
 
     #[test]
     fn fast_convergence_and_timeout_reset() {
-        let mut c = Cubic::new(CubicParams::default());
+        let mut c = Cubic::new(CubicParams::default(), 1000);
         let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
         c.on_congestion_event(&mut w, &loss(SimTime::ZERO, CongestionKind::FastRetransmit));
         assert_eq!(c.w_max(), 100);
@@ -449,7 +453,7 @@ mod tests {
     fn reno_friendly_region_governs_small_windows() {
         // 20 segments, 10 ms RTT: the cubic grows by 0.4·t³ — about 0 over the first seconds
         // — while W_est grows 0.53 segment per RTT, so cwnd tracks the AIMD estimate.
-        let mut c = Cubic::new(CubicParams::default());
+        let mut c = Cubic::new(CubicParams::default(), 1000);
         let rtt = Dur::from_millis(10);
         let mut w = Window { cwnd: 20 * MSS, ssthresh: 20 * MSS, mss: MSS };
         c.on_congestion_event(&mut w, &loss(SimTime::ZERO, CongestionKind::FastRetransmit));
@@ -463,7 +467,7 @@ mod tests {
 
     #[test]
     fn idle_shifts_the_epoch() {
-        let mut c = Cubic::new(CubicParams::default());
+        let mut c = Cubic::new(CubicParams::default(), 1000);
         let mut w = Window { cwnd: 100 * MSS, ssthresh: 50 * MSS, mss: MSS };
         c.on_ack(&mut w, &ack(SimTime(1_000_000_000), MSS, None));
         let e = c.epoch_start.unwrap();
@@ -475,7 +479,7 @@ mod tests {
 
     #[test]
     fn hystart_delay_exit() {
-        let mut c = Cubic::new(CubicParams::default());
+        let mut c = Cubic::new(CubicParams::default(), 1000);
         let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
         let base = Dur::from_millis(40);
         // Samples 5 ms apart (no ACK train), first at the base RTT, then one round later

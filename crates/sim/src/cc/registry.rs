@@ -37,10 +37,12 @@ pub trait CcBuild: Debug + Send + Sync {
 }
 
 /// What a controller may use when it is built: the segment size (TCP: the MSS; DCCP: the wire
-/// bytes of a data packet) and its own random stream.
+/// bytes of a data packet), its own random stream, and the kernel tick its clock counts in.
 pub struct BuildCtx {
     pub mss: u64,
     pub rng: SimRng,
+    /// Linux CONFIG_HZ (`tcp.hz`): CUBIC reads time in these ticks.
+    pub hz: u32,
 }
 
 /// One registered controller.

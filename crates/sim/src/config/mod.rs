@@ -183,6 +183,9 @@ pub enum Recovery {
     Reno,
 }
 
+/// Linux's Kconfig default tick (CONFIG_HZ_250), the kernel `bloatlab validate` compares with.
+pub const DEFAULT_HZ: u32 = 250;
+
 #[derive(Debug, Clone)]
 pub struct TcpCfg {
     pub mss: u32,
@@ -200,6 +203,9 @@ pub struct TcpCfg {
     pub ecn: EcnMode,
     /// Linux's loss-recovery mechanisms, each switchable (`prr`, `frto`, `undo`, ...).
     pub mech: crate::tcp::Mechanisms,
+    /// The kernel tick (`tcp.hz`, Linux CONFIG_HZ) the RACK reordering timer and the tail
+    /// loss probe fire on.
+    pub hz: u32,
 }
 
 /// ECN feedback of a TCP connection (`tcp.ecn`). The codepoint on data packets is the

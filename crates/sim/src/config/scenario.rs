@@ -14,7 +14,7 @@ pub(super) const LINK_KEYS: &[&str] = &["rate", "reverse_rate", "delay", "loss",
 const TCP_KEYS: &[&str] = &[
     "mss", "init_cwnd", "recovery", "delack", "ack_every", "rto_min", "rto_initial", "rto_max",
     "timestamps", "rcvbuf", "pacing", "ecn", "prr", "frto", "undo", "dsack", "rack", "tlp", "quickack", "rcvbuf_auto", "sack_compress", "gso",
-    "rtt_sample",
+    "rtt_sample", "hz",
 ];
 const FLOW_KEYS: &[&str] =
     &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction", "host", "dscp", "src", "dst", "pattern"];
@@ -210,6 +210,7 @@ struct TcpPartial {
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
     mech: [Option<bool>; 11],
+    hz: Option<u32>,
 }
 
 impl TcpPartial {
@@ -239,6 +240,7 @@ impl TcpPartial {
             pacing: t.opt_bool("pacing")?,
             ecn: ecn_mode(&mut t)?,
             mech: read_mechanisms(&mut t)?,
+            hz: read_hz(&mut t)?,
         };
         t.finish(TCP_KEYS)?;
         Ok(p)
@@ -246,7 +248,7 @@ impl TcpPartial {
 
     fn over(&self, base: &TcpPartial) -> TcpPartial {
         macro_rules! pick { ($($f:ident),*) => { TcpPartial { $($f: self.$f.clone().or(base.$f.clone()),)* mech: std::array::from_fn(|i| self.mech[i].or(base.mech[i])) } } }
-        pick!(mss, init_cwnd, recovery, delack, ack_every, rto_min, rto_initial, rto_max, timestamps, rcvbuf, pacing, ecn)
+        pick!(mss, init_cwnd, recovery, delack, ack_every, rto_min, rto_initial, rto_max, timestamps, rcvbuf, pacing, ecn, hz)
     }
 
     fn resolve(&self, path: &str) -> Res<TcpCfg> {
@@ -267,6 +269,7 @@ impl TcpPartial {
             pacing: self.pacing.unwrap_or(false),
             ecn: self.ecn.as_ref().map_or(EcnMode::Off, |e| e.0),
             mech: mechanisms(&self.mech),
+            hz: self.hz.unwrap_or(DEFAULT_HZ),
         };
         if cfg.rto_max < cfg.rto_min {
             return err(&join(path, "rto_max"), format!("must be at least rto_min ({})", cfg.rto_min));
@@ -278,6 +281,18 @@ impl TcpPartial {
             return err(&join(path, "rcvbuf"), "must be at most 1GiB (the largest scaled TCP window)");
         }
         Ok(cfg)
+    }
+}
+
+/// Linux's CONFIG_HZ choices: the tick TCP's timers are armed in.
+const HZ_CHOICES: &[u64] = &[100, 250, 300, 1000];
+
+fn read_hz(t: &mut Table) -> Res<Option<u32>> {
+    match t.opt_int("hz", 1, 1_000_000)? {
+        Some(hz) if !HZ_CHOICES.contains(&(hz as u64)) => {
+            err(&t.key_path("hz"), format!("must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got {hz})"))
+        }
+        hz => Ok(hz.map(|h| h as u32)),
     }
 }
 

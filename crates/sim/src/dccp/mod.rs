@@ -161,7 +161,7 @@ impl DccpEndpoint {
         let iss = rng.range_u64(0, 1 << 40);
         let data_wire = IP_HEADER_BYTES + GENERIC_HEADER_BYTES + cfg.packet_size;
         // Windows are counted in whole data packets: the Window's mss is one data packet.
-        let mut cc = cfg.cc.build(BuildCtx { mss: data_wire as u64, rng: rng.clone() });
+        let mut cc = cfg.cc.build(BuildCtx { mss: data_wire as u64, rng: rng.clone(), hz: crate::config::DEFAULT_HZ });
         let mut w = Window { cwnd: 0, ssthresh: u64::MAX, mss: data_wire as u64 };
         cc.on_init(&mut w);
         let (ack_ratio, loss_window) = (cfg.ack_ratio as u64, cfg.loss_window);

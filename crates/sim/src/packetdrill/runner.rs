@@ -138,6 +138,7 @@ fn linux_defaults() -> TcpCfg {
         pacing: false,
         ecn: EcnMode::Off,
         mech: crate::tcp::Mechanisms::default(),
+        hz: 1000,
     }
 }
 
@@ -662,7 +663,7 @@ impl Runner {
             _ if active => EcnMode::Off,
             _ => EcnMode::Classic,
         };
-        let cc = build(&self.cc, BuildCtx { mss: cfg.mss as u64, rng: SimRng::new(1, Stream::Endpoint, 0) });
+        let cc = build(&self.cc, BuildCtx { mss: cfg.mss as u64, rng: SimRng::new(1, Stream::Endpoint, 0), hz: cfg.hz });
         let mut s = TcpSocket::new(SockId(0), FlowId(0), RouteId(0), &cfg, cc);
         if let Some(m) = self.cc.ecn_needs() {
             s.request_ecn(m);
@@ -863,7 +864,7 @@ impl Runner {
                     return Self::check_ret(c, -1, Some("ENOENT"));
                 };
                 if let Some(s) = self.sock.as_mut() {
-                    let cc = build(&spec, BuildCtx { mss: s.negotiated_mss(), rng: SimRng::new(1, Stream::Endpoint, 0) });
+                    let cc = build(&spec, BuildCtx { mss: s.negotiated_mss(), rng: SimRng::new(1, Stream::Endpoint, 0), hz: self.cfg.hz });
                     s.set_congestion_control(cc);
                     if let Some(m) = spec.ecn_needs() {
                         s.request_ecn(m);

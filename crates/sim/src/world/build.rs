@@ -143,7 +143,7 @@ impl World {
                 let from = SimTime(sc.warmup.0);
                 let mss = match &spec.transport {
                     Transport::Tcp { cc, tcp } => {
-                        let ctx = |sock: SockId| cc::BuildCtx { mss: tcp.mss as u64, rng: SimRng::new(seed, Stream::Endpoint, sock.0 as u64) };
+                        let ctx = |sock: SockId| cc::BuildCtx { mss: tcp.mss as u64, rng: SimRng::new(seed, Stream::Endpoint, sock.0 as u64), hz: tcp.hz };
                         let mut c = TcpSocket::new(client, FlowId(f), fwd, tcp, cc::build(cc, ctx(client)));
                         let mut s = TcpSocket::new(server, FlowId(f), rev, tcp, cc::build(cc, ctx(server)));
                         c.metrics_from = from;

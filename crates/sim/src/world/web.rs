@@ -110,7 +110,7 @@ impl World {
         w.conn = w.conn.wrapping_add(1);
         let build = |id: SockId, route: RouteId, w: &WebRt| {
             let rng = SimRng::new(seed, Stream::Endpoint, id.0 as u64 | (w.conn as u64) << 32);
-            let mut s = TcpSocket::new(id, f, route, &w.tcp, cc::build(&w.cc, cc::BuildCtx { mss: w.tcp.mss as u64, rng }));
+            let mut s = TcpSocket::new(id, f, route, &w.tcp, cc::build(&w.cc, cc::BuildCtx { mss: w.tcp.mss as u64, rng, hz: w.tcp.hz }));
             s.conn = w.conn;
             s.metrics_from = from;
             s

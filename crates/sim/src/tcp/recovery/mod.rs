@@ -8,7 +8,7 @@ mod rack;
 mod undo;
 
 pub use prr::Prr;
-pub use rack::Rack;
+pub use rack::{tick_expiry, Rack, TIMEOUT_MIN};
 pub use undo::Undo;
 
 /// The `[tcp]` switches of the Linux mechanisms (all on by default, as in Linux).

@@ -12,6 +12,20 @@ use crate::units::{Dur, SimTime};
 /// (RFC 8985 WCDelAckT).
 const WC_DELACK: Dur = Dur(200_000_000);
 
+/// The floor Linux adds to the reordering and probe timeouts before rounding them to ticks
+/// (TCP_TIMEOUT_MIN_US, since Linux 6.6 and the stable kernels of late 2023).
+pub const TIMEOUT_MIN: Dur = Dur(2_000_000);
+
+/// When a Linux TCP timer armed at `now` for `timeout` fires: the timeout is rounded up to
+/// whole ticks (`usecs_to_jiffies`) and counted from the current tick, so the timer runs on
+/// a tick boundary — up to one tick before the exact timeout, never after it rounds up.
+/// At HZ = 250 a 2.1 ms reordering timer fires 0–4 ms later, a few ACKs after the exact one.
+pub fn tick_expiry(now: SimTime, timeout: Dur, hz: u32) -> SimTime {
+    let tick = 1_000_000_000 / u64::from(hz);
+    let ticks = timeout.0.div_ceil(tick).max(1);
+    SimTime((now.0 / tick + ticks) * tick)
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Rack {
     /// Send time and end of the most recently sent segment known delivered.
@@ -55,10 +69,10 @@ impl Rack {
     }
 
     /// The probe timeout (RFC 8985 §7.2): two smoothed RTTs, plus the delayed-ACK allowance
-    /// with a single segment out, never later than the RTO.
+    /// with a single segment out or Linux's 2 ms floor with more, never later than the RTO.
     pub fn pto(srtt: Option<Dur>, one_segment: bool, rto: Dur) -> Dur {
         let base = match srtt {
-            Some(s) => Dur(2 * s.0 + if one_segment { WC_DELACK.0 } else { 0 }),
+            Some(s) => Dur(2 * s.0 + if one_segment { WC_DELACK.0 } else { TIMEOUT_MIN.0 }),
             None => Dur::from_secs(1),
         };
         base.min(rto)
@@ -88,8 +102,22 @@ mod tests {
         assert_eq!(r.reo_wnd(false, false, m, s), Dur(10));
         r.reord_seen = true;
         assert_eq!(r.reo_wnd(true, true, m, s), Dur(10));
-        assert_eq!(Rack::pto(s, false, Dur(1_000_000_000)), Dur(200));
+        assert_eq!(Rack::pto(s, false, Dur(1_000_000_000)), Dur(2_000_200));
         assert_eq!(Rack::pto(s, true, Dur(1_000_000_000)), Dur(200_000_200));
         assert_eq!(Rack::pto(s, true, Dur(300)), Dur(300));
+    }
+
+    #[test]
+    fn timers_fire_on_ticks() {
+        let ms = |x: u64| Dur::from_millis(x);
+        // HZ = 250: 4 ms ticks. 2.1 ms from t = 1 ms rounds up to one tick: the next, at 4 ms.
+        assert_eq!(tick_expiry(SimTime(1_000_000), Dur(2_100_000), 250), SimTime(4_000_000));
+        // 4.1 ms is two ticks from the current one (0): 8 ms.
+        assert_eq!(tick_expiry(SimTime(3_900_000), Dur(4_100_000), 250), SimTime(8_000_000));
+        // Nothing fires before the next tick, however short the timeout.
+        assert_eq!(tick_expiry(SimTime(4_000_000), Dur::ZERO, 250), SimTime(8_000_000));
+        // HZ = 1000: within a millisecond of the exact time.
+        let at = tick_expiry(SimTime(10_300_000), ms(5), 1000);
+        assert!(at >= SimTime(14_300_000) && at <= SimTime(15_300_000), "{at:?}");
     }
 }

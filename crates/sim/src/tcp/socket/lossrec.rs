@@ -6,7 +6,7 @@ use super::{Cx, TcpSocket, TcpState, DUPTHRESH};
 use crate::cc::{CaState, CongestionEvent, CongestionKind};
 use crate::config::Recovery;
 use crate::tcp::rate::RateSampler;
-use crate::tcp::recovery::{Rack, XmitTimer, MAX_QUICKACKS};
+use crate::tcp::recovery::{tick_expiry, Rack, XmitTimer, MAX_QUICKACKS, TIMEOUT_MIN};
 use crate::tcp::scoreboard::{Seg, EVER_RETRANS};
 use crate::net::SackBlocks;
 use crate::units::{Dur, SimTime};
@@ -290,7 +290,11 @@ impl TcpSocket {
         }
         let (_, timer) = self.sb.rack_mark_lost(r.xmit_ts, r.end_seq, r.rtt, reo, cx.now);
         match timer {
-            Some(at) => {
+            Some(due) => {
+                // Linux arms it for the time left plus a 2 ms floor, in ticks: at HZ = 250 a
+                // dupthresh ACK usually comes first, so the retransmission takes the slot a
+                // delivered segment freed instead of following new data into a full queue.
+                let at = tick_expiry(cx.now, due.since(cx.now) + TIMEOUT_MIN, self.cfg.hz);
                 self.set_xmit_timer(XmitTimer::Reorder, at, cx);
                 true
             }
@@ -329,7 +333,7 @@ impl TcpSocket {
             return false;
         }
         let pto = Rack::pto(self.rtt.srtt(), self.nxt - self.una <= self.mss, self.rtt.rto());
-        self.set_xmit_timer(XmitTimer::Probe, cx.now + pto, cx);
+        self.set_xmit_timer(XmitTimer::Probe, tick_expiry(cx.now, pto, self.cfg.hz), cx);
         true
     }
 
