@@ -251,7 +251,10 @@ def test_ctrl_c_stops_at_once_and_keeps_what_is_done(tmp_path: Path):
     t0 = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)
     err = proc.communicate(timeout=30)[1].decode()
-    assert time.monotonic() - t0 < 5, "Ctrl-C did not stop the sweep at once"
+    # "At once": well before the sweep could have finished (`done < 12` below is the proof
+    # it stopped early); 10 s, not 5, because a clean-clone CI run on this 2-core machine took
+    # 5.5 s once to stop the workers.
+    assert time.monotonic() - t0 < 10, "Ctrl-C did not stop the sweep at once"
     assert proc.returncode == 130, err
     assert "interrupted:" in err and "run the same command again" in err and "Traceback" not in err
     done = len(run_dirs(out))
