@@ -34,9 +34,15 @@ def bloatlab(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProc
                           timeout=timeout, **kw)
 
 
+def _default_sigint() -> None:
+    # As from a terminal: a test run started in the background by a non-interactive shell
+    # inherits SIGINT ignored, and Python keeps an inherited SIG_IGN — Ctrl-C would be lost.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "bloatlab.emulate", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
 
 
 def leftovers(pid: int) -> list[str]:

@@ -239,8 +239,10 @@ def test_ctrl_c_stops_at_once_and_keeps_what_is_done(tmp_path: Path):
     sweep = tmp_path / "s.toml"
     sweep.write_text('base = "base.json"\nseeds = 12\n')
     out = tmp_path / "store"
+    # SIGINT at its default, as from a terminal (a background test run inherits it ignored).
     proc = subprocess.Popen([sys.executable, "-m", "bloatlab", "sweep", str(sweep), "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     workers: set[int] = set()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
