@@ -90,6 +90,9 @@ pub struct Cubic {
     /// Linux's clock: one jiffy (1/HZ), ns. The epoch, the cubic's time and the
     /// recomputation limits are counted in jiffies, as bictcp_update does.
     jiffy_ns: u64,
+    /// HZ/32 jiffies: `cnt` is kept while cwnd is unchanged and the last recomputation is
+    /// younger than this.
+    recompute_jiffies: u64,
     last_jiffy: u64,
     origin: u64,
     /// The cubic's target at the last recomputation, packets.
@@ -120,6 +123,7 @@ impl Cubic {
         Cubic {
             p,
             jiffy_ns: 1_000_000_000 / u64::from(hz),
+            recompute_jiffies: u64::from(hz) / 32,
             cnt: 0,
             credit: 0,
             w_max: 0,
@@ -226,9 +230,7 @@ impl Cubic {
     fn update(&mut self, cwnd: u64, acked: u64, now: SimTime) {
         self.ack_cnt += acked as f64;
         let jiffy = now.0 / self.jiffy_ns;
-        // `cnt` is kept while cwnd is unchanged and the last recomputation is under HZ/32 old.
-        let recompute_jiffies = 1_000_000_000 / self.jiffy_ns / 32;
-        if self.last_cwnd == cwnd && jiffy.saturating_sub(self.last_jiffy) <= recompute_jiffies {
+        if self.last_cwnd == cwnd && jiffy.saturating_sub(self.last_jiffy) <= self.recompute_jiffies {
             return;
         }
         // The cubic part is recomputed at most once per jiffy; a new epoch always is.

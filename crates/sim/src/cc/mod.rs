@@ -179,13 +179,12 @@ pub trait CongestionControl: Send {
     fn owns_cwnd(&self) -> bool {
         false
     }
-    /// A pacing rate, if this controller paces.
     /// Segments a paced sender sends back to back per pacing slot (Linux's TSO/GSO size goal);
     /// None: the core's default (`tcp_tso_autosize` with `tcp_min_tso_segs` = 2).
     fn tso_segs(&self) -> Option<u64> {
         None
     }
-
+    /// A pacing rate, if this controller paces.
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }
@@ -267,7 +266,7 @@ mod tests {
         for n in known_names(CcTransport::Tcp) {
             let s = CcSpec::parse(n, None, "flows[0].cc_params").unwrap_or_else(|e| panic!("{n}: {e}"));
             assert_eq!(s.name(), n);
-            let _ = build(&s, BuildCtx { mss: 1448, rng: crate::engine::SimRng::new(1, crate::engine::Stream::Endpoint, 0), hz: 250 });
+            let _ = build(&s, BuildCtx { mss: 1448, rng: crate::engine::SimRng::new(1, crate::engine::Stream::Endpoint, 0), hz: crate::config::DEFAULT_HZ });
         }
     }
 

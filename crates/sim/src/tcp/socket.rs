@@ -1238,7 +1238,7 @@ mod tests {
     impl Wire {
         fn new() -> Wire {
             let mk = |i: u32| {
-                let cc = build(&CcSpec::tcp("reno").unwrap(), BuildCtx { mss: 1000, rng: SimRng::new(1, Stream::Endpoint, i as u64), hz: 250 });
+                let cc = build(&CcSpec::tcp("reno").unwrap(), BuildCtx { mss: 1000, rng: SimRng::new(1, Stream::Endpoint, i as u64), hz: crate::config::DEFAULT_HZ });
                 TcpSocket::new(SockId(i), FlowId(0), RouteId(i), &cfg(), cc)
             };
             Wire { socks: [mk(0), mk(1)], pool: PacketPool::default(), events: EventQueue::new(), now: SimTime::ZERO, delay: Dur::from_millis(10), flying: VecDeque::new() }
