@@ -22,6 +22,14 @@ impl DropTail {
     }
 }
 
+impl DropTail {
+    /// Empty, and `e` fits: enqueued now it would be the next to leave (the link's cut-through).
+    #[inline]
+    pub fn admits_into_empty(&self, e: &QEntry) -> bool {
+        self.q.is_empty() && !self.q.overflows(e)
+    }
+}
+
 impl QueueDisc for DropTail {
     fn name(&self) -> &'static str {
         "droptail"
