@@ -46,22 +46,35 @@ struct Slot {
 
 /// A 4-ary min-heap of [`Slot`]s. Keys are unique, so any correct heap pops them in one order:
 /// runs are those of the `BinaryHeap` this replaced, event for event.
+///
+/// A pop leaves a hole at the root instead of sifting the last slot down at once: the event
+/// being handled almost always schedules another, which then fills the hole and sinks only as
+/// deep as its time ranks — usually a few levels, as it is due soon — where the last slot
+/// (most often a far-off timer) would have sunk to the bottom, through the heap's cold levels.
+/// Only when no schedule comes before the next pop is the hole filled the usual way.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: Vec<Slot>,
+    /// `heap[0]` is a hole (already popped); the live slots are `heap[1..]`.
+    hole: bool,
     next_seq: u64,
     popped: u64,
 }
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: Vec::with_capacity(1024), next_seq: 0, popped: 0 }
+        EventQueue { heap: Vec::with_capacity(1024), hole: false, next_seq: 0, popped: 0 }
     }
 
     #[inline]
     pub fn schedule(&mut self, at: SimTime, ev: Event) {
         let new = Slot { key: ((at.0 as u128) << 64) | self.next_seq as u128, ev };
         self.next_seq += 1;
+        if self.hole {
+            self.hole = false;
+            Self::sift_down(&mut self.heap, 0, new);
+            return;
+        }
         // Sift up: parents with a larger key move down (usually none: most events are
         // scheduled after every pending one).
         let mut i = self.heap.len();
@@ -78,18 +91,10 @@ impl EventQueue {
         h[i] = new;
     }
 
+    /// Puts `s` at `i`, a hole, and sinks it: the smallest child moves up while it is smaller.
     #[inline]
-    pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        let last = self.heap.pop()?;
-        self.popped += 1;
-        let h = &mut self.heap[..];
-        let Some(&top) = h.first() else {
-            return Some((SimTime((last.key >> 64) as u64), last.ev));
-        };
-        // Sift the last slot down from the root: the smallest child moves up while it is
-        // smaller.
+    fn sift_down(h: &mut [Slot], mut i: usize, s: Slot) {
         let n = h.len();
-        let mut i = 0;
         loop {
             let c = ARITY * i + 1;
             if c >= n {
@@ -101,33 +106,73 @@ impl EventQueue {
                     m = j;
                 }
             }
-            if h[m].key >= last.key {
+            if h[m].key >= s.key {
                 break;
             }
             h[i] = h[m];
             i = m;
         }
-        h[i] = last;
+        h[i] = s;
+    }
+
+    /// Fills a pending hole at the root with the last slot.
+    #[inline]
+    fn fill_hole(&mut self) {
+        if self.hole {
+            self.hole = false;
+            let last = self.heap.pop().expect("a hole has a live slot after it");
+            if !self.heap.is_empty() {
+                Self::sift_down(&mut self.heap, 0, last);
+            }
+        }
+    }
+
+    #[inline]
+    pub fn pop(&mut self) -> Option<(SimTime, Event)> {
+        self.fill_hole();
+        let top = *self.heap.first()?;
+        self.popped += 1;
+        if self.heap.len() == 1 {
+            self.heap.clear();
+        } else {
+            self.hole = true;
+        }
         Some((SimTime((top.key >> 64) as u64), top.ev))
+    }
+
+    /// The slot that fires next: the root, or with a hole there the smallest of its children.
+    #[inline]
+    fn first(&self) -> Option<&Slot> {
+        if !self.hole {
+            return self.heap.first();
+        }
+        let kids = &self.heap[1..self.heap.len().min(1 + ARITY)];
+        let mut m = &kids[0];
+        for k in &kids[1..] {
+            if k.key < m.key {
+                m = k;
+            }
+        }
+        Some(m)
     }
 
     /// The next event to fire, if any (without removing it).
     #[inline]
     pub fn peek(&self) -> Option<&Event> {
-        self.heap.first().map(|s| &s.ev)
+        self.first().map(|s| &s.ev)
     }
 
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.first().map(|s| SimTime((s.key >> 64) as u64))
+        self.first().map(|s| SimTime((s.key >> 64) as u64))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.hole as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// Events fired so far.
