@@ -2,7 +2,7 @@
 //! links, each flow's routes, 5-tuples, endpoints and start time. The world is plain vectors;
 //! this fills them.
 
-use super::{Endpoint, FlowRt, World, WebRt, Counters};
+use super::{Endpoint, FlowPkts, FlowRt, World, WebRt, Counters};
 use crate::cc;
 use super::graph;
 use crate::config::{QueueCfg, RateSpec, Scenario, StartSpec, Transport};
@@ -199,10 +199,6 @@ impl World {
                     base_rtt,
                     mss,
                     last_hop,
-                    pkts_sent: 0,
-                    pkts_delivered: 0,
-                    pkts_dropped: 0,
-                    w_data_drops: 0,
                     snap: Counters::default(),
                     last: Counters::default(),
                     retired: Counters::default(),
@@ -246,6 +242,8 @@ impl World {
             links,
             routes,
             eps,
+            pkts: vec![FlowPkts::default(); flows.len()],
+            any_web: flows.iter().any(|f| f.web.is_some()),
             flows,
             bottleneck: bn,
             bottleneck_rev: bn_rev,

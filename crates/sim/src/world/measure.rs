@@ -39,9 +39,8 @@ impl World {
         }
         for i in 0..self.flows.len() {
             let c = self.counters(i);
-            let f = &mut self.flows[i];
-            f.snap = c;
-            f.w_data_drops = 0;
+            self.flows[i].snap = c;
+            self.pkts[i].w_data_drops = 0;
         }
     }
 
@@ -192,11 +191,11 @@ impl World {
     pub(super) fn check_conservation(&self) -> Result<(), String> {
         let mut live = vec![0u64; self.flows.len()];
         self.pool.for_each_live(|p| live[p.flow.idx()] += 1);
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.pkts_sent != f.pkts_delivered + f.pkts_dropped + live[i] {
+        for (i, f) in self.pkts.iter().enumerate() {
+            if f.sent != f.delivered + f.dropped + live[i] {
                 return Err(format!(
                     "conservation violated for flow {i}: sent {} != delivered {} + dropped {} + in flight {}",
-                    f.pkts_sent, f.pkts_delivered, f.pkts_dropped, live[i]
+                    f.sent, f.delivered, f.dropped, live[i]
                 ));
             }
         }
@@ -261,7 +260,7 @@ impl World {
                 bytes_retrans: w(now_c.bytes_retx, f.snap.bytes_retx),
                 bytes_delivered: w(now_c.bytes_delivered, f.snap.bytes_delivered),
                 data_pkts: w(now_c.data_pkts_sent, f.snap.data_pkts_sent),
-                data_drops: f.w_data_drops,
+                data_drops: self.pkts[i].w_data_drops,
                 rtt: delays(w(now_c.rtt_n, f.snap.rtt_n), now_c.rtt_sum_ns - f.snap.rtt_sum_ns, rtt_p95),
                 owd: delays(w(now_c.owd_n, f.snap.owd_n), now_c.owd_sum_ns - f.snap.owd_sum_ns, owd_p95),
                 base_rtt_ms: f.base_rtt.millis_f64(),

@@ -3,7 +3,7 @@
 //! gateway at the bottleneck, on to the next link of its route, and at the end into the
 //! destination endpoint. Every step is an event of the engine; their order is the run.
 
-use super::{Endpoint, FlowRt, World};
+use super::{Endpoint, FlowPkts, World};
 use crate::queue::QueueDisc;
 use crate::engine::Event;
 use crate::gateway::{self, QueueView};
@@ -22,7 +22,7 @@ macro_rules! link_cx {
             &mut $w.links[$l.idx()],
             LinkHands {
                 pool: &mut $w.pool,
-                flows: &mut $w.flows,
+                pkts: &mut $w.pkts,
                 counting: $w.counting,
                 routes: &$w.routes,
                 capture: $w.captures[$l.idx()].as_mut(),
@@ -35,7 +35,7 @@ macro_rules! link_cx {
 /// What a link reaches of the world while it works.
 struct LinkHands<'a> {
     pool: &'a mut PacketPool,
-    flows: &'a mut [FlowRt],
+    pkts: &'a mut [FlowPkts],
     counting: bool,
     routes: &'a [Route],
     capture: Option<&'a mut PcapWriter>,
@@ -51,8 +51,8 @@ impl LinkCx for LinkHands<'_> {
     #[inline]
     fn dropped(&mut self, id: PacketId, _reason: DropReason) {
         let p = self.pool.get(id);
-        let fl = &mut self.flows[p.flow.idx()];
-        fl.pkts_dropped += 1;
+        let fl = &mut self.pkts[p.flow.idx()];
+        fl.dropped += 1;
         if self.counting && p.payload() > 0 {
             fl.w_data_drops += 1;
         }
@@ -75,7 +75,7 @@ impl World {
     #[inline]
     pub(super) fn inject(&mut self, pid: PacketId) {
         let p = self.pool.get(pid);
-        self.flows[p.flow.idx()].pkts_sent += 1;
+        self.pkts[p.flow.idx()].sent += 1;
         let first = self.routes[p.route.idx()].links[0];
         self.link_enqueue(first, pid);
     }
@@ -215,14 +215,14 @@ impl World {
         } else {
             let dst = r.dst;
             let pkt = *p;
-            self.flows[pkt.flow.idx()].pkts_delivered += 1;
+            self.pkts[pkt.flow.idx()].delivered += 1;
             self.pool.free(pid);
             self.ep_call(dst, |ep, cx| match ep {
                 Endpoint::Tcp(s) => s.on_packet(&pkt, cx),
                 Endpoint::Udp(u) => u.on_packet(&pkt, cx),
                 Endpoint::Dccp(d) => d.on_packet(&pkt, cx),
             });
-            if self.flows[pkt.flow.idx()].web.is_some() {
+            if self.any_web && self.flows[pkt.flow.idx()].web.is_some() {
                 self.web_progress(pkt.flow);
             }
         }
