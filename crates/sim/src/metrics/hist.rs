@@ -90,20 +90,23 @@ impl Layout {
 pub struct DelayHist {
     layout: Layout,
     total: u64,
+    /// The page the last sample went to and its slot: a flow's delays mostly stay within one
+    /// page, so a sample usually goes straight to its count — one cache line, where the page
+    /// table and a page pointer would be two more misses when thousands of flows take turns.
+    hot_page: u32,
+    hot_slot: u32,
     /// Page slot per page of the layout (`NONE`: no sample there yet); empty until the first
     /// sample.
     table: Vec<u16>,
-    /// Boxed so that growing the vector moves pointers, and its spare capacity costs 8 bytes
-    /// a slot rather than a whole page.
-    #[allow(clippy::vec_box)]
-    pages: Vec<Box<[u64; PAGE]>>,
+    /// The pages' counts, slot after slot ([`PAGE`] counts each), grown a page at a time.
+    counts: Vec<u64>,
 }
 
 impl DelayHist {
     /// A histogram for values in [low, high] at 3 significant digits (as
     /// `hdrhistogram::Histogram::new_with_bounds(low, high, 3)`).
     pub fn new(low: u64, high: u64) -> DelayHist {
-        DelayHist { layout: Layout::new(low, high), total: 0, table: Vec::new(), pages: Vec::new() }
+        DelayHist { layout: Layout::new(low, high), total: 0, hot_page: u32::MAX, hot_slot: 0, table: Vec::new(), counts: Vec::new() }
     }
 
     /// Counts `v` once. A value beyond the layout's last count is not recorded (false), as
@@ -114,8 +117,12 @@ impl DelayHist {
         if i >= self.layout.len as usize {
             return false;
         }
-        let slot = self.page_slot(i >> PAGE_BITS);
-        let c = &mut self.pages[slot][i & (PAGE - 1)];
+        let p = (i >> PAGE_BITS) as u32;
+        if p != self.hot_page {
+            self.hot_slot = self.page_slot(p as usize) as u32;
+            self.hot_page = p;
+        }
+        let c = &mut self.counts[((self.hot_slot as usize) << PAGE_BITS) + (i & (PAGE - 1))];
         *c = c.saturating_add(1);
         self.total = self.total.saturating_add(1);
         true
@@ -135,10 +142,17 @@ impl DelayHist {
 
     #[cold]
     fn new_page(&mut self, p: usize) -> usize {
-        let s = self.pages.len();
-        self.pages.push(Box::new([0; PAGE]));
+        let s = self.counts.len() / PAGE;
+        // Exactly one page more: no spare capacity kept per histogram.
+        self.counts.reserve_exact(PAGE);
+        self.counts.resize(self.counts.len() + PAGE, 0);
         self.table[p] = s as u16;
         s
+    }
+
+    /// The counts of page slot `s`.
+    fn page(&self, s: usize) -> &[u64] {
+        &self.counts[s * PAGE..(s + 1) * PAGE]
     }
 
     /// Samples counted.
@@ -152,9 +166,7 @@ impl DelayHist {
 
     /// Forgets every sample (keeps the pages for reuse).
     pub fn reset(&mut self) {
-        for p in &mut self.pages {
-            p.fill(0);
-        }
+        self.counts.fill(0);
         self.total = 0;
     }
 
@@ -166,7 +178,7 @@ impl DelayHist {
                 continue;
             }
             let mine = self.page_slot(p);
-            for (c, o) in self.pages[mine].iter_mut().zip(other.pages[s as usize].iter()) {
+            for (c, o) in self.counts[mine * PAGE..(mine + 1) * PAGE].iter_mut().zip(other.page(s as usize)) {
                 *c = c.saturating_add(*o);
             }
         }
@@ -184,7 +196,7 @@ impl DelayHist {
             if s == NONE {
                 continue;
             }
-            let page = &self.pages[s as usize];
+            let page = self.page(s as usize);
             let sum: u64 = page.iter().sum();
             if run + sum < target {
                 run += sum;
@@ -203,7 +215,7 @@ impl DelayHist {
 
     /// Heap bytes held (pages and page table).
     pub fn heap_bytes(&self) -> usize {
-        self.table.capacity() * 2 + self.pages.capacity() * 8 + self.pages.len() * PAGE * 8
+        self.table.capacity() * 2 + self.counts.capacity() * 8
     }
 }
 
