@@ -15,8 +15,6 @@ pub struct LinkStats {
     pub arrivals: u64,
     pub transmitted: u64,
     pub delivered: u64,
-    /// By reason, random wire loss included.
-    pub drops: [u64; DROP_REASONS],
 
     /// Measurement window.
     pub counting: bool,
@@ -25,12 +23,15 @@ pub struct LinkStats {
     pub w_tx_pkts: u64,
     pub w_tx_bytes: u64,
     pub w_busy: Dur,
-    pub w_drops: [u64; DROP_REASONS],
     /// Interval counters for time series (reset at each sample).
     pub i_tx_bytes: u64,
 
     /// The link's cumulative capacity (bytes) when the window started.
     pub w_capacity_start: u64,
+    /// Drops by reason (random wire loss included), whole run and window: after the counters
+    /// every packet touches, as a lightly loaded link rarely drops.
+    pub drops: [u64; DROP_REASONS],
+    pub w_drops: [u64; DROP_REASONS],
     /// Bytes the link could have carried during the window (set when the run ends).
     pub w_capacity: u64,
     /// ∫ backlog_bytes dt, in byte·ns.
