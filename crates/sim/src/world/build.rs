@@ -229,6 +229,10 @@ impl World {
                 }
             }
         }
+        if captures.iter().all(Option::is_none) {
+            // No slot per link to read on every hop when nothing is captured.
+            captures = Vec::new();
+        }
         Ok(World {
             name: sc.name.clone(),
             seed,

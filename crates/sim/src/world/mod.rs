@@ -108,7 +108,7 @@ pub struct World {
     gw_wscale: Vec<Option<u8>>,
     /// ACK windows the gateway lowered.
     gw_rewrites: u64,
-    /// pcap writers, one slot per link.
+    /// pcap writers, one slot per link (none at all when no link is captured).
     captures: Vec<Option<PcapWriter>>,
     capture_error: Option<String>,
 }

@@ -25,7 +25,7 @@ macro_rules! link_cx {
                 pkts: &mut $w.pkts,
                 counting: $w.counting,
                 routes: &$w.routes,
-                capture: $w.captures[$l.idx()].as_mut(),
+                capture: $w.captures.get_mut($l.idx()).and_then(Option::as_mut),
                 capture_error: &mut $w.capture_error,
             },
         )
