@@ -15,8 +15,10 @@
 //! Only the head of the pipe needs a timer (constant delay keeps the pipe ordered), so an owner
 //! with an event heap keeps O(1) entries per link however many packets are in flight.
 
+mod pipe;
 mod stats;
 
+pub use pipe::Pipe;
 pub use stats::LinkStats;
 
 use crate::engine::SimRng;
@@ -24,7 +26,6 @@ use crate::ids::PacketId;
 use crate::net::rate_model::RateModel;
 use crate::queue::{Dequeued, DropReason, LinkQueue, QEntry, QueueDisc, Verdict};
 use crate::units::{Dur, SimTime};
-use std::collections::VecDeque;
 
 /// What the link needs from its owner: packets live outside it.
 pub trait LinkCx {
@@ -114,26 +115,29 @@ pub struct Link {
     /// The pending wake-up of a shaping discipline (SimTime::MAX: none).
     pub shaper_wake: SimTime,
     /// Packets propagating with their arrival times, in order.
-    pub pipe: VecDeque<(SimTime, PacketId)>,
+    pub pipe: Pipe,
     pub queue: LinkQueue,
     pub rate: RateModel,
     pub delay: Dur,
     pub loss: f64,
-    /// Sorted indices of packets to lose (deterministic loss list) and the next one's position.
-    pub drop_next: usize,
-    pub drop_list: Vec<u64>,
-    /// Scratch for the packets a discipline drops inside one call (kept to avoid allocating).
-    qdrops: Vec<(QEntry, DropReason)>,
+    /// The crossing index of the next packet on the loss list (u64::MAX: none).
+    next_listed_loss: u64,
     /// Record per-packet sojourn and the backlog integral (bottleneck links).
     pub monitored: bool,
     pub stats: LinkStats,
+    /// Sorted indices of packets to lose (deterministic loss list) and the next one's position.
+    pub drop_next: usize,
+    pub drop_list: Vec<u64>,
+    /// Scratch for the packets a discipline drops inside one call (kept to avoid allocating;
+    /// drop-tail never needs it).
+    qdrops: Vec<(QEntry, DropReason)>,
     pub rng: SimRng,
     pub name: String,
 }
 
 /// The cache lines of a link that a packet's walk touches (see [`Link`]).
 const HOT_LINES: usize = (std::mem::offset_of!(Link, stats) + std::mem::offset_of!(LinkStats, w_capacity_start)).div_ceil(64);
-const _: () = assert!(HOT_LINES == 5);
+const _: () = assert!(HOT_LINES <= 5);
 
 impl Link {
     pub fn new(s: LinkSpec) -> Link {
@@ -142,6 +146,7 @@ impl Link {
             rate: s.rate,
             delay: s.delay,
             loss: s.loss,
+            next_listed_loss: s.drop_list.first().copied().unwrap_or(u64::MAX),
             drop_list: s.drop_list,
             drop_next: 0,
             rng: s.loss_rng,
@@ -150,7 +155,7 @@ impl Link {
             handoff: None,
             tx_end: SimTime::MAX,
             shaper_wake: SimTime::MAX,
-            pipe: VecDeque::with_capacity(s.pipe_room),
+            pipe: Pipe::with_capacity(s.pipe_room),
             stats: LinkStats::new(),
             monitored: s.monitored,
             qdrops: Vec::new(),
@@ -190,14 +195,20 @@ impl Link {
                 }
             }
         }
-        let mut pushed_out = std::mem::take(&mut self.qdrops);
-        let verdict = self.queue.enqueue(e, now, &mut pushed_out);
-        // Packets the discipline pushed out of its queue to make room (or filtered).
-        for (d, r) in pushed_out.drain(..) {
-            self.stats.drop(r);
-            cx.dropped(d.id, r);
-        }
-        self.qdrops = pushed_out;
+        let verdict = if let LinkQueue::DropTail(q) = &mut self.queue {
+            // Drop-tail only ever drops the arriving packet: no scratch (kept in a cold line).
+            q.enqueue(e, now, &mut Vec::new())
+        } else {
+            let mut pushed_out = std::mem::take(&mut self.qdrops);
+            let verdict = self.queue.enqueue(e, now, &mut pushed_out);
+            // Packets the discipline pushed out of its queue to make room (or filtered).
+            for (d, r) in pushed_out.drain(..) {
+                self.stats.drop(r);
+                cx.dropped(d.id, r);
+            }
+            self.qdrops = pushed_out;
+            verdict
+        };
         match verdict {
             Verdict::Dropped(r) => {
                 self.stats.drop(r);
@@ -222,7 +233,8 @@ impl Link {
             self.tx_end = end;
             return TxStart::Started { end };
         }
-        let mut drops = std::mem::take(&mut self.qdrops);
+        let drop_tail = matches!(self.queue, LinkQueue::DropTail(_));
+        let mut drops = if drop_tail { Vec::new() } else { std::mem::take(&mut self.qdrops) };
         let next = self.queue.dequeue(now, &mut drops);
         let mut out = TxStart::Idle;
         if let Some(Dequeued { entry: e, mark }) = next {
@@ -239,11 +251,13 @@ impl Link {
             self.tx_end = end;
             out = TxStart::Started { end };
         }
-        for (e, r) in drops.drain(..) {
-            self.stats.drop(r);
-            cx.dropped(e.id, r);
+        if !drop_tail {
+            for (e, r) in drops.drain(..) {
+                self.stats.drop(r);
+                cx.dropped(e.id, r);
+            }
+            self.qdrops = drops;
         }
-        self.qdrops = drops;
         if next.is_none() {
             // A shaping discipline holding packets back: ask again when it releases one.
             if let Some(t) = self.queue.ready_at() {
@@ -316,8 +330,9 @@ impl Link {
     /// by the deterministic list first (the n-th packet to cross), then at random.
     #[inline]
     pub fn loses_next(&mut self, crossing_index: u64) -> bool {
-        if self.drop_list.get(self.drop_next) == Some(&crossing_index) {
+        if self.next_listed_loss == crossing_index {
             self.drop_next += 1;
+            self.next_listed_loss = self.drop_list.get(self.drop_next).copied().unwrap_or(u64::MAX);
             return true;
         }
         self.loss > 0.0 && self.rng.chance(self.loss)
