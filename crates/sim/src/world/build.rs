@@ -2,7 +2,7 @@
 //! links, each flow's routes, 5-tuples, endpoints and start time. The world is plain vectors;
 //! this fills them.
 
-use super::{Endpoint, FlowPkts, FlowRt, World, WebRt, Counters};
+use super::{Endpoint, FlowPkts, FlowRt, RouteRt, World, WebRt, Counters};
 use crate::cc;
 use super::graph;
 use crate::config::{QueueCfg, RateSpec, Scenario, StartSpec, Transport};
@@ -97,7 +97,6 @@ impl World {
         let mut eps: Vec<Endpoint> = Vec::new();
         let mut flows = Vec::new();
         let mut events = EventQueue::new();
-        let mut route_keys = Vec::new();
         let mut sender_hosts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         for &(spec_i, pair) in &plans {
             {
@@ -111,8 +110,6 @@ impl World {
                 let fwd = RouteId(routes.len() as u32);
                 let rev = RouteId(fwd.0 + 1);
                 let (data, ack) = (&graph_routes.0[2 * f as usize], &graph_routes.0[2 * f as usize + 1]);
-                routes.push(Route::new(data.links(), server, true));
-                routes.push(Route::new(ack.links(), client, false));
                 let last_hop = data.links()[data.len as usize - 1];
                 // The 5-tuple the queues classify on, per route (data and ACK direction).
                 let n_hosts = sender_hosts.len() as u32;
@@ -136,10 +133,14 @@ impl World {
                     },
                 };
                 let ack_key = graph::reversed(data_key);
-                for r in &routes[routes.len() - 2..] {
-                    let key = if r.forward { data_key } else { ack_key };
-                    route_keys.push(RouteKey { key, dscp: spec.dscp, sender_is_src: r.forward });
-                }
+                routes.push(RouteRt {
+                    path: Route::new(data.links(), server, true),
+                    key: RouteKey { key: data_key, dscp: spec.dscp, sender_is_src: true },
+                });
+                routes.push(RouteRt {
+                    path: Route::new(ack.links(), client, false),
+                    key: RouteKey { key: ack_key, dscp: spec.dscp, sender_is_src: false },
+                });
                 let from = SimTime(sc.warmup.0);
                 let mss = match &spec.transport {
                     Transport::Tcp { cc, tcp } => {
@@ -253,7 +254,6 @@ impl World {
             bottleneck_rev: bn_rev,
             reported,
             out: Vec::with_capacity(64),
-            route_keys,
             series: series.then(Series::default),
             gateway: t.gateway.as_ref().map(gateway::build),
             gw_wscale: vec![None; n_flows],

@@ -76,6 +76,16 @@ struct FlowPkts {
     w_data_drops: u64,
 }
 
+/// A route and the 5-tuple and DSCP its packets carry, in one cache line: every hop reads both.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct RouteRt {
+    path: Route,
+    key: RouteKey,
+}
+
+const _: () = assert!(std::mem::size_of::<RouteRt>() == 64);
+
 pub struct World {
     name: String,
     seed: u64,
@@ -87,7 +97,7 @@ pub struct World {
     events: EventQueue,
     pool: PacketPool,
     links: Vec<Link>,
-    routes: Vec<Route>,
+    routes: Vec<RouteRt>,
     eps: Vec<Endpoint>,
     flows: Vec<FlowRt>,
     pkts: Vec<FlowPkts>,
@@ -99,8 +109,6 @@ pub struct World {
     /// them, the bottleneck first), and the time series samples.
     reported: Vec<LinkId>,
     out: Vec<PacketId>,
-    /// Per route: the 5-tuple and DSCP its packets carry.
-    route_keys: Vec<RouteKey>,
     series: Option<Series>,
     /// ACK rewriter on the gateway, acting on ACKs leaving the reverse bottleneck queue.
     gateway: Option<Box<dyn AckRewriter>>,

@@ -3,14 +3,14 @@
 //! gateway at the bottleneck, on to the next link of its route, and at the end into the
 //! destination endpoint. Every step is an event of the engine; their order is the run.
 
-use super::{Endpoint, FlowPkts, World};
+use super::{Endpoint, FlowPkts, RouteRt, World};
 use crate::queue::QueueDisc;
 use crate::engine::Event;
 use crate::gateway::{self, QueueView};
 use crate::ids::{LinkId, PacketId};
 use crate::net::link::{Launch, LinkCx, TxEvent, TxStart};
 use crate::net::pcap::PcapWriter;
-use crate::net::{Header, PacketPool, Route, TcpFlags};
+use crate::net::{Header, PacketPool, TcpFlags};
 use crate::queue::{DropReason, PureAck, QEntry};
 use crate::units::SimTime;
 
@@ -37,7 +37,7 @@ struct LinkHands<'a> {
     pool: &'a mut PacketPool,
     pkts: &'a mut [FlowPkts],
     counting: bool,
-    routes: &'a [Route],
+    routes: &'a [RouteRt],
     capture: Option<&'a mut PcapWriter>,
     capture_error: &'a mut Option<String>,
 }
@@ -63,7 +63,7 @@ impl LinkCx for LinkHands<'_> {
     fn on_wire(&mut self, id: PacketId, now: SimTime) {
         if let Some(w) = self.capture.as_mut() {
             let p = self.pool.get(id);
-            let forward = self.routes[p.route.idx()].forward;
+            let forward = self.routes[p.route.idx()].path.forward;
             if let Err(e) = w.record(now, p, forward) {
                 self.capture_error.get_or_insert_with(|| e.to_string());
             }
@@ -76,7 +76,7 @@ impl World {
     pub(super) fn inject(&mut self, pid: PacketId) {
         let p = self.pool.get(pid);
         self.pkts[p.flow.idx()].sent += 1;
-        let first = self.routes[p.route.idx()].links[0];
+        let first = self.routes[p.route.idx()].path.links[0];
         self.link_enqueue(first, pid);
     }
 
@@ -84,7 +84,7 @@ impl World {
     #[inline]
     fn qentry(&self, pid: PacketId, now: SimTime) -> QEntry {
         let p = self.pool.get(pid);
-        let rk = &self.route_keys[p.route.idx()];
+        let rk = &self.routes[p.route.idx()].key;
         let mut key = rk.key;
         // A web flow opens a new connection per request: a new port on the sender's side.
         if p.conn != 0 {
@@ -200,7 +200,7 @@ impl World {
     fn forward(&mut self, pid: PacketId) {
         let p = self.pool.get_mut(pid);
         p.hop += 1;
-        let r = &self.routes[p.route.idx()];
+        let r = &self.routes[p.route.idx()].path;
         // An ACK that has crossed the reverse bottleneck is at the gateway router, the one that
         // holds the forward bottleneck queue: rewrite it there, before it heads to its sender.
         // (Data crossing that link, of a flow the other way, is left alone.)
@@ -208,7 +208,7 @@ impl World {
             self.gateway_rewrite(pid);
         }
         let p = self.pool.get(pid);
-        let r = &self.routes[p.route.idx()];
+        let r = &self.routes[p.route.idx()].path;
         if (p.hop as usize) < r.len as usize {
             let next = r.links[p.hop as usize];
             self.link_enqueue(next, pid);
