@@ -234,7 +234,18 @@ impl World {
             // No slot per link to read on every hop when nothing is captured.
             captures = Vec::new();
         }
+        // The endpoint each link delivers to, where that is one endpoint for all its routes.
+        let mut sole_dst = vec![u32::MAX - 1; links.len()];
+        for r in &routes {
+            let last = r.path.links[r.path.len as usize - 1].idx();
+            let d = r.path.dst.0;
+            sole_dst[last] = if sole_dst[last] == u32::MAX - 1 || sole_dst[last] == d { d } else { u32::MAX };
+        }
+        for s in sole_dst.iter_mut().filter(|s| **s == u32::MAX - 1) {
+            *s = u32::MAX;
+        }
         Ok(World {
+            sole_dst,
             name: sc.name.clone(),
             seed,
             now: SimTime::ZERO,

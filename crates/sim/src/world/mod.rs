@@ -98,6 +98,9 @@ pub struct World {
     pool: PacketPool,
     links: Vec<Link>,
     routes: Vec<RouteRt>,
+    /// Per link: the one endpoint every packet leaving it is delivered to (u32::MAX: none, or
+    /// several) — for prefetching that endpoint an event ahead of the arrival.
+    sole_dst: Vec<u32>,
     eps: Vec<Endpoint>,
     flows: Vec<FlowRt>,
     pkts: Vec<FlowPkts>,
@@ -194,6 +197,9 @@ impl World {
             Event::LinkArrive(l, p) => {
                 self.links[l.idx()].prefetch();
                 self.pool.prefetch(p);
+                if let Some(ep) = self.sole_dst.get(l.idx()).and_then(|&s| self.eps.get(s as usize)) {
+                    crate::engine::prefetch(ep, 4);
+                }
             }
             Event::Timer(s, _) => crate::engine::prefetch(&self.eps[s.idx()], 4),
             _ => {}
