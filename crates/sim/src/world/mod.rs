@@ -197,8 +197,9 @@ impl World {
             Event::LinkArrive(l, p) => {
                 self.links[l.idx()].prefetch();
                 self.pool.prefetch(p);
+                // The whole endpoint: receiving a segment reads most of a socket's lines.
                 if let Some(ep) = self.sole_dst.get(l.idx()).and_then(|&s| self.eps.get(s as usize)) {
-                    crate::engine::prefetch(ep, 4);
+                    crate::engine::prefetch(ep, usize::MAX);
                 }
             }
             Event::Timer(s, _) => crate::engine::prefetch(&self.eps[s.idx()], 4),
