@@ -235,15 +235,17 @@ impl World {
             captures = Vec::new();
         }
         // The endpoint each link delivers to, where that is one endpoint for all its routes.
-        let mut sole_dst = vec![u32::MAX - 1; links.len()];
+        let mut last_hop_dst: Vec<Option<Option<u32>>> = vec![None; links.len()];
         for r in &routes {
-            let last = r.path.links[r.path.len as usize - 1].idx();
             let d = r.path.dst.0;
-            sole_dst[last] = if sole_dst[last] == u32::MAX - 1 || sole_dst[last] == d { d } else { u32::MAX };
+            let slot = &mut last_hop_dst[r.path.links[r.path.len as usize - 1].idx()];
+            *slot = match *slot {
+                None => Some(Some(d)),
+                Some(Some(e)) if e == d => Some(Some(d)),
+                _ => Some(None),
+            };
         }
-        for s in sole_dst.iter_mut().filter(|s| **s == u32::MAX - 1) {
-            *s = u32::MAX;
-        }
+        let sole_dst = last_hop_dst.into_iter().map(|d| d.flatten().unwrap_or(u32::MAX)).collect();
         Ok(World {
             sole_dst,
             name: sc.name.clone(),
