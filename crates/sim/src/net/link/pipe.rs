@@ -8,6 +8,8 @@ use crate::units::SimTime;
 use std::collections::VecDeque;
 
 const INLINE: usize = 2;
+/// How many spilled entries ahead a pop prefetches (eight 16-byte entries: two lines ahead).
+const PREFETCH_AHEAD: usize = 8;
 
 type Entry = (SimTime, PacketId);
 
@@ -60,6 +62,11 @@ impl Pipe {
         if let Some(next) = self.spill.pop_front() {
             self.inline[(self.head as usize + self.n as usize) % INLINE] = next;
             self.n += 1;
+            // A long pipe's head was written a propagation delay ago and has left the cache
+            // since: start loading the entries a few arrivals ahead (a hint only).
+            if let Some(ahead) = self.spill.get(PREFETCH_AHEAD) {
+                crate::engine::prefetch(ahead, 1);
+            }
         }
         Some(e)
     }
