@@ -20,9 +20,7 @@ impl DropTail {
     pub fn new(limit: QueueLimit) -> DropTail {
         DropTail { q: Fifo::new(limit) }
     }
-}
 
-impl DropTail {
     /// Empty, and `e` fits: enqueued now it would be the next to leave (the link's cut-through).
     #[inline]
     pub fn admits_into_empty(&self, e: &QEntry) -> bool {

@@ -31,8 +31,6 @@ const RECEIVER_PORT: u16 = 5001;
 pub(super) struct RouteKey {
     pub(super) key: FlowKey,
     pub(super) dscp: u8,
-    /// The route carries the flow's data (the sender's port is the source port).
-    pub(super) sender_is_src: bool,
 }
 
 /// One direction of a link as the build sees it.
@@ -135,11 +133,11 @@ impl World {
                 let ack_key = graph::reversed(data_key);
                 routes.push(RouteRt {
                     path: Route::new(data.links(), server, true),
-                    key: RouteKey { key: data_key, dscp: spec.dscp, sender_is_src: true },
+                    key: RouteKey { key: data_key, dscp: spec.dscp },
                 });
                 routes.push(RouteRt {
                     path: Route::new(ack.links(), client, false),
-                    key: RouteKey { key: ack_key, dscp: spec.dscp, sender_is_src: false },
+                    key: RouteKey { key: ack_key, dscp: spec.dscp },
                 });
                 let from = SimTime(sc.warmup.0);
                 let mss = match &spec.transport {

@@ -84,11 +84,12 @@ impl World {
     #[inline]
     fn qentry(&self, pid: PacketId, now: SimTime) -> QEntry {
         let p = self.pool.get(pid);
-        let rk = &self.routes[p.route.idx()].key;
+        let RouteRt { path, key: rk } = &self.routes[p.route.idx()];
         let mut key = rk.key;
-        // A web flow opens a new connection per request: a new port on the sender's side.
+        // A web flow opens a new connection per request: a new port on the sender's side (the
+        // source port on the data route).
         if p.conn != 0 {
-            if rk.sender_is_src {
+            if path.forward {
                 key.sport = key.sport.wrapping_add(p.conn);
             } else {
                 key.dport = key.dport.wrapping_add(p.conn);

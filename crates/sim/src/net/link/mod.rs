@@ -125,9 +125,10 @@ pub struct Link {
     /// Record per-packet sojourn and the backlog integral (bottleneck links).
     pub monitored: bool,
     pub stats: LinkStats,
-    /// Sorted indices of packets to lose (deterministic loss list) and the next one's position.
-    pub drop_next: usize,
-    pub drop_list: Vec<u64>,
+    /// Sorted indices of packets to lose (deterministic loss list) and the next one's position
+    /// (private: `next_listed_loss` caches the entry at `drop_next`).
+    drop_next: usize,
+    drop_list: Vec<u64>,
     /// Scratch for the packets a discipline drops inside one call (kept to avoid allocating;
     /// drop-tail never needs it).
     qdrops: Vec<(QEntry, DropReason)>,
