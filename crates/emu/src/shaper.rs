@@ -21,6 +21,7 @@ use bloatlab_sim::net::link::{Launch, Link, LinkCx, LinkSpec, TxEvent};
 use bloatlab_sim::net::rate_model::RateModel;
 use bloatlab_sim::queue::{Backlog, DropReason, LinkQueue, QEntry, QueueDisc};
 use bloatlab_sim::units::{Dur, SimTime};
+use std::collections::VecDeque;
 
 /// The internal events of a direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +51,8 @@ pub struct Direction {
     /// The bottleneck link of this direction: queue, serializer, loss, propagation, and its
     /// statistics.
     pub link: Link,
+    /// The packets propagating along the link (it counts them; they arrive in this order).
+    mid: VecDeque<(SimTime, PacketId)>,
     out: AccessLines,
     /// Flows of the data segments this step dropped or lost (read by the caller after each step).
     pub lost_flows: Vec<u16>,
@@ -103,7 +106,6 @@ impl Direction {
             drop_list,
             loss_rng,
             monitored: true,
-            pipe_room: slots,
         });
         // The core starts the window when the warm-up ends.
         link.stats.counting = false;
@@ -111,6 +113,7 @@ impl Direction {
             name: cfg.name,
             ingress: AccessLines::new(&cfg.near_delays, cfg.flow_class.clone(), slots),
             link,
+            mid: VecDeque::with_capacity(slots),
             out: AccessLines::new(&cfg.far_delays, cfg.flow_class, slots),
             lost_flows: Vec::with_capacity(slots),
         }
@@ -128,7 +131,7 @@ impl Direction {
         let l = &self.link;
         let tx = if l.in_tx.is_some() { l.tx_end.min(l.shaper_wake) } else { l.shaper_wake };
         let mut best: Option<(SimTime, Next)> = (tx != SimTime::MAX).then_some((tx, Next::Tx));
-        for (t, k) in [(l.next_arrival(), Next::MidExit), (self.ingress.next(), Next::Ingress)] {
+        for (t, k) in [(self.mid.front().map(|&(t, _)| t), Next::MidExit), (self.ingress.next(), Next::Ingress)] {
             if let Some(t) = t {
                 if best.is_none_or(|b| t < b.0) {
                     best = Some((t, k));
@@ -178,8 +181,10 @@ impl Direction {
             }
             Next::Tx => match link.tx_event(t) {
                 TxEvent::End => {
-                    if let Launch::Out(id) = link.end_tx(t, &mut cx) {
-                        fx.mid_exit = Some(id);
+                    match link.end_tx(t, &mut cx) {
+                        Launch::Out(id) => fx.mid_exit = Some(id),
+                        Launch::Propagating(at, id) => self.mid.push_back((at, id)),
+                        Launch::Lost => {}
                     }
                     fx.dequeued = start_tx(link, t, &mut cx);
                 }
@@ -187,7 +192,9 @@ impl Direction {
                 TxEvent::Stale => {}
             },
             Next::MidExit => {
-                let (id, _) = link.arrive(t);
+                let (at, id) = self.mid.pop_front().expect("a packet propagating");
+                debug_assert_eq!(at, t);
+                link.arrive();
                 fx.mid_exit = Some(id);
             }
         }

@@ -257,6 +257,7 @@ impl DccpEndpoint {
             ecn: Ecn::NotEct,
             sent_at: cx.now,
             conn: 0,
+            pure_ack: None,
             hdr: Header::Dccp(h),
         };
         cx.out.push(cx.pool.alloc(p));

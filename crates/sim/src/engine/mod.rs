@@ -2,9 +2,10 @@
 //! per-component random streams.
 
 mod prefetch;
+mod lane;
 mod queue;
 mod rng;
 
 pub use prefetch::prefetch;
-pub use queue::{Event, EventQueue, TimerKind};
+pub use queue::{Event, EventQueue, LaneId, TimerKind};
 pub use rng::{SimRng, Stream};

@@ -3,6 +3,7 @@
 
 use crate::ids::{FlowId, LinkId, PacketId, SockId};
 use crate::units::SimTime;
+use super::lane::Lane;
 
 /// Which of an endpoint's timers fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,9 +17,7 @@ pub enum TimerKind {
 pub enum Event {
     /// A link finished serializing its current packet.
     LinkTxDone(LinkId),
-    /// The packet at the head of a link's propagation pipe reaches the far end. The packet's
-    /// id rides along only so that the loop can prefetch it one event ahead (the link's pipe
-    /// is what says which packet arrives).
+    /// A packet propagating on a link reaches its far end.
     LinkArrive(LinkId, PacketId),
     /// An endpoint timer (lazily cancelled: the endpoint checks it is still wanted).
     Timer(SockId, TimerKind),
@@ -39,9 +38,9 @@ const ARITY: usize = 4;
 /// A pending event and its order as one integer: time in the high half, scheduling sequence
 /// number in the low half (one branch-free comparison instead of two chained ones).
 #[derive(Debug, Clone, Copy)]
-struct Slot {
-    key: u128,
-    ev: Event,
+pub(super) struct Slot {
+    pub(super) key: u128,
+    pub(super) ev: Event,
 }
 
 /// A 4-ary min-heap of [`Slot`]s. Keys are unique, so any correct heap pops them in one order:
@@ -52,6 +51,11 @@ struct Slot {
 /// deep as its time ranks — usually a few levels, as it is due soon — where the last slot
 /// (most often a far-off timer) would have sunk to the bottom, through the heap's cold levels.
 /// Only when no schedule comes before the next pop is the hole filled the usual way.
+///
+/// Beside the heap, **lanes**: FIFOs for events whose owner schedules them in time order (every
+/// packet leaving a link with propagation delay D arrives at now + D, so all links of that delay
+/// share one lane). A lane's events carry the same (time, sequence) keys as the heap's, so the
+/// merged order is the same total order; a lane event costs a push and a pop, not a sift.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: Vec<Slot>,
@@ -59,11 +63,59 @@ pub struct EventQueue {
     hole: bool,
     next_seq: u64,
     popped: u64,
+    lanes: Vec<Lane>,
+    /// The smallest key at the head of a lane (`u128::MAX`: all lanes empty), and its lane.
+    lane_min: u128,
+    lane_min_at: usize,
+    /// The lane of the last pop (`usize::MAX`: the heap).
+    last_lane: usize,
 }
+
+/// A FIFO of events scheduled in time order (see [`EventQueue::add_lane`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneId(u16);
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: Vec::with_capacity(1024), hole: false, next_seq: 0, popped: 0 }
+        EventQueue { heap: Vec::with_capacity(1024), lane_min: u128::MAX, last_lane: usize::MAX, ..Default::default() }
+    }
+
+    /// A new lane. Its owner promises that each event scheduled in it is due no earlier
+    /// than the one before (checked in debug builds).
+    pub fn add_lane(&mut self) -> LaneId {
+        self.lanes.push(Lane::new());
+        LaneId(u16::try_from(self.lanes.len() - 1).expect("at most 65,536 lanes"))
+    }
+
+    /// Schedules `ev` at `at` in `lane`, behind the lane's later-scheduled-no-earlier events.
+    #[inline]
+    pub fn schedule_in(&mut self, lane: LaneId, at: SimTime, ev: Event) {
+        let new = Slot { key: ((at.0 as u128) << 64) | self.next_seq as u128, ev };
+        self.next_seq += 1;
+        let q = &mut self.lanes[lane.0 as usize];
+        debug_assert!(q.back().is_none_or(|b| b.key < new.key), "lane events out of time order");
+        if q.len() == 0 && new.key < self.lane_min {
+            self.lane_min = new.key;
+            self.lane_min_at = lane.0 as usize;
+        }
+        q.push_back(new);
+    }
+
+    /// Pops the head of the lane holding the smallest head and finds the new smallest head.
+    #[inline]
+    fn pop_lane(&mut self) -> Slot {
+        self.last_lane = self.lane_min_at;
+        let s = self.lanes[self.lane_min_at].pop_front().expect("lane_min names a non-empty lane");
+        let (mut m, mut at) = (u128::MAX, 0);
+        for (i, q) in self.lanes.iter().enumerate() {
+            if let Some(h) = q.front() {
+                if h.key < m {
+                    (m, at) = (h.key, i);
+                }
+            }
+        }
+        (self.lane_min, self.lane_min_at) = (m, at);
+        s
     }
 
     #[inline]
@@ -129,6 +181,12 @@ impl EventQueue {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
+        if self.lane_min < self.heap_first().map_or(u128::MAX, |s| s.key) {
+            self.popped += 1;
+            let s = self.pop_lane();
+            return Some((SimTime((s.key >> 64) as u64), s.ev));
+        }
+        self.last_lane = usize::MAX;
         self.fill_hole();
         let top = *self.heap.first()?;
         self.popped += 1;
@@ -140,9 +198,19 @@ impl EventQueue {
         Some((SimTime((top.key >> 64) as u64), top.ev))
     }
 
-    /// The slot that fires next: the root, or with a hole there the smallest of its children.
+    /// The slot that fires next, from the heap or a lane.
     #[inline]
     fn first(&self) -> Option<&Slot> {
+        let h = self.heap_first();
+        if self.lane_min < h.map_or(u128::MAX, |s| s.key) {
+            return self.lanes[self.lane_min_at].front();
+        }
+        h
+    }
+
+    /// The heap's smallest slot: the root, or with a hole there the smallest of its children.
+    #[inline]
+    fn heap_first(&self) -> Option<&Slot> {
         if !self.hole {
             return self.heap.first();
         }
@@ -154,6 +222,14 @@ impl EventQueue {
             }
         }
         Some(m)
+    }
+
+    /// When the last pop came from a lane, the event `i` places behind it in that lane (0: the
+    /// lane's new head). A lane's later events are known long before they fire, so the loop
+    /// can start loading what they touch several steps ahead.
+    #[inline]
+    pub fn lane_ahead(&self, i: usize) -> Option<&Event> {
+        self.lanes.get(self.last_lane)?.get(i).map(|s| &s.ev)
     }
 
     /// The next event to fire, if any (without removing it).
@@ -168,7 +244,7 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() - self.hole as usize
+        self.heap.len() - self.hole as usize + self.lanes.iter().map(Lane::len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -2,6 +2,7 @@
 //! slots are recycled, so a run in steady state allocates nothing per packet.
 
 use crate::ids::{FlowId, PacketId, RouteId};
+use crate::queue::PureAck;
 use crate::units::SimTime;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -118,19 +119,25 @@ pub enum Header {
     Dccp(crate::dccp::DccpHeader),
 }
 
+/// In declaration order (`repr(C)`): what forwarding reads at every hop (flow, route, hop,
+/// size, ECN) comes first, so a hop that only forwards needs the packet's first line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
 pub struct Packet {
     pub flow: FlowId,
     pub route: RouteId,
-    /// Index of the link the packet is on (or about to enter) within its route.
-    pub hop: u8,
     /// Size on the wire (headers + payload), what links serialize and queues count.
     pub wire_bytes: u32,
+    /// Index of the link the packet is on (or about to enter) within its route.
+    pub hop: u8,
     pub ecn: Ecn,
-    pub sent_at: SimTime,
     /// Which connection of the flow sent it (the web application opens one per request):
     /// an endpoint ignores packets of an older connection, as a new port pair would.
     pub conn: u16,
+    /// What queues see of a pure TCP ACK (ACK filters thin them), derived from the header by
+    /// [`PacketPool::alloc`] so that no hop reads the header: write `None`.
+    pub pure_ack: Option<PureAck>,
+    pub sent_at: SimTime,
     pub hdr: Header,
 }
 
@@ -175,7 +182,14 @@ impl PacketPool {
     }
 
     #[inline]
-    pub fn alloc(&mut self, p: Packet) -> PacketId {
+    pub fn alloc(&mut self, mut p: Packet) -> PacketId {
+        p.pure_ack = match &p.hdr {
+            Header::Tcp(h) if h.len == 0 && h.flags.has(TcpFlags::ACK) && !h.flags.has(TcpFlags::SYN | TcpFlags::FIN) => {
+                let plain = h.sack.len == 0 && !h.flags.has(TcpFlags::ECE | TcpFlags::CWR);
+                Some(PureAck::new(h.ack, plain))
+            }
+            _ => None,
+        };
         self.live += 1;
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = p;
@@ -200,9 +214,9 @@ impl PacketPool {
 
     /// Starts loading packet `id` into the cache (a hint; nothing happens if it is not live).
     #[inline]
-    pub fn prefetch(&self, id: PacketId) {
+    pub fn prefetch(&self, id: PacketId, lines: usize) {
         if let Some(p) = self.slots.get(id.idx()) {
-            crate::engine::prefetch(p, 3);
+            crate::engine::prefetch(p, lines);
         }
     }
 

@@ -505,6 +505,7 @@ impl Runner {
             ecn,
             sent_at: self.now,
             conn: 0,
+            pure_ack: None,
             hdr: Header::Tcp(h),
         };
         self.with_sock(|s, cx| s.on_packet(&pkt, cx));

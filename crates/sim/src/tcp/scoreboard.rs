@@ -89,9 +89,23 @@ impl Scoreboard {
         self.segs.push_back(seg);
     }
 
-    /// Index of the segment containing `seq` (or the first one after it).
+    /// Index of the segment containing `seq` (or the first one after it). Segments are
+    /// contiguous and nearly all one MSS long, so the offset from the first one divided by
+    /// its length usually names the segment at once (checked, or the binary search decides):
+    /// at a window of thousands of segments the search's dozen scattered reads per SACK block
+    /// were a fifth of a large-window run.
+    #[inline]
     fn index_of(&self, seq: u64) -> usize {
-        self.segs.partition_point(|s| s.end <= seq)
+        let Some(first) = self.segs.front() else { return 0 };
+        if seq < first.end {
+            return 0;
+        }
+        let guess = ((seq - first.start) / first.len().max(1)) as usize;
+        match self.segs.get(guess) {
+            // Contiguity: the segment before `guess` ends at its start, at or below `seq`.
+            Some(s) if s.start <= seq && seq < s.end => guess,
+            _ => self.segs.partition_point(|s| s.end <= seq),
+        }
     }
 
     /// Removes every segment fully below `ack`, calling `f` for each (before its flags are
@@ -454,6 +468,26 @@ mod tests {
             b.push(Seg { start: i * MSS, end: (i + 1) * MSS, sent_at: SimTime(i), flags: 0, stamp: TxStamp::default() });
         }
         b
+    }
+
+    proptest! {
+        /// The MSS guess finds exactly the segment the binary search finds, whatever the
+        /// segment lengths (zero-length ones too) and however many were acknowledged.
+        #[test]
+        fn index_of_agrees_with_the_search(lens in proptest::collection::vec(0u64..3000, 0..60), acked in 0usize..10, probes in proptest::collection::vec(0u64..200_000, 1..40)) {
+            let mut b = Scoreboard::new();
+            let mut at = 0;
+            for &l in &lens {
+                b.push(Seg { start: at, end: at + l, sent_at: SimTime::ZERO, flags: 0, stamp: TxStamp::default() });
+                at += l;
+            }
+            let cut = lens.iter().take(acked).sum::<u64>();
+            b.ack_to(cut, |_| {});
+            for &seq in &probes {
+                let seq = seq % (at + 2000);
+                prop_assert_eq!(b.index_of(seq), b.segs.partition_point(|s| s.end <= seq));
+            }
+        }
     }
 
     #[test]

@@ -408,6 +408,7 @@ impl TcpSocket {
             ecn: Ecn::NotEct,
             sent_at: cx.now,
             conn: self.conn,
+            pure_ack: None,
             hdr: Header::Tcp(h),
         };
         cx.out.push(cx.pool.alloc(p));

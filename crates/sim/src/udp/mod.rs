@@ -128,6 +128,7 @@ impl UdpEndpoint {
             ecn: Ecn::NotEct,
             sent_at: cx.now,
             conn: 0,
+            pure_ack: None,
             hdr: Header::Udp(UdpHeader { seq: self.next_seq, len, echo_of: None }),
         };
         self.next_seq += 1;
@@ -172,6 +173,7 @@ impl UdpEndpoint {
                 ecn: Ecn::NotEct,
                 sent_at: now,
                 conn: 0,
+                pure_ack: None,
                 hdr: Header::Udp(UdpHeader { seq: h.seq, len: h.len, echo_of: Some(pkt.sent_at) }),
             };
             cx.out.push(cx.pool.alloc(echo));

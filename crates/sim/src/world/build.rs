@@ -4,6 +4,9 @@
 
 use super::{Endpoint, FlowPkts, FlowRt, RouteRt, World, WebRt, Counters};
 use crate::cc;
+
+/// Topologies with at least this many links prefetch along the arrival lanes.
+const LOOKAHEAD_LINKS: usize = 4096;
 use super::graph;
 use crate::config::{QueueCfg, RateSpec, Scenario, StartSpec, Transport};
 use crate::engine::{Event, EventQueue, SimRng, Stream};
@@ -58,7 +61,6 @@ pub(super) fn make_link(d: Dir, seed: u64, id: u32) -> Link {
         loss_rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
         monitored: d.monitored,
         // Grows by use (an access link of a many-flow run carries a few packets at a time).
-        pipe_room: 0,
     })
 }
 
@@ -93,6 +95,8 @@ impl World {
 
         let mut routes = Vec::new();
         let mut eps: Vec<Endpoint> = Vec::new();
+        // Per endpoint (client, server, ...), the first link of the route it sends on.
+        let mut first_hop = Vec::new();
         let mut flows = Vec::new();
         let mut events = EventQueue::new();
         let mut sender_hosts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
@@ -131,6 +135,8 @@ impl World {
                     },
                 };
                 let ack_key = graph::reversed(data_key);
+                first_hop.push(data.links()[0]);
+                first_hop.push(ack.links()[0]);
                 routes.push(RouteRt {
                     path: Route::new(data.links(), server, true),
                     key: RouteKey { key: data_key, dscp: spec.dscp },
@@ -244,8 +250,18 @@ impl World {
             };
         }
         let sole_dst = last_hop_dst.into_iter().map(|d| d.flatten().unwrap_or(u32::MAX)).collect();
+        // One arrival lane per distinct propagation delay (zero-delay links never use theirs).
+        let mut lane_of_delay = std::collections::HashMap::new();
+        let arrival_lane = links.iter().map(|l| *lane_of_delay.entry(l.delay).or_insert_with(|| events.add_lane())).collect();
+        // About four thousand links with their flows' sockets, routes and packets outgrow a
+        // core's share of cache (a link is ~600 bytes, a socket ~1.5 kB): beyond, the
+        // look-ahead pays (measured: −7 % at 10,000 flows, neutral at 1,000, +5 % at 100).
+        let lookahead = links.len() >= LOOKAHEAD_LINKS;
         Ok(World {
             sole_dst,
+            first_hop,
+            arrival_lane,
+            lookahead,
             name: sc.name.clone(),
             seed,
             now: SimTime::ZERO,

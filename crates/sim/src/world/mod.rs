@@ -5,7 +5,7 @@
 //! checks conservation and gathers the run's measurements, `web.rs` runs web flows.
 
 use crate::app;
-use crate::engine::{Event, EventQueue};
+use crate::engine::{Event, EventQueue, LaneId};
 use crate::gateway::AckRewriter;
 use crate::ids::{FlowId, LinkId, PacketId, SockId};
 use crate::metrics::{RunMeasure, Series};
@@ -101,6 +101,15 @@ pub struct World {
     /// Per link: the one endpoint every packet leaving it is delivered to (u32::MAX: none, or
     /// several) — for prefetching that endpoint an event ahead of the arrival.
     sole_dst: Vec<u32>,
+    /// Per endpoint, the first link of the route it sends on (prefetched with the endpoint:
+    /// a segment received or a timer fired is often answered at once).
+    first_hop: Vec<LinkId>,
+    /// Per link, the event lane its arrivals go to (one per propagation delay: see
+    /// [`EventQueue::add_lane`]).
+    arrival_lane: Vec<LaneId>,
+    /// Prefetch along the arrival lanes (see `prefetch_lane_ahead`): only where the state
+    /// outgrows the cache; a small topology's stays in it, and the look-ahead is pure cost.
+    lookahead: bool,
     eps: Vec<Endpoint>,
     flows: Vec<FlowRt>,
     pkts: Vec<FlowPkts>,
@@ -145,6 +154,9 @@ impl World {
             self.now = t;
             if let Some(&next) = self.events.peek() {
                 self.prefetch_for(next);
+            }
+            if self.lookahead {
+                self.prefetch_lane_ahead();
             }
             self.dispatch(ev);
             // The clock is read once per 2^20 events only.
@@ -196,14 +208,45 @@ impl World {
             Event::LinkTxDone(l) => self.links[l.idx()].prefetch(),
             Event::LinkArrive(l, p) => {
                 self.links[l.idx()].prefetch();
-                self.pool.prefetch(p);
-                // The whole endpoint: receiving a segment reads most of a socket's lines.
-                if let Some(ep) = self.sole_dst.get(l.idx()).and_then(|&s| self.eps.get(s as usize)) {
-                    crate::engine::prefetch(ep, usize::MAX);
+                // The whole endpoint and packet where the packet is delivered (receiving a
+                // segment reads most of a socket's lines and all of the header), and the link
+                // its answer will take; elsewhere forwarding reads the packet's first line only.
+                if let Some(&s) = self.sole_dst.get(l.idx()).filter(|&&s| s != u32::MAX) {
+                    self.pool.prefetch(p, usize::MAX);
+                    crate::engine::prefetch(&self.eps[s as usize], usize::MAX);
+                    self.links[self.first_hop[s as usize].idx()].prefetch();
+                } else {
+                    self.pool.prefetch(p, 1);
                 }
             }
-            Event::Timer(s, _) => crate::engine::prefetch(&self.eps[s.idx()], 4),
+            Event::Timer(s, _) => {
+                crate::engine::prefetch(&self.eps[s.idx()], 4);
+                self.links[self.first_hop[s.idx()].idx()].prefetch();
+            }
             _ => {}
+        }
+    }
+
+    /// Three arrivals ahead in the lane the current event came from, a pipeline of loads a
+    /// step apart: the packet, then its route, then the link it goes to next (an endpoint, at
+    /// the end of the route, is prefetched one event ahead: see `sole_dst`). `forward` would
+    /// otherwise miss on the route and the next link in turn at every hop of a large
+    /// topology. Hints only; the reads are of memory the previous steps prefetched.
+    #[inline]
+    fn prefetch_lane_ahead(&self) {
+        if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(2) {
+            self.pool.prefetch(p, 1);
+        }
+        if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(1) {
+            crate::engine::prefetch(&self.routes[self.pool.get(p).route.idx()], 1);
+        }
+        if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(0) {
+            let p = self.pool.get(p);
+            let r = &self.routes[p.route.idx()].path;
+            let next = p.hop as usize + 1;
+            if next < r.len as usize {
+                self.links[r.links[next].idx()].prefetch();
+            }
         }
     }
 
@@ -211,7 +254,7 @@ impl World {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkTxDone(l) => self.tx_done(l),
-            Event::LinkArrive(l, _) => self.arrive(l),
+            Event::LinkArrive(l, p) => self.arrive(l, p),
             Event::Timer(s, k) => self.ep_call(s, |ep, cx| match ep {
                 Endpoint::Tcp(t) => t.on_timer(k, cx),
                 Endpoint::Udp(u) => u.on_timer(k, cx),

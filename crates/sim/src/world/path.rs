@@ -10,8 +10,8 @@ use crate::gateway::{self, QueueView};
 use crate::ids::{LinkId, PacketId};
 use crate::net::link::{Launch, LinkCx, TxEvent, TxStart};
 use crate::net::pcap::PcapWriter;
-use crate::net::{Header, PacketPool, TcpFlags};
-use crate::queue::{DropReason, PureAck, QEntry};
+use crate::net::{PacketPool, TcpFlags};
+use crate::queue::{DropReason, QEntry};
 use crate::units::SimTime;
 
 /// A link and the hands it works with: the pool, the flows' drop counters, its capture.
@@ -95,14 +95,7 @@ impl World {
                 key.dport = key.dport.wrapping_add(p.conn);
             }
         }
-        let ack = match &p.hdr {
-            Header::Tcp(h) if h.len == 0 && h.flags.has(TcpFlags::ACK) && !h.flags.has(TcpFlags::SYN | TcpFlags::FIN) => {
-                let plain = h.sack.len == 0 && !h.flags.has(TcpFlags::ECE | TcpFlags::CWR);
-                Some(PureAck::new(h.ack, plain))
-            }
-            _ => None,
-        };
-        QEntry { id: pid, bytes: p.wire_bytes, enqueued_at: now, ecn: p.ecn, key, dscp: rk.dscp, ack }
+        QEntry { id: pid, bytes: p.wire_bytes, enqueued_at: now, ecn: p.ecn, key, dscp: rk.dscp, ack: p.pure_ack }
     }
 
     #[inline]
@@ -182,18 +175,15 @@ impl World {
         match link.end_tx(now, &mut cx) {
             Launch::Lost => {}
             Launch::Out(pid) => self.forward(pid),
-            Launch::Propagating(Some((at, pid))) => self.events.schedule(at, Event::LinkArrive(l, pid)),
-            Launch::Propagating(None) => {}
+            Launch::Propagating(at, pid) => self.events.schedule_in(self.arrival_lane[l.idx()], at, Event::LinkArrive(l, pid)),
         }
         self.start_tx(l);
     }
 
+    /// Packet `pid` propagating on `l` reaches its far end.
     #[inline]
-    pub(super) fn arrive(&mut self, l: LinkId) {
-        let (pid, next) = self.links[l.idx()].arrive(self.now);
-        if let Some((at, head)) = next {
-            self.events.schedule(at, Event::LinkArrive(l, head));
-        }
+    pub(super) fn arrive(&mut self, l: LinkId, pid: PacketId) {
+        self.links[l.idx()].arrive();
         self.forward(pid);
     }
 

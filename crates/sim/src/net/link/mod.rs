@@ -9,16 +9,17 @@
 //! 2. [`Link::start_tx`] when the serializer is idle: the discipline hands out its next packet
 //!    (or, if a shaping discipline holds them back, the time to ask again).
 //! 3. [`Link::end_tx`] at the end of serialization: the packet is lost on the wire, handed on at
-//!    once (zero delay), or enters the propagation pipe.
-//! 4. [`Link::arrive`] when the head of the pipe has propagated: it leaves the link.
+//!    once (zero delay), or propagates until a time the link names.
+//! 4. [`Link::arrive`] when a propagating packet reaches the far end: it leaves the link.
 //!
-//! Only the head of the pipe needs a timer (constant delay keeps the pipe ordered), so an owner
-//! with an event heap keeps O(1) entries per link however many packets are in flight.
+//! The link counts its propagating packets but does not hold them: a constant delay keeps them
+//! in the order they left, so the owner keeps them where its own timing wants them (the
+//! simulator in one event lane per delay, shared by all links of that delay; the emulator in a
+//! FIFO per direction).
 
-mod pipe;
+
 mod stats;
 
-pub use pipe::Pipe;
 pub use stats::LinkStats;
 
 use crate::engine::SimRng;
@@ -69,8 +70,8 @@ pub enum Launch {
     Lost,
     /// A zero-delay link: the packet leaves the link now.
     Out(PacketId),
-    /// The packet propagates; `Some((t, id))`: it is the pipe's head, call [`Link::arrive`] at `t`.
-    Propagating(Option<(SimTime, PacketId)>),
+    /// The packet propagates: it arrives at the far end at `t` (call [`Link::arrive`] then).
+    Propagating(SimTime, PacketId),
 }
 
 /// The packet in the serializer.
@@ -94,12 +95,10 @@ pub struct LinkSpec {
     pub loss_rng: SimRng,
     /// Record per-packet sojourn and the backlog integral.
     pub monitored: bool,
-    /// Room reserved for packets propagating at once (the pipe grows beyond it if needed).
-    pub pipe_room: usize,
 }
 
 /// Laid out in declaration order (`repr(C)`): what every packet's walk touches (serializer,
-/// pipe, discipline, rate, loss, the per-packet counters of `stats`) sits in the first five
+/// discipline, rate, loss, the per-packet counters of `stats`) sits in the first five
 /// cache lines ([`HOT_LINES`]), which the event loop prefetches one event ahead; names, the random stream and
 /// the histograms come after. At thousands of links this halves the lines a hop misses.
 #[repr(C)]
@@ -114,8 +113,8 @@ pub struct Link {
     pub tx_end: SimTime,
     /// The pending wake-up of a shaping discipline (SimTime::MAX: none).
     pub shaper_wake: SimTime,
-    /// Packets propagating with their arrival times, in order.
-    pub pipe: Pipe,
+    /// Packets propagating (their owner holds them: see the module's notes).
+    propagating: u64,
     pub queue: LinkQueue,
     pub rate: RateModel,
     pub delay: Dur,
@@ -156,7 +155,7 @@ impl Link {
             handoff: None,
             tx_end: SimTime::MAX,
             shaper_wake: SimTime::MAX,
-            pipe: Pipe::with_capacity(s.pipe_room),
+            propagating: 0,
             stats: LinkStats::new(),
             monitored: s.monitored,
             qdrops: Vec::new(),
@@ -177,7 +176,7 @@ impl Link {
 
     /// Packets inside the link: queued, in the serializer, propagating.
     pub fn inside(&self) -> u64 {
-        self.queue.backlog().pkts + self.handoff.is_some() as u64 + self.in_tx.is_some() as u64 + self.pipe.len() as u64
+        self.queue.backlog().pkts + self.handoff.is_some() as u64 + self.in_tx.is_some() as u64 + self.propagating
     }
 
     /// Step 1: a packet arrives at the queue. Returns whether the discipline kept it. The
@@ -304,27 +303,17 @@ impl Link {
             self.stats.delivered += 1;
             Launch::Out(tx.id)
         } else {
-            let was_empty = self.pipe.is_empty();
-            let at = now + self.delay;
-            self.pipe.push_back((at, tx.id));
-            Launch::Propagating(was_empty.then_some((at, tx.id)))
+            self.propagating += 1;
+            Launch::Propagating(now + self.delay, tx.id)
         }
     }
 
-    /// When the head of the pipe arrives.
+    /// Step 4: the oldest propagating packet reaches the far end and leaves the link.
     #[inline]
-    pub fn next_arrival(&self) -> Option<SimTime> {
-        self.pipe.front().map(|&(t, _)| t)
-    }
-
-    /// Step 4: the head of the pipe arrives at `now` and leaves the link. Returns it, and when
-    /// the next head arrives and which packet that is.
-    #[inline]
-    pub fn arrive(&mut self, now: SimTime) -> (PacketId, Option<(SimTime, PacketId)>) {
-        let (at, id) = self.pipe.pop_front().expect("arrival without a packet in the pipe");
-        debug_assert_eq!(at, now);
+    pub fn arrive(&mut self) {
+        debug_assert!(self.propagating > 0, "arrival without a packet propagating");
+        self.propagating -= 1;
         self.stats.delivered += 1;
-        (id, self.pipe.front().copied())
     }
 
     /// Decides whether the packet that just finished serialization is lost on the wire:
@@ -369,7 +358,7 @@ impl Link {
         let b = self.queue.backlog().pkts + self.handoff.is_some() as u64;
         let in_tx = self.in_tx.is_some() as u64;
         let ok_queue = s.arrivals == s.queue_drops() + b + in_tx + s.transmitted;
-        let ok_wire = s.transmitted == s.drops[DropReason::RandomLoss as usize] + s.delivered + self.pipe.len() as u64;
+        let ok_wire = s.transmitted == s.drops[DropReason::RandomLoss as usize] + s.delivered + self.propagating;
         if ok_queue && ok_wire {
             return Ok(());
         }
@@ -382,7 +371,7 @@ impl Link {
             in_tx,
             s.transmitted,
             s.delivered,
-            self.pipe.len()
+            self.propagating
         ))
     }
 }
@@ -427,7 +416,6 @@ mod tests {
             drop_list,
             loss_rng: SimRng::new(1, Stream::LinkLoss, 0),
             monitored: true,
-            pipe_room: 4,
         })
     }
 
@@ -452,18 +440,19 @@ mod tests {
         assert_eq!(l.inside(), 3);
         // End of the first transmission: it propagates and is the pipe's head.
         assert_eq!(l.tx_event(SimTime(MS)), TxEvent::End);
-        assert_eq!(l.end_tx(SimTime(MS), &mut o), Launch::Propagating(Some((SimTime(11 * MS), PacketId(0)))));
+        assert_eq!(l.end_tx(SimTime(MS), &mut o), Launch::Propagating(SimTime(11 * MS), PacketId(0)));
         assert_eq!(l.start_tx(SimTime(MS), &mut o), TxStart::Started { end: SimTime(2 * MS) });
         // The second crossing is on the drop list.
         assert_eq!(l.tx_event(SimTime(2 * MS)), TxEvent::End);
         assert_eq!(l.end_tx(SimTime(2 * MS), &mut o), Launch::Lost);
         assert_eq!(o.dropped[1], (PacketId(1), DropReason::RandomLoss));
         assert_eq!(l.start_tx(SimTime(2 * MS), &mut o), TxStart::Started { end: SimTime(3 * MS) });
-        assert_eq!(l.end_tx(SimTime(3 * MS), &mut o), Launch::Propagating(None));
+        assert_eq!(l.end_tx(SimTime(3 * MS), &mut o), Launch::Propagating(SimTime(13 * MS), PacketId(2)));
         assert_eq!(l.start_tx(SimTime(3 * MS), &mut o), TxStart::Idle);
         assert_eq!(o.on_wire.len(), 3);
-        assert_eq!(l.arrive(SimTime(11 * MS)), (PacketId(0), Some((SimTime(13 * MS), PacketId(2)))));
-        assert_eq!(l.arrive(SimTime(13 * MS)), (PacketId(2), None));
+        assert_eq!(l.inside(), 2);
+        l.arrive();
+        l.arrive();
         l.check_conservation().unwrap();
         assert_eq!(l.inside(), 0);
         assert_eq!((l.stats.arrivals, l.stats.transmitted, l.stats.delivered), (4, 3, 2));
