@@ -228,8 +228,8 @@ impl World {
     }
 
     /// Three arrivals ahead in the lane the current event came from, a pipeline of loads a
-    /// step apart: the packet, then its route, then the link it goes to next (an endpoint, at
-    /// the end of the route, is prefetched one event ahead: see `sole_dst`). `forward` would
+    /// step apart: the packet, then its route, then the link it goes to next or the endpoint
+    /// it is delivered to. `forward` would
     /// otherwise miss on the route and the next link in turn at every hop of a large
     /// topology. Hints only; the reads are of memory the previous steps prefetched.
     #[inline]
@@ -240,12 +240,17 @@ impl World {
         if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(1) {
             crate::engine::prefetch(&self.routes[self.pool.get(p).route.idx()], 1);
         }
-        if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(0) {
-            let p = self.pool.get(p);
+        if let Some(&Event::LinkArrive(_, id)) = self.events.lane_ahead(0) {
+            let p = self.pool.get(id);
             let r = &self.routes[p.route.idx()].path;
             let next = p.hop as usize + 1;
             if next < r.len as usize {
                 self.links[r.links[next].idx()].prefetch();
+            } else {
+                // Delivered: the endpoint's two dozen lines and the whole header need the
+                // longer lead.
+                self.pool.prefetch(id, usize::MAX);
+                crate::engine::prefetch(&self.eps[r.dst.idx()], usize::MAX);
             }
         }
     }
