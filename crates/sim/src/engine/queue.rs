@@ -181,7 +181,19 @@ impl EventQueue {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        if self.lane_min < self.heap_first().map_or(u128::MAX, |s| s.key) {
+        self.pop_until(SimTime::MAX)
+    }
+
+    /// Pops the next event if it is due at or before `end` (the event loop's one call per
+    /// event: the heap's and the lanes' heads are compared once).
+    #[inline]
+    pub fn pop_until(&mut self, end: SimTime) -> Option<(SimTime, Event)> {
+        let heap_key = self.heap_first().map_or(u128::MAX, |s| s.key);
+        let key = heap_key.min(self.lane_min);
+        if key == u128::MAX || (key >> 64) as u64 > end.0 {
+            return None;
+        }
+        if self.lane_min < heap_key {
             self.popped += 1;
             let s = self.pop_lane();
             return Some((SimTime((s.key >> 64) as u64), s.ev));
@@ -199,7 +211,7 @@ impl EventQueue {
     }
 
     /// The slot that fires next, from the heap or a lane.
-    #[inline]
+    #[inline(always)]
     fn first(&self) -> Option<&Slot> {
         let h = self.heap_first();
         if self.lane_min < h.map_or(u128::MAX, |s| s.key) {
@@ -209,7 +221,7 @@ impl EventQueue {
     }
 
     /// The heap's smallest slot: the root, or with a hole there the smallest of its children.
-    #[inline]
+    #[inline(always)]
     fn heap_first(&self) -> Option<&Slot> {
         if !self.hole {
             return self.heap.first();

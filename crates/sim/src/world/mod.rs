@@ -146,11 +146,7 @@ impl World {
         if self.interval.0 > 0 {
             self.events.schedule(SimTime::ZERO + self.interval, Event::Sample);
         }
-        while let Some(t) = self.events.peek_time() {
-            if t > self.end {
-                break;
-            }
-            let (t, ev) = self.events.pop().expect("peeked");
+        while let Some((t, ev)) = self.events.pop_until(self.end) {
             self.now = t;
             if let Some(&next) = self.events.peek() {
                 self.prefetch_for(next);
