@@ -304,6 +304,54 @@ mod tests {
             prop_assert_eq!(n, times.len());
         }
 
+        /// Lanes beside the heap: events scheduled at now + a lane's fixed delay (as links do)
+        /// interleaved with heap events, peeks and pops give exactly the (time, seq) order a
+        /// single binary heap gives, and `lane_ahead` names the lane's next events in order.
+        #[test]
+        fn lanes_merge_with_the_heap_in_time_then_seq_order(ops in proptest::collection::vec((0u8..5, 0u64..3000), 0..500), delays in proptest::collection::vec(0u64..2000, 1..4), end in 0u64..20_000) {
+            let mut q = EventQueue::new();
+            let lanes: Vec<LaneId> = delays.iter().map(|_| q.add_lane()).collect();
+            let mut model = BinaryHeap::new();
+            let (mut now, mut seq) = (0u64, 0u32);
+            for (op, x) in ops {
+                match op {
+                    0 => {
+                        q.schedule(SimTime(now + x), Event::FlowStart(FlowId(seq)));
+                        model.push(std::cmp::Reverse((now + x, seq)));
+                        seq += 1;
+                    }
+                    1 | 2 => {
+                        let l = x as usize % lanes.len();
+                        let at = now + delays[l];
+                        q.schedule_in(lanes[l], SimTime(at), Event::FlowStart(FlowId(seq)));
+                        model.push(std::cmp::Reverse((at, seq)));
+                        seq += 1;
+                    }
+                    3 => prop_assert_eq!(q.peek().copied(), model.peek().map(|r| Event::FlowStart(FlowId(r.0 .1)))),
+                    _ => {
+                        let got = q.pop_until(SimTime(end)).map(|(t, e)| match e { Event::FlowStart(f) => (t.0, f.0), _ => unreachable!() });
+                        let want = model.peek().map(|r| r.0).filter(|&(t, _)| t <= end);
+                        prop_assert_eq!(got, want);
+                        if let Some((t, _)) = got {
+                            model.pop();
+                            now = t;
+                            // What the lane holds behind the popped event is in its order.
+                            let ahead: Vec<_> = (0..3).filter_map(|i| q.lane_ahead(i).copied()).collect();
+                            let mut sorted = ahead.clone();
+                            sorted.sort_by_key(|e| match e { Event::FlowStart(f) => f.0, _ => unreachable!() });
+                            prop_assert_eq!(ahead, sorted);
+                        }
+                    }
+                }
+                prop_assert_eq!(q.len(), model.len());
+            }
+            while let Some(want) = model.pop() {
+                let (t, e) = q.pop().unwrap();
+                prop_assert_eq!((t.0, e), (want.0 .0, Event::FlowStart(FlowId(want.0 .1))));
+            }
+            prop_assert!(q.pop().is_none());
+        }
+
         /// Interleaved schedules (never before the last pop; after a peek possibly before
         /// the peeked event, as the TCP test harness does), peeks and pops give exactly a sorted (time, seq) order.
         #[test]
