@@ -11,6 +11,8 @@ const PAGE_BITS: u32 = 7;
 const PAGE: usize = 1 << PAGE_BITS;
 /// "No page yet" in the page table.
 const NONE: u16 = u16::MAX;
+/// Samples held back before they are counted (see [`DelayHist::record`]).
+const PENDING: usize = 8;
 /// 3 significant digits: unit resolution up to 2·10³ needs 2^11 sub-buckets, half of them
 /// (the upper half) per bucket after the first.
 const SUB_BUCKET_MAG: u32 = 11;
@@ -100,13 +102,27 @@ pub struct DelayHist {
     table: Vec<u16>,
     /// The pages' counts, slot after slot ([`PAGE`] counts each), grown a page at a time.
     counts: Vec<u64>,
+    /// Indices of samples already in `total` but not yet in `counts`: they are counted eight
+    /// at a time, so a socket among thousands whose histogram's page has left the cache
+    /// misses on it once per eight RTT samples, not on each. Readers see them counted.
+    pending: [u32; PENDING],
+    n_pending: u8,
 }
 
 impl DelayHist {
     /// A histogram for values in [low, high] at 3 significant digits (as
     /// `hdrhistogram::Histogram::new_with_bounds(low, high, 3)`).
     pub fn new(low: u64, high: u64) -> DelayHist {
-        DelayHist { layout: Layout::new(low, high), total: 0, hot_page: u32::MAX, hot_slot: 0, table: Vec::new(), counts: Vec::new() }
+        DelayHist {
+            layout: Layout::new(low, high),
+            total: 0,
+            hot_page: u32::MAX,
+            hot_slot: 0,
+            table: Vec::new(),
+            counts: Vec::new(),
+            pending: [0; PENDING],
+            n_pending: 0,
+        }
     }
 
     /// Counts `v` once. A value beyond the layout's last count is not recorded (false), as
@@ -117,15 +133,38 @@ impl DelayHist {
         if i >= self.layout.len as usize {
             return false;
         }
-        let p = (i >> PAGE_BITS) as u32;
-        if p != self.hot_page {
-            self.hot_slot = self.page_slot(p as usize) as u32;
-            self.hot_page = p;
+        self.pending[self.n_pending as usize] = i as u32;
+        self.n_pending += 1;
+        if self.n_pending as usize == PENDING {
+            self.count_pending();
         }
-        let c = &mut self.counts[((self.hot_slot as usize) << PAGE_BITS) + (i & (PAGE - 1))];
-        *c = c.saturating_add(1);
         self.total = self.total.saturating_add(1);
         true
+    }
+
+    /// Moves the held-back samples into their counts.
+    fn count_pending(&mut self) {
+        for k in 0..self.n_pending as usize {
+            let i = self.pending[k] as usize;
+            let p = (i >> PAGE_BITS) as u32;
+            if p != self.hot_page {
+                self.hot_slot = self.page_slot(p as usize) as u32;
+                self.hot_page = p;
+            }
+            let c = &mut self.counts[((self.hot_slot as usize) << PAGE_BITS) + (i & (PAGE - 1))];
+            *c = c.saturating_add(1);
+        }
+        self.n_pending = 0;
+    }
+
+    /// This histogram with every sample counted (a copy only while some are held back).
+    fn settled(&self) -> std::borrow::Cow<'_, DelayHist> {
+        if self.n_pending == 0 {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut h = self.clone();
+        h.count_pending();
+        std::borrow::Cow::Owned(h)
     }
 
     /// The slot of page `p`, allocating it on first use.
@@ -168,11 +207,14 @@ impl DelayHist {
     pub fn reset(&mut self) {
         self.counts.fill(0);
         self.total = 0;
+        self.n_pending = 0;
     }
 
     /// Adds the counts of `other` (same bounds).
     pub fn add(&mut self, other: &DelayHist) {
         assert_eq!(self.layout, other.layout, "histograms of different bounds");
+        self.count_pending();
+        let other = other.settled();
         for (p, &s) in other.table.iter().enumerate() {
             if s == NONE {
                 continue;
@@ -189,14 +231,15 @@ impl DelayHist {
     /// count where the running total first reaches ⌈q·n⌉ (at least 1); the lowest equivalent
     /// value for q = 0; 0 when empty.
     pub fn value_at_quantile(&self, q: f64) -> u64 {
+        let h = self.settled();
         let q = if q > 1.0 { 1.0 } else { q };
         let target = ((q * self.total as f64).ceil() as u64).max(1);
         let mut run = 0u64;
-        for (p, &s) in self.table.iter().enumerate() {
+        for (p, &s) in h.table.iter().enumerate() {
             if s == NONE {
                 continue;
             }
-            let page = self.page(s as usize);
+            let page = h.page(s as usize);
             let sum: u64 = page.iter().sum();
             if run + sum < target {
                 run += sum;
@@ -213,9 +256,10 @@ impl DelayHist {
         0
     }
 
-    /// Heap bytes held (pages and page table).
+    /// Heap bytes held (pages and page table), the held-back samples' pages included.
     pub fn heap_bytes(&self) -> usize {
-        self.table.capacity() * 2 + self.counts.capacity() * 8
+        let h = self.settled();
+        h.table.capacity() * 2 + h.counts.capacity() * 8
     }
 }
 
