@@ -87,7 +87,7 @@ impl EventQueue {
         LaneId(u16::try_from(self.lanes.len() - 1).expect("at most 65,536 lanes"))
     }
 
-    /// Schedules `ev` at `at` in `lane`, behind the lane's later-scheduled-no-earlier events.
+    /// Schedules `ev` at `at` in `lane` (due no earlier than the lane's last event).
     #[inline]
     pub fn schedule_in(&mut self, lane: LaneId, at: SimTime, ev: Event) {
         let new = Slot { key: ((at.0 as u128) << 64) | self.next_seq as u128, ev };

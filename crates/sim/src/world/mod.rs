@@ -104,9 +104,9 @@ pub struct World {
     /// Per endpoint, the first link of the route it sends on (prefetched with the endpoint:
     /// a segment received or a timer fired is often answered at once).
     first_hop: Vec<LinkId>,
-    /// Per link, the event lane its arrivals go to (one per propagation delay: see
-    /// [`EventQueue::add_lane`]).
-    arrival_lane: Vec<LaneId>,
+    /// Per link, the event lane its arrivals go to (one per common propagation delay: see
+    /// [`EventQueue::add_lane`]; `None`: the heap).
+    arrival_lane: Vec<Option<LaneId>>,
     /// Prefetch along the arrival lanes (see `prefetch_lane_ahead`): only where the state
     /// outgrows the cache; a small topology's stays in it, and the look-ahead is pure cost.
     lookahead: bool,

@@ -175,7 +175,10 @@ impl World {
         match link.end_tx(now, &mut cx) {
             Launch::Lost => {}
             Launch::Out(pid) => self.forward(pid),
-            Launch::Propagating(at, pid) => self.events.schedule_in(self.arrival_lane[l.idx()], at, Event::LinkArrive(l, pid)),
+            Launch::Propagating(at, pid) => match self.arrival_lane[l.idx()] {
+                Some(lane) => self.events.schedule_in(lane, at, Event::LinkArrive(l, pid)),
+                None => self.events.schedule(at, Event::LinkArrive(l, pid)),
+            },
         }
         self.start_tx(l);
     }
