@@ -4,6 +4,20 @@
 
 use super::{Endpoint, FlowPkts, FlowRt, RouteRt, World, WebRt, Counters};
 use crate::cc;
+use super::graph;
+use crate::config::{QueueCfg, RateSpec, Scenario, StartSpec, Transport};
+use crate::engine::{Event, EventQueue, LaneId, SimRng, Stream};
+use crate::gateway;
+use crate::ids::{FlowId, LinkId, RouteId, SockId};
+use crate::metrics::Series;
+use crate::net::link::LinkSpec;
+use crate::net::pcap::PcapWriter;
+use crate::net::{Link, PacketPool, Route};
+use crate::queue::{self, FlowKey};
+use crate::tcp::TcpSocket;
+use crate::udp::UdpEndpoint;
+use crate::dccp::DccpEndpoint;
+use crate::units::{Dur, SimTime};
 
 /// Topologies with at least this many links prefetch along the arrival lanes.
 const LOOKAHEAD_LINKS: usize = 4096;
@@ -23,20 +37,6 @@ fn max_lanes() -> usize {
     }
     MAX_LANES
 }
-use super::graph;
-use crate::config::{QueueCfg, RateSpec, Scenario, StartSpec, Transport};
-use crate::engine::{Event, EventQueue, LaneId, SimRng, Stream};
-use crate::gateway;
-use crate::ids::{FlowId, LinkId, RouteId, SockId};
-use crate::metrics::Series;
-use crate::net::link::LinkSpec;
-use crate::net::pcap::PcapWriter;
-use crate::net::{Link, PacketPool, Route};
-use crate::queue::{self, FlowKey};
-use crate::tcp::TcpSocket;
-use crate::udp::UdpEndpoint;
-use crate::dccp::DccpEndpoint;
-use crate::units::{Dur, SimTime};
 
 /// The addresses and ports of the simulated hosts (only flow-aware queues look at them):
 /// senders 10.0.x.x (one per `host` name, else one per flow), receivers 10.1.x.x (one per flow).
@@ -76,7 +76,6 @@ pub(super) fn make_link(d: Dir, seed: u64, id: u32) -> Link {
         drop_list: d.drops,
         loss_rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
         monitored: d.monitored,
-        // Grows by use (an access link of a many-flow run carries a few packets at a time).
     })
 }
 

@@ -17,7 +17,6 @@
 //! simulator in one event lane per delay, shared by all links of that delay; the emulator in a
 //! FIFO per direction).
 
-
 mod stats;
 
 pub use stats::LinkStats;
@@ -98,7 +97,7 @@ pub struct LinkSpec {
 }
 
 /// Laid out in declaration order (`repr(C)`): what every packet's walk touches (serializer,
-/// discipline, rate, loss, the per-packet counters of `stats`) sits in the first five
+/// discipline, rate, loss, the per-packet counters of `stats`) sits in the first four
 /// cache lines ([`HOT_LINES`]), which the event loop prefetches one event ahead; names, the random stream and
 /// the histograms come after. At thousands of links this halves the lines a hop misses.
 #[repr(C)]
@@ -137,7 +136,7 @@ pub struct Link {
 
 /// The cache lines of a link that a packet's walk touches (see [`Link`]).
 const HOT_LINES: usize = (std::mem::offset_of!(Link, stats) + std::mem::offset_of!(LinkStats, w_capacity_start)).div_ceil(64);
-const _: () = assert!(HOT_LINES <= 5);
+const _: () = assert!(HOT_LINES <= 4);
 
 impl Link {
     pub fn new(s: LinkSpec) -> Link {
@@ -438,7 +437,7 @@ mod tests {
         }
         assert_eq!(o.dropped, vec![(PacketId(3), DropReason::Overflow)]);
         assert_eq!(l.inside(), 3);
-        // End of the first transmission: it propagates and is the pipe's head.
+        // End of the first transmission: it propagates, due at the far end 10 ms later.
         assert_eq!(l.tx_event(SimTime(MS)), TxEvent::End);
         assert_eq!(l.end_tx(SimTime(MS), &mut o), Launch::Propagating(SimTime(11 * MS), PacketId(0)));
         assert_eq!(l.start_tx(SimTime(MS), &mut o), TxStart::Started { end: SimTime(2 * MS) });
