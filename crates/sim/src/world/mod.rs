@@ -225,9 +225,9 @@ impl World {
 
     /// Three arrivals ahead in the lane the current event came from, a pipeline of loads a
     /// step apart: the packet, then its route, then the link it goes to next or the endpoint
-    /// it is delivered to. `forward` would
-    /// otherwise miss on the route and the next link in turn at every hop of a large
-    /// topology. Hints only; the reads are of memory the previous steps prefetched.
+    /// it is delivered to. `forward` would otherwise miss on the route and the next link in
+    /// turn at every hop of a large topology. Hints only; the reads are of memory the previous
+    /// steps prefetched.
     #[inline]
     fn prefetch_lane_ahead(&self) {
         if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(2) {
