@@ -164,7 +164,7 @@ impl Core {
         let secs = self.interval.secs_f64();
         for d in [&mut self.fwd, &mut self.rev] {
             let b = d.link.queue.backlog();
-            let (soj, bytes) = d.link.stats.take_interval();
+            let (soj, bytes) = d.link.take_interval(t);
             let state = d.link.queue.internal_state();
             self.series.push(t, d.name, b.bytes, b.pkts, d.link.stats.queue_drops(), soj, bytes as f64 * 8.0 / secs / 1e6, state);
         }

@@ -17,7 +17,7 @@ use crate::access::AccessLines;
 use crate::slab::Slab;
 use bloatlab_sim::engine::SimRng;
 use bloatlab_sim::ids::PacketId;
-use bloatlab_sim::net::link::{Launch, Link, LinkCx, LinkSpec, TxEvent};
+use bloatlab_sim::net::link::{AfterEnqueue, Launch, Link, LinkCx, LinkSpec, TxEvent};
 use bloatlab_sim::net::rate_model::RateModel;
 use bloatlab_sim::queue::{Backlog, DropReason, LinkQueue, QEntry, QueueDisc};
 use bloatlab_sim::units::{Dur, SimTime};
@@ -129,7 +129,7 @@ impl Direction {
     #[inline]
     pub fn next(&self) -> Option<(SimTime, Next)> {
         let l = &self.link;
-        let tx = if l.in_tx.is_some() { l.tx_end.min(l.shaper_wake) } else { l.shaper_wake };
+        let tx = if l.in_tx.is_some() { l.tx_end.min(l.wake_at) } else { l.wake_at };
         let mut best: Option<(SimTime, Next)> = (tx != SimTime::MAX).then_some((tx, Next::Tx));
         for (t, k) in [(self.mid.front().map(|&(t, _)| t), Next::MidExit), (self.ingress.next(), Next::Ingress)] {
             if let Some(t) = t {
@@ -175,7 +175,7 @@ impl Direction {
                 let (key, dscp, ack) = crate::packet::queue_fields(data);
                 let e = QEntry { id, bytes: data.len() as u32, enqueued_at: t, ecn: crate::packet::ecn(data), key, dscp, ack };
                 fx.enqueued = link.enqueue(e, t, &mut cx);
-                if fx.enqueued && link.idle() {
+                if fx.enqueued && link.after_enqueue(t) == AfterEnqueue::StartNow {
                     fx.dequeued = start_tx(link, t, &mut cx);
                 }
             }
@@ -208,7 +208,7 @@ impl Direction {
 }
 
 /// The serializer is free at `t`: take the next packet, if any (the link tells the next timer
-/// through `tx_end` / `shaper_wake`, which `next` reads).
+/// through `tx_end` / `wake_at`, which `next` reads).
 #[inline]
 fn start_tx(link: &mut Link, t: SimTime, cx: &mut Hands) -> bool {
     matches!(link.start_tx(t, cx), bloatlab_sim::net::link::TxStart::Started { .. })

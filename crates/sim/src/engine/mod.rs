@@ -6,6 +6,6 @@ mod lane;
 mod queue;
 mod rng;
 
-pub use prefetch::prefetch;
-pub use queue::{Event, EventQueue, LaneId, TimerKind};
+pub use prefetch::{line_span, prefetch, prefetch_lines};
+pub use queue::{Event, EventQueue, TimerKind};
 pub use rng::{SimRng, Stream};

@@ -23,3 +23,40 @@ pub fn prefetch<T>(r: &T, max_lines: usize) {
         let _ = (r, max_lines);
     }
 }
+
+/// Prefetches the cache lines of `*r` whose bits are set in `lines` (bit i: bytes 64·i to
+/// 64·i + 63), for structures whose hot fields are not all at the front.
+#[inline(always)]
+pub fn prefetch_lines<T>(r: &T, mut lines: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let base = r as *const T as *const i8;
+        let n = std::mem::size_of::<T>().div_ceil(64);
+        if n < 64 {
+            lines &= (1u64 << n) - 1;
+        }
+        while lines != 0 {
+            let i = lines.trailing_zeros() as usize;
+            lines &= lines - 1;
+            // SAFETY: as in `prefetch`; the line is inside `*r`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(i * 64)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (r, lines);
+    }
+}
+
+/// The bits of the cache lines that bytes `start .. start + len` of a structure fall in.
+pub const fn line_span(start: usize, len: usize) -> u64 {
+    let (first, last) = (start / 64, (start + len).div_ceil(64));
+    let mut m = 0u64;
+    let mut i = first;
+    while i < last && i < 64 {
+        m |= 1 << i;
+        i += 1;
+    }
+    m
+}

@@ -52,10 +52,13 @@ pub(super) struct Slot {
 /// (most often a far-off timer) would have sunk to the bottom, through the heap's cold levels.
 /// Only when no schedule comes before the next pop is the hole filled the usual way.
 ///
-/// Beside the heap, **lanes**: FIFOs for events whose owner schedules them in time order (every
-/// packet leaving a link with propagation delay D arrives at now + D, so all links of that delay
-/// share one lane). A lane's events carry the same (time, sequence) keys as the heap's, so the
-/// merged order is the same total order; a lane event costs a push and a pop, not a sift.
+/// Beside the heap, **lanes**: FIFOs of events due a fixed lead time after they are scheduled
+/// (every packet leaving a link with propagation delay D arrives at now + D; one launched at
+/// the start of a folded transmission at now + serialization + D). Events of one lead are
+/// scheduled in time order, so a lane holds those of one lead, whatever link they come from.
+/// A lane's events carry the same (time, sequence) keys as the heap's, so the merged order is
+/// the same total order whichever lane or the heap an event went to; a lane event costs a push
+/// and a pop, not a sift.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: Vec<Slot>,
@@ -64,6 +67,9 @@ pub struct EventQueue {
     next_seq: u64,
     popped: u64,
     lanes: Vec<Lane>,
+    /// The lead time of each lane's events (`u64::MAX`: none yet). An empty lane takes the
+    /// lead of the next event no lane has, so the lanes follow the leads in use.
+    lane_lead: Vec<u64>,
     /// The smallest key at the head of a lane (`u128::MAX`: all lanes empty), and its lane.
     lane_min: u128,
     lane_min_at: usize,
@@ -71,34 +77,47 @@ pub struct EventQueue {
     last_lane: usize,
 }
 
-/// A FIFO of events scheduled in time order (see [`EventQueue::add_lane`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LaneId(u16);
-
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue { heap: Vec::with_capacity(1024), lane_min: u128::MAX, last_lane: usize::MAX, ..Default::default() }
     }
 
-    /// A new lane. Its owner promises that each event scheduled in it is due no earlier
-    /// than the one before (checked in debug builds).
-    pub fn add_lane(&mut self) -> LaneId {
-        self.lanes.push(Lane::new());
-        LaneId(u16::try_from(self.lanes.len() - 1).expect("at most 65,536 lanes"))
+    /// A queue with `n` lanes (a pop compares every lane's head, so they are few).
+    pub fn with_lanes(n: usize) -> Self {
+        let mut q = Self::new();
+        q.lanes = (0..n).map(|_| Lane::new()).collect();
+        q.lane_lead = vec![u64::MAX; n];
+        q
     }
 
-    /// Schedules `ev` at `at` in `lane` (due no earlier than the lane's last event).
+    /// Schedules `ev` at `at`, scheduled at `now`, in the lane of its lead time `at − now` if
+    /// one has it or is free to take it; else in the heap. For events whose lead recurs (a
+    /// link's propagation delay): `now` never decreasing from one call to the next keeps each
+    /// lane in time order (an event that would not be is put in the heap instead).
     #[inline]
-    pub fn schedule_in(&mut self, lane: LaneId, at: SimTime, ev: Event) {
-        let new = Slot { key: ((at.0 as u128) << 64) | self.next_seq as u128, ev };
-        self.next_seq += 1;
-        let q = &mut self.lanes[lane.0 as usize];
-        debug_assert!(q.back().is_none_or(|b| b.key < new.key), "lane events out of time order");
-        if q.len() == 0 && new.key < self.lane_min {
-            self.lane_min = new.key;
-            self.lane_min_at = lane.0 as usize;
+    pub fn schedule_ahead(&mut self, now: SimTime, at: SimTime, ev: Event) {
+        let lead = at.0 - now.0;
+        let lane = match self.lane_lead.iter().position(|&d| d == lead) {
+            Some(i) => i,
+            None => match self.lanes.iter().position(|q| q.len() == 0) {
+                Some(i) => {
+                    self.lane_lead[i] = lead;
+                    i
+                }
+                None => return self.schedule(at, ev),
+            },
+        };
+        let key = ((at.0 as u128) << 64) | self.next_seq as u128;
+        let q = &mut self.lanes[lane];
+        if q.back().is_some_and(|b| b.key > key) {
+            return self.schedule(at, ev);
         }
-        q.push_back(new);
+        self.next_seq += 1;
+        if q.len() == 0 && key < self.lane_min {
+            self.lane_min = key;
+            self.lane_min_at = lane;
+        }
+        q.push_back(Slot { key, ev });
     }
 
     /// Pops the head of the lane holding the smallest head and finds the new smallest head.
@@ -304,13 +323,13 @@ mod tests {
             prop_assert_eq!(n, times.len());
         }
 
-        /// Lanes beside the heap: events scheduled at now + a lane's fixed delay (as links do)
+        /// Lanes beside the heap: events scheduled at now + a recurring lead (as links do; more
+        /// leads than lanes, so lanes change leads when empty and some events go to the heap)
         /// interleaved with heap events, peeks and pops give exactly the (time, seq) order a
         /// single binary heap gives, and `lane_ahead` names the lane's next events in order.
         #[test]
-        fn lanes_merge_with_the_heap_in_time_then_seq_order(ops in proptest::collection::vec((0u8..5, 0u64..3000), 0..500), delays in proptest::collection::vec(0u64..2000, 1..4), end in 0u64..20_000) {
-            let mut q = EventQueue::new();
-            let lanes: Vec<LaneId> = delays.iter().map(|_| q.add_lane()).collect();
+        fn lanes_merge_with_the_heap_in_time_then_seq_order(ops in proptest::collection::vec((0u8..5, 0u64..3000), 0..500), delays in proptest::collection::vec(0u64..2000, 1..6), n_lanes in 0usize..4, end in 0u64..20_000) {
+            let mut q = EventQueue::with_lanes(n_lanes);
             let mut model = BinaryHeap::new();
             let (mut now, mut seq) = (0u64, 0u32);
             for (op, x) in ops {
@@ -321,9 +340,8 @@ mod tests {
                         seq += 1;
                     }
                     1 | 2 => {
-                        let l = x as usize % lanes.len();
-                        let at = now + delays[l];
-                        q.schedule_in(lanes[l], SimTime(at), Event::FlowStart(FlowId(seq)));
+                        let at = now + delays[x as usize % delays.len()];
+                        q.schedule_ahead(SimTime(now), SimTime(at), Event::FlowStart(FlowId(seq)));
                         model.push(std::cmp::Reverse((at, seq)));
                         seq += 1;
                     }

@@ -18,3 +18,5 @@ pub use rcvbuf::RcvTune;
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Seg};
 pub use socket::{Cx, SockStats, TcpInfo, TcpSocket, TcpState};
+#[cfg(test)]
+pub(crate) use socket::FULL_ACK_PATH;

@@ -27,14 +27,17 @@ pub struct RateSample {
     pub app_limited: bool,
 }
 
+/// Laid out in declaration order (`repr(C)`): what marking the sender app-limited reads and
+/// writes first (every segment a receiver gets does, see `TcpSocket::try_send`).
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct RateSampler {
     /// Total bytes delivered (cumulatively or selectively acknowledged) so far.
     pub delivered: u64,
-    delivered_at: SimTime,
-    first_tx_at: SimTime,
     /// Non-zero while app-limited: the `delivered` count that ends the app-limited phase.
     app_limited_until: u64,
+    delivered_at: SimTime,
+    first_tx_at: SimTime,
     // The sample being built from one ACK.
     building: bool,
     prior_delivered: u64,

@@ -33,18 +33,22 @@ impl Seg {
     }
 }
 
+/// Laid out in declaration order (`repr(C)`): the segments' deque and the counters the
+/// in-flight estimate and the retransmission scan read come first (one cache line, which is
+/// all a socket with nothing outstanding reads).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub struct Scoreboard {
     segs: VecDeque<Seg>,
     pub sacked_bytes: u64,
     pub lost_bytes: u64,
     pub retrans_bytes: u64,
+    /// Retransmission scan starts here.
+    rtx_hint: u64,
     /// End of the highest SACKed segment (0: none).
     pub high_sacked: u64,
     /// Every un-SACKed segment ending at or below this is marked lost.
     lost_upto: u64,
-    /// Retransmission scan starts here.
-    rtx_hint: u64,
     /// Retransmissions in flight, in send order: (segment start, send time).
     rtx_queue: VecDeque<(u64, SimTime)>,
     /// Latest send time of a never-retransmitted segment that has been delivered (RACK's

@@ -164,7 +164,7 @@ impl World {
             series.q_bytes.push(b.bytes as i64);
             series.q_pkts.push(b.pkts as i64);
             series.q_drops.push(link.stats.queue_drops() as i64);
-            let (sojourn_ms, tx_bytes) = link.stats.take_interval();
+            let (sojourn_ms, tx_bytes) = link.take_interval(self.now);
             series.q_sojourn_ms.push(sojourn_ms);
             series.q_tx_mbps.push(tx_bytes as f64 * 8.0 / secs / 1e6);
             series.q_aqm_state.push(link.queue.internal_state());
@@ -277,9 +277,9 @@ impl World {
         let engine = EngineMeasure {
             wall_s,
             events: self.events.processed(),
-            bottleneck_packets: bn.stats.transmitted,
+            bottleneck_packets: bn.transmitted_by(self.end),
             setup_s: 0.0, // the caller times the build (api::run_value)
-            transmissions: Some(self.links.iter().map(|l| l.stats.transmitted).sum()),
+            transmissions: Some(self.links.iter().map(|l| l.transmitted_by(self.end)).sum()),
         };
         let links = self.reported.iter().map(|l| LinkMeasure { name: self.links[l.idx()].name.clone(), queue: self.links[l.idx()].measure(self.end) }).collect();
         RunMeasure { name: self.name.clone(), seed: self.seed, duration_s: self.end.secs_f64(), flows, bottleneck, links, engine }

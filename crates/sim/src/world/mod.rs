@@ -5,7 +5,7 @@
 //! checks conservation and gathers the run's measurements, `web.rs` runs web flows.
 
 use crate::app;
-use crate::engine::{Event, EventQueue, LaneId};
+use crate::engine::{Event, EventQueue};
 use crate::gateway::AckRewriter;
 use crate::ids::{FlowId, LinkId, PacketId, SockId};
 use crate::metrics::{RunMeasure, Series};
@@ -104,9 +104,6 @@ pub struct World {
     /// Per endpoint, the first link of the route it sends on (prefetched with the endpoint:
     /// a segment received or a timer fired is often answered at once).
     first_hop: Vec<LinkId>,
-    /// Per link, the event lane its arrivals go to (one per common propagation delay: see
-    /// [`EventQueue::add_lane`]; `None`: the heap).
-    arrival_lane: Vec<Option<LaneId>>,
     /// Prefetch along the arrival lanes (see `prefetch_lane_ahead`): only where the state
     /// outgrows the cache; a small topology's stays in it, and the look-ahead is pure cost.
     lookahead: bool,
@@ -204,12 +201,10 @@ impl World {
             Event::LinkTxDone(l) => self.links[l.idx()].prefetch(),
             Event::LinkArrive(l, p) => {
                 self.links[l.idx()].prefetch();
-                // The whole endpoint and packet where the packet is delivered (receiving a
-                // segment reads most of a socket's lines and all of the header), and the link
-                // its answer will take; elsewhere forwarding reads the packet's first line only.
+                // Where the packet is delivered: its endpoint, its whole header, and the link
+                // the answer will take; elsewhere forwarding reads the packet's first line only.
                 if let Some(&s) = self.sole_dst.get(l.idx()).filter(|&&s| s != u32::MAX) {
-                    self.pool.prefetch(p, usize::MAX);
-                    crate::engine::prefetch(&self.eps[s as usize], usize::MAX);
+                    self.prefetch_delivery(p, SockId(s));
                     self.links[self.first_hop[s as usize].idx()].prefetch();
                 } else {
                     self.pool.prefetch(p, 1);
@@ -243,12 +238,21 @@ impl World {
             if next < r.len as usize {
                 self.links[r.links[next].idx()].prefetch();
             } else {
-                // Delivered: the endpoint's two dozen lines and the whole header need the
-                // longer lead.
-                self.pool.prefetch(id, usize::MAX);
-                crate::engine::prefetch(&self.eps[r.dst.idx()], usize::MAX);
+                // Delivered: the endpoint's lines and the whole header need the longer lead.
+                self.prefetch_delivery(id, r.dst);
             }
         }
+    }
+
+    /// Packet `id` is about to be delivered to endpoint `s`: its header, and the lines of the
+    /// endpoint that the delivery reads — a data segment's receiver about half of a TCP
+    /// socket ([`TcpSocket::RECEIVE_LINES`]), a pure ACK's sender nearly all of it. (The
+    /// packet's first line, read here, was prefetched earlier.)
+    #[inline]
+    fn prefetch_delivery(&self, id: PacketId, s: SockId) {
+        self.pool.prefetch(id, usize::MAX);
+        let lines = if self.pool.get(id).pure_ack.is_none() { TcpSocket::RECEIVE_LINES } else { u64::MAX };
+        crate::engine::prefetch_lines(&self.eps[s.idx()], lines);
     }
 
     #[inline]

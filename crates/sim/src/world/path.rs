@@ -8,7 +8,7 @@ use crate::queue::QueueDisc;
 use crate::engine::Event;
 use crate::gateway::{self, QueueView};
 use crate::ids::{LinkId, PacketId};
-use crate::net::link::{Launch, LinkCx, TxEvent, TxStart};
+use crate::net::link::{AfterEnqueue, Launch, LinkCx, TxEvent, TxStart};
 use crate::net::pcap::PcapWriter;
 use crate::net::{PacketPool, TcpFlags};
 use crate::queue::{DropReason, QEntry};
@@ -26,6 +26,7 @@ macro_rules! link_cx {
                 counting: $w.counting,
                 routes: &$w.routes,
                 capture: $w.captures.get_mut($l.idx()).and_then(Option::as_mut),
+                run_end: $w.end,
                 capture_error: &mut $w.capture_error,
             },
         )
@@ -39,6 +40,9 @@ struct LinkHands<'a> {
     counting: bool,
     routes: &'a [RouteRt],
     capture: Option<&'a mut PcapWriter>,
+    /// A folded transmission is captured when it starts, stamped with its end: one that ends
+    /// after the run is left out, as an unfolded one would be.
+    run_end: SimTime,
     capture_error: &'a mut Option<String>,
 }
 
@@ -61,7 +65,7 @@ impl LinkCx for LinkHands<'_> {
 
     #[inline]
     fn on_wire(&mut self, id: PacketId, now: SimTime) {
-        if let Some(w) = self.capture.as_mut() {
+        if let Some(w) = self.capture.as_mut().filter(|_| now <= self.run_end) {
             let p = self.pool.get(id);
             let forward = self.routes[p.route.idx()].path.forward;
             if let Err(e) = w.record(now, p, forward) {
@@ -111,8 +115,10 @@ impl World {
                 g.on_fwd_enqueue(&QueueView { now, backlog: link.queue.backlog(), capacity_bytes: link.queue.capacity_bytes() });
             }
         }
-        if link.idle() {
-            self.start_tx(l);
+        match link.after_enqueue(now) {
+            AfterEnqueue::StartNow => self.start_tx(l),
+            AfterEnqueue::CallAt(t) => self.events.schedule(t, Event::LinkTxDone(l)),
+            AfterEnqueue::Nothing => {}
         }
     }
 
@@ -148,15 +154,20 @@ impl World {
     fn start_tx(&mut self, l: LinkId) {
         let now = self.now;
         let (link, mut cx) = link_cx!(self, l);
-        match link.start_tx(now, &mut cx) {
-            TxStart::Started { end } => {
-                if self.gateway.is_some() && l == self.bottleneck {
-                    let view = self.fwd_view();
-                    if let Some(g) = self.gateway.as_mut() {
-                        g.on_fwd_dequeue(&view);
-                    }
+        let out = link.start_tx(now, &mut cx);
+        if self.gateway.is_some() && l == self.bottleneck && matches!(out, TxStart::Started { .. } | TxStart::Launched { .. }) {
+            let view = self.fwd_view();
+            if let Some(g) = self.gateway.as_mut() {
+                g.on_fwd_dequeue(&view);
+            }
+        }
+        match out {
+            TxStart::Started { end } => self.events.schedule(end, Event::LinkTxDone(l)),
+            TxStart::Launched { launch, wake } => {
+                self.launched(l, launch);
+                if let Some(t) = wake {
+                    self.events.schedule(t, Event::LinkTxDone(l));
                 }
-                self.events.schedule(end, Event::LinkTxDone(l));
             }
             TxStart::Wake(t) => self.events.schedule(t, Event::LinkTxDone(l)),
             TxStart::Idle => {}
@@ -172,15 +183,19 @@ impl World {
             TxEvent::WakeIdle => return self.start_tx(l),
             TxEvent::Stale => return,
         }
-        match link.end_tx(now, &mut cx) {
+        let launch = link.end_tx(now, &mut cx);
+        self.launched(l, launch);
+        self.start_tx(l);
+    }
+
+    /// A packet that left link `l`'s serializer goes on: at once, or when it arrives.
+    #[inline]
+    fn launched(&mut self, l: LinkId, launch: Launch) {
+        match launch {
             Launch::Lost => {}
             Launch::Out(pid) => self.forward(pid),
-            Launch::Propagating(at, pid) => match self.arrival_lane[l.idx()] {
-                Some(lane) => self.events.schedule_in(lane, at, Event::LinkArrive(l, pid)),
-                None => self.events.schedule(at, Event::LinkArrive(l, pid)),
-            },
+            Launch::Propagating(at, pid) => self.events.schedule_ahead(self.now, at, Event::LinkArrive(l, pid)),
         }
-        self.start_tx(l);
     }
 
     /// Packet `pid` propagating on `l` reaches its far end.

@@ -6,11 +6,26 @@
 //!
 //! The walk of one packet:
 //! 1. [`Link::enqueue`]: the discipline takes it, marks it, or drops it (and may push others out).
+//!    Then [`Link::after_enqueue`] says whether to start a transmission now, call the link back
+//!    at a time it names, or nothing (a call is already due).
 //! 2. [`Link::start_tx`] when the serializer is idle: the discipline hands out its next packet
 //!    (or, if a shaping discipline holds them back, the time to ask again).
 //! 3. [`Link::end_tx`] at the end of serialization: the packet is lost on the wire, handed on at
 //!    once (zero delay), or propagates until a time the link names.
 //! 4. [`Link::arrive`] when a propagating packet reaches the far end: it leaves the link.
+//!
+//! **Folding** (an owner's opt-in, [`Link::fold_ends`], for links with a propagation delay):
+//! nothing that happens while a packet is serialized changes what its end of transmission does
+//! (the loss draw is the link's own stream, in crossing order; the end time is known at the
+//! start), so `start_tx` does step 3 at once and returns the packet launched. The serializer
+//! stays busy until the end all the same; only if a packet waits (now, or when one arrives
+//! before then) does the owner get a time to call back. A lone packet crossing an idle link,
+//! the common case on access links at thousands of flows, costs one event instead of two.
+//! The measurements do not change: the window and interval counters of a transmission still in
+//! progress when a window or interval starts or ends are moved to where its end falls
+//! (`start_window`, `close_window`, `take_interval`, `transmitted_by`). What does move is the
+//! order of simultaneous events (the arrival is scheduled earlier), and a wire loss reaches the
+//! owner (its flow's drop counters) at the start of the transmission instead of its end.
 //!
 //! The link counts its propagating packets but does not hold them: a constant delay keeps them
 //! in the order they left, so the owner keeps them where its own timing wants them (the
@@ -44,11 +59,27 @@ pub trait LinkCx {
 pub enum TxStart {
     /// A packet is in the serializer until `end`: call [`Link::tx_event`] then.
     Started { end: SimTime },
+    /// A folding link serialized a packet and launched it at once (its end of transmission
+    /// already done: see the module's notes); the serializer is busy until the end all the
+    /// same. `wake`: packets wait, call [`Link::tx_event`] at this time.
+    Launched { launch: Launch, wake: Option<SimTime> },
     /// Nothing sent; a shaping discipline releases a packet at this time: call
     /// [`Link::tx_event`] then (reported once per distinct time).
     Wake(SimTime),
     /// Nothing to send.
     Idle,
+}
+
+/// What the owner does after [`Link::enqueue`] kept a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterEnqueue {
+    /// The serializer is idle: call [`Link::start_tx`] now.
+    StartNow,
+    /// The serializer is busy with a folded transmission until this time and nothing calls the
+    /// link then: call [`Link::tx_event`] at it.
+    CallAt(SimTime),
+    /// A call is already due (the end of the transmission in progress, or a wake-up).
+    Nothing,
 }
 
 /// What a timer at the serializer's time turned out to be.
@@ -96,10 +127,11 @@ pub struct LinkSpec {
     pub monitored: bool,
 }
 
-/// Laid out in declaration order (`repr(C)`): what every packet's walk touches (serializer,
-/// discipline, rate, loss, the per-packet counters of `stats`) sits in the first four
-/// cache lines ([`HOT_LINES`]), which the event loop prefetches one event ahead; names, the random stream and
-/// the histograms come after. At thousands of links this halves the lines a hop misses.
+/// Laid out in declaration order (`repr(C)`): what every packet's walk through a link that is
+/// not monitored touches (serializer, discipline, rate, loss, the whole-run counters of `stats`)
+/// sits in the first three cache lines ([`HOT_LINES`]), which the event loop prefetches one
+/// event ahead; a monitored link's window counters, names, the random stream and the
+/// histograms come after. At thousands of links a hop misses on every line it touches.
 #[repr(C)]
 pub struct Link {
     pub in_tx: Option<InTx>,
@@ -108,20 +140,22 @@ pub struct Link {
     /// in the FIFO's buffer. The outcome is the FIFO's; what it saves is the buffer's cache
     /// line, a miss per hop when thousands of lightly loaded links take turns.
     handoff: Option<(PacketId, u32)>,
-    /// When the transmission in progress ends.
-    pub tx_end: SimTime,
-    /// The pending wake-up of a shaping discipline (SimTime::MAX: none).
-    pub shaper_wake: SimTime,
     /// Packets propagating (their owner holds them: see the module's notes).
-    propagating: u64,
+    propagating: u32,
+    /// When the transmission in progress (or the last one) ends: the serializer is busy until
+    /// then. On a folding link `in_tx` keeps the last transmission (already launched).
+    pub tx_end: SimTime,
+    /// A pending wake-up (SimTime::MAX: none): a shaping discipline's release, or the end of
+    /// a folded transmission that packets wait for.
+    pub wake_at: SimTime,
     pub queue: LinkQueue,
     pub rate: RateModel,
     pub delay: Dur,
     pub loss: f64,
     /// The crossing index of the next packet on the loss list (u64::MAX: none).
     next_listed_loss: u64,
-    /// Record per-packet sojourn and the backlog integral (bottleneck links).
-    pub monitored: bool,
+    /// Do the end of transmission at its start (see the module's notes).
+    fold: bool,
     pub stats: LinkStats,
     /// Sorted indices of packets to lose (deterministic loss list) and the next one's position
     /// (private: `next_listed_loss` caches the entry at `drop_next`).
@@ -135,8 +169,8 @@ pub struct Link {
 }
 
 /// The cache lines of a link that a packet's walk touches (see [`Link`]).
-const HOT_LINES: usize = (std::mem::offset_of!(Link, stats) + std::mem::offset_of!(LinkStats, w_capacity_start)).div_ceil(64);
-const _: () = assert!(HOT_LINES <= 4);
+const HOT_LINES: usize = (std::mem::offset_of!(Link, stats) + std::mem::offset_of!(LinkStats, window_start)).div_ceil(64);
+const _: () = assert!(HOT_LINES <= 3);
 
 impl Link {
     pub fn new(s: LinkSpec) -> Link {
@@ -152,11 +186,11 @@ impl Link {
             queue: s.queue,
             in_tx: None,
             handoff: None,
-            tx_end: SimTime::MAX,
-            shaper_wake: SimTime::MAX,
+            tx_end: SimTime::ZERO,
+            wake_at: SimTime::MAX,
             propagating: 0,
-            stats: LinkStats::new(),
-            monitored: s.monitored,
+            stats: LinkStats::new(s.monitored),
+            fold: false,
             qdrops: Vec::new(),
         }
     }
@@ -167,15 +201,65 @@ impl Link {
         crate::engine::prefetch(self, HOT_LINES);
     }
 
-    /// The serializer is idle.
+    /// Folds the end of every transmission into its start (see the module's notes). Only for
+    /// links with a propagation delay (a zero-delay link hands a packet on at the end).
+    pub fn fold_ends(&mut self) {
+        assert!(self.delay > Dur::ZERO, "folding link {} has no delay", self.name);
+        self.fold = true;
+    }
+
+    /// The folded transmission still in progress at `now`, if any.
     #[inline]
-    pub fn idle(&self) -> bool {
-        self.in_tx.is_none()
+    fn folded_in_progress(&self, now: SimTime) -> Option<InTx> {
+        self.in_tx.filter(|_| self.fold && self.tx_end > now)
+    }
+
+    /// A packet is in the serializer and its end is still to be done ([`Link::end_tx`]).
+    #[inline]
+    fn unlaunched(&self) -> bool {
+        !self.fold && self.in_tx.is_some()
+    }
+
+    /// The link is measured (see [`LinkStats::monitored`]).
+    pub fn monitored(&self) -> bool {
+        self.stats.monitored
+    }
+
+    /// Measures the link from now on (see [`LinkStats::monitored`]).
+    pub fn monitor(&mut self) {
+        self.stats.monitored = true;
+        self.stats.counting = true;
+    }
+
+    /// The serializer is idle at `now`.
+    #[inline]
+    pub fn idle(&self, now: SimTime) -> bool {
+        if self.fold {
+            self.tx_end <= now
+        } else {
+            self.in_tx.is_none()
+        }
+    }
+
+    /// After [`Link::enqueue`] kept a packet at `now`: what the owner does next.
+    #[inline]
+    pub fn after_enqueue(&mut self, now: SimTime) -> AfterEnqueue {
+        if self.idle(now) {
+            return AfterEnqueue::StartNow;
+        }
+        // Busy with a folded transmission that nobody waits for yet. (A shaper's wake-up
+        // pending at another time is overwritten: it still fires, and finds the link busy or
+        // asks again.)
+        if self.fold && self.wake_at != self.tx_end {
+            self.wake_at = self.tx_end;
+            return AfterEnqueue::CallAt(self.tx_end);
+        }
+        AfterEnqueue::Nothing
     }
 
     /// Packets inside the link: queued, in the serializer, propagating.
     pub fn inside(&self) -> u64 {
-        self.queue.backlog().pkts + self.handoff.is_some() as u64 + self.in_tx.is_some() as u64 + self.propagating
+        self.queue.backlog().pkts + self.handoff.is_some() as u64 + self.unlaunched() as u64 + self.propagating as u64
     }
 
     /// Step 1: a packet arrives at the queue. Returns whether the discipline kept it. The
@@ -186,7 +270,7 @@ impl Link {
         self.stats.arrival();
         // Unmonitored (no sojourn or backlog to record), idle, and a drop-tail FIFO that is
         // empty and admits the packet: it would leave the FIFO at this very instant.
-        if self.in_tx.is_none() && !self.monitored && self.handoff.is_none() {
+        if self.idle(now) && !self.stats.monitored && self.handoff.is_none() {
             if let LinkQueue::DropTail(q) = &self.queue {
                 if q.admits_into_empty(&e) {
                     self.handoff = Some((id, e.bytes));
@@ -217,7 +301,7 @@ impl Link {
             Verdict::Marked => cx.mark_ce(id),
             Verdict::Queued => {}
         }
-        if self.monitored {
+        if self.stats.monitored {
             self.stats.backlog_changed(now, self.queue.backlog().bytes);
         }
         true
@@ -227,28 +311,20 @@ impl Link {
     #[inline]
     pub fn start_tx(&mut self, now: SimTime, cx: &mut impl LinkCx) -> TxStart {
         if let Some((id, bytes)) = self.handoff.take() {
-            self.in_tx = Some(InTx { id, started: now, bytes });
-            let end = self.rate.serve(now, bytes as u64);
-            self.tx_end = end;
-            return TxStart::Started { end };
+            return self.serialize(id, bytes, now, cx);
         }
         let drop_tail = matches!(self.queue, LinkQueue::DropTail(_));
         let mut drops = if drop_tail { Vec::new() } else { std::mem::take(&mut self.qdrops) };
         let next = self.queue.dequeue(now, &mut drops);
-        let mut out = TxStart::Idle;
         if let Some(Dequeued { entry: e, mark }) = next {
             // An AQM that marks at dequeue (CoDel with ECN) asks for the CE mark here.
             if mark {
                 cx.mark_ce(e.id);
             }
-            self.in_tx = Some(InTx { id: e.id, started: now, bytes: e.bytes });
-            if self.monitored {
+            if self.stats.monitored {
                 self.stats.sojourn(now.since(e.enqueued_at).0);
                 self.stats.backlog_changed(now, self.queue.backlog().bytes);
             }
-            let end = self.rate.serve(now, e.bytes as u64);
-            self.tx_end = end;
-            out = TxStart::Started { end };
         }
         if !drop_tail {
             for (e, r) in drops.drain(..) {
@@ -257,29 +333,47 @@ impl Link {
             }
             self.qdrops = drops;
         }
-        if next.is_none() {
-            // A shaping discipline holding packets back: ask again when it releases one.
-            if let Some(t) = self.queue.ready_at() {
-                if t > now && self.shaper_wake != t {
-                    self.shaper_wake = t;
-                    out = TxStart::Wake(t);
-                }
+        if let Some(Dequeued { entry: e, .. }) = next {
+            return self.serialize(e.id, e.bytes, now, cx);
+        }
+        // A shaping discipline holding packets back: ask again when it releases one.
+        if let Some(t) = self.queue.ready_at() {
+            if t > now && self.wake_at != t {
+                self.wake_at = t;
+                return TxStart::Wake(t);
             }
         }
-        out
+        TxStart::Idle
+    }
+
+    /// Puts packet `id` in the serializer at `now` (a folding link launches it at once).
+    #[inline]
+    fn serialize(&mut self, id: PacketId, bytes: u32, now: SimTime, cx: &mut impl LinkCx) -> TxStart {
+        let end = self.rate.serve(now, bytes as u64);
+        self.tx_end = end;
+        self.in_tx = Some(InTx { id, started: now, bytes });
+        if !self.fold {
+            return TxStart::Started { end };
+        }
+        let launch = self.launch(id, now, end, bytes, cx);
+        let wake = (self.queue.backlog().pkts > 0).then(|| {
+            self.wake_at = end;
+            end
+        });
+        TxStart::Launched { launch, wake }
     }
 
     /// A timer at the serializer's time (`Started::end` or a `Wake`) fired at `now`: which it is.
     /// A wake-up and an end at the same instant are interchangeable.
     #[inline]
     pub fn tx_event(&mut self, now: SimTime) -> TxEvent {
-        if self.in_tx.is_some() && self.tx_end == now {
+        if self.unlaunched() && self.tx_end == now {
             return TxEvent::End;
         }
-        if self.shaper_wake == now {
-            self.shaper_wake = SimTime::MAX;
+        if self.wake_at == now {
+            self.wake_at = SimTime::MAX;
         }
-        if self.in_tx.is_none() {
+        if self.idle(now) {
             TxEvent::WakeIdle
         } else {
             TxEvent::Stale
@@ -290,20 +384,28 @@ impl Link {
     /// packet and calls [`Link::start_tx`] for the next one.
     #[inline]
     pub fn end_tx(&mut self, now: SimTime, cx: &mut impl LinkCx) -> Launch {
+        debug_assert!(!self.fold, "a folding link's transmissions end at their start");
         let tx = self.in_tx.take().expect("end_tx without a packet in the serializer");
-        self.stats.transmitted(tx.started, now, tx.bytes as u64);
+        self.launch(tx.id, tx.started, now, tx.bytes, cx)
+    }
+
+    /// The transmission of `id` over [started, end] ends: count it, capture it, lose it on the
+    /// wire or send it on its way.
+    #[inline]
+    fn launch(&mut self, id: PacketId, started: SimTime, end: SimTime, bytes: u32, cx: &mut impl LinkCx) -> Launch {
+        self.stats.transmitted(started, end, bytes as u64);
         let crossing = self.stats.transmitted - 1;
-        cx.on_wire(tx.id, now);
+        cx.on_wire(id, end);
         if self.loses_next(crossing) {
             self.stats.drop(DropReason::RandomLoss);
-            cx.dropped(tx.id, DropReason::RandomLoss);
+            cx.dropped(id, DropReason::RandomLoss);
             Launch::Lost
         } else if self.delay.0 == 0 {
             self.stats.delivered += 1;
-            Launch::Out(tx.id)
+            Launch::Out(id)
         } else {
             self.propagating += 1;
-            Launch::Propagating(now + self.delay, tx.id)
+            Launch::Propagating(end + self.delay, id)
         }
     }
 
@@ -333,16 +435,38 @@ impl Link {
         self.stats.start_window(now);
         self.stats.last_backlog = b;
         self.stats.w_capacity_start = self.rate.cumulative_capacity(now);
+        // A folded transmission counted at its start before the window ends inside it.
+        if let Some(tx) = self.folded_in_progress(now) {
+            self.stats.window_tx(tx.bytes as u64, self.tx_end - now, true);
+        }
     }
 
     /// Closes the window's time integrals at `now` (the end of the run).
     pub fn close_window(&mut self, now: SimTime) {
         let b = self.stats.last_backlog;
         self.stats.backlog_changed(now, b);
-        if let Some(tx) = self.in_tx {
+        if let Some(tx) = self.folded_in_progress(now) {
+            // Counted at its start, it ends after the window.
+            self.stats.window_tx(tx.bytes as u64, self.tx_end - now, false);
+        } else if let Some(tx) = self.in_tx.filter(|_| self.unlaunched()) {
             self.stats.add_busy(tx.started, now);
         }
         self.stats.w_capacity = self.rate.cumulative_capacity(now) - self.stats.w_capacity_start;
+    }
+
+    /// The interval counters since the last call, for a time-series sample at `now` (see
+    /// [`LinkStats::take_interval`]); a folded transmission that ends after `now` counts in
+    /// the next interval.
+    pub fn take_interval(&mut self, now: SimTime) -> (f64, u64) {
+        let carry = self.folded_in_progress(now).filter(|_| self.stats.monitored).map_or(0, |tx| tx.bytes as u64);
+        let (sojourn, bytes) = self.stats.take_interval();
+        self.stats.i_tx_bytes = carry;
+        (sojourn, bytes - carry)
+    }
+
+    /// Transmissions ended by `now` (a folded one is counted at its start).
+    pub fn transmitted_by(&self, now: SimTime) -> u64 {
+        self.stats.transmitted - self.folded_in_progress(now).is_some() as u64
     }
 
     /// The queue over the window ending at `end` (closed), for the summary builder.
@@ -355,9 +479,9 @@ impl Link {
     pub fn check_conservation(&self) -> Result<(), String> {
         let s = &self.stats;
         let b = self.queue.backlog().pkts + self.handoff.is_some() as u64;
-        let in_tx = self.in_tx.is_some() as u64;
+        let in_tx = self.unlaunched() as u64;
         let ok_queue = s.arrivals == s.queue_drops() + b + in_tx + s.transmitted;
-        let ok_wire = s.transmitted == s.drops[DropReason::RandomLoss as usize] + s.delivered + self.propagating;
+        let ok_wire = s.transmitted == s.drops[DropReason::RandomLoss as usize] + s.delivered + self.propagating as u64;
         if ok_queue && ok_wire {
             return Ok(());
         }
@@ -431,7 +555,7 @@ mod tests {
         let t0 = SimTime::ZERO;
         // Three arrive at once: one goes to the serializer, two wait, the fourth overflows.
         for id in 0..4 {
-            if l.enqueue(entry(id, t0), t0, &mut o) && l.idle() {
+            if l.enqueue(entry(id, t0), t0, &mut o) && l.idle(t0) {
                 assert_eq!(l.start_tx(t0, &mut o), TxStart::Started { end: SimTime(MS) });
             }
         }
@@ -464,7 +588,8 @@ mod tests {
     fn cut_through_walks_as_the_fifo_does() {
         let walk = |monitored: bool| {
             let mut l = link(Dur(10 * MS), vec![1]);
-            l.monitored = monitored;
+            l.stats.monitored = monitored;
+            l.stats.counting = monitored;
             let mut o = Owner::default();
             let mut log = Vec::new();
             for (t, ids) in [(0, 0..4), (5 * MS, 4..5), (20 * MS, 5..6)] {
@@ -477,7 +602,7 @@ mod tests {
                     let kept = l.enqueue(entry(id, now), now, &mut o);
                     assert_eq!(l.inside(), l.stats.arrivals - l.stats.queue_drops() - l.stats.delivered - l.stats.drops[DropReason::RandomLoss as usize]);
                     l.check_conservation().unwrap();
-                    if kept && l.idle() {
+                    if kept && l.idle(now) {
                         log.push(format!("{:?}", l.start_tx(now, &mut o)));
                     }
                 }
@@ -521,5 +646,102 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(m.aqm, l.queue.name());
+    }
+
+    /// A monitored link driven by a small event loop, folding or not: the same packets launched
+    /// at the same times, the same losses, and the same window, interval and run counters, with
+    /// the window's start, the samples and the window's end all falling inside transmissions.
+    #[test]
+    fn folding_moves_no_measurement() {
+        #[derive(Debug, Clone, Copy)]
+        enum Act {
+            Arrive(u32),
+            Tx,
+            Window,
+            Sample,
+            Close,
+        }
+        type Queue = std::collections::BTreeMap<(u64, u64), Act>;
+        fn push(q: &mut Queue, seq: &mut u64, t: SimTime, a: Act) {
+            q.insert((t.0, *seq), a);
+            *seq += 1;
+        }
+        fn started(s: TxStart, q: &mut Queue, seq: &mut u64, launched: &mut Vec<Launch>) {
+            match s {
+                TxStart::Started { end } => push(q, seq, end, Act::Tx),
+                TxStart::Launched { launch, wake } => {
+                    launched.push(launch);
+                    if let Some(t) = wake {
+                        push(q, seq, t, Act::Tx);
+                    }
+                }
+                TxStart::Wake(t) => push(q, seq, t, Act::Tx),
+                TxStart::Idle => {}
+            }
+        }
+        let drive = |fold: bool| {
+            let mut l = link(Dur(10 * MS), vec![2]);
+            l.stats.counting = false;
+            if fold {
+                l.fold_ends();
+            }
+            let mut o = Owner::default();
+            let (mut q, mut seq) = (Queue::new(), 0u64);
+            for (t, id) in [(0, 0), (0, 1), (0, 2), (0, 3), (5 * MS + MS / 2, 4), (20 * MS, 5), (20 * MS, 6)] {
+                push(&mut q, &mut seq, SimTime(t), Act::Arrive(id));
+            }
+            push(&mut q, &mut seq, SimTime(MS / 2), Act::Window);
+            for t in [MS + MS / 2, 5 * MS + 3 * MS / 4, 21 * MS + MS / 4] {
+                push(&mut q, &mut seq, SimTime(t), Act::Sample);
+            }
+            push(&mut q, &mut seq, SimTime(21 * MS + MS / 2), Act::Close);
+            let (mut launched, mut samples) = (Vec::new(), Vec::new());
+            while let Some(((t, _), a)) = q.pop_first() {
+                let now = SimTime(t);
+                match a {
+                    Act::Arrive(id) => {
+                        if l.enqueue(entry(id, now), now, &mut o) {
+                            match l.after_enqueue(now) {
+                                AfterEnqueue::StartNow => started(l.start_tx(now, &mut o), &mut q, &mut seq, &mut launched),
+                                AfterEnqueue::CallAt(t) => push(&mut q, &mut seq, t, Act::Tx),
+                                AfterEnqueue::Nothing => {}
+                            }
+                        }
+                    }
+                    Act::Tx => match l.tx_event(now) {
+                        TxEvent::End => {
+                            launched.push(l.end_tx(now, &mut o));
+                            started(l.start_tx(now, &mut o), &mut q, &mut seq, &mut launched);
+                        }
+                        TxEvent::WakeIdle => started(l.start_tx(now, &mut o), &mut q, &mut seq, &mut launched),
+                        TxEvent::Stale => {}
+                    },
+                    Act::Window => l.start_window(now),
+                    Act::Sample => samples.push(format!("{:?}", l.take_interval(now))),
+                    Act::Close => {
+                        l.close_window(now);
+                        l.check_conservation().unwrap();
+                        let m = l.measure(now);
+                        let counts = (m.arrivals, m.tx_packets, m.tx_bytes, format!("{:?}", m.busy), m.sojourn_n, l.transmitted_by(now));
+                        // A folding link launches a packet at its start: compare those whose
+                        // transmission ended by now.
+                        launched.retain(|x| !matches!(x, Launch::Propagating(t, _) if *t > now + l.delay));
+                        launched.sort_by_key(|x| format!("{x:?}"));
+                        let mut dropped = o.dropped.clone();
+                        dropped.sort_by_key(|d| d.0);
+                        return (launched, dropped, samples, counts);
+                    }
+                }
+            }
+            unreachable!("the run closes")
+        };
+        let (plain, folded) = (drive(false), drive(true));
+        assert_eq!(plain, folded);
+        // What the walk went through: an overflow, a listed wire loss, and transmissions in
+        // progress at the window's start (packet 0), at two samples and at its end (packet 6).
+        assert_eq!(plain.1, vec![(PacketId(2), DropReason::RandomLoss), (PacketId(3), DropReason::Overflow)]);
+        assert_eq!(plain.0.len(), 5);
+        assert_eq!(plain.3 .1, 5, "packets 0, 1, 2 (lost on the wire), 4 and 5 ended inside the window");
+        assert_eq!(plain.2, vec!["(0.5, 1500)", "(1.0, 3000)", "(0.5, 3000)"]);
     }
 }

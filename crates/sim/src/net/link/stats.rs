@@ -9,15 +9,21 @@ use crate::units::{Dur, SimTime};
 use crate::metrics::DelayHist;
 
 /// Laid out in declaration order (`repr(C)`): the counters every packet touches come first,
-/// so that they share the link's first cache lines with the serializer (see `Link`).
+/// so that they share the link's first cache lines with the serializer (see `Link`). A link
+/// that is not monitored keeps only those (the conservation checks' and the run's transmission
+/// count); its window and interval counters stay zero and their cache lines untouched.
 #[repr(C)]
 pub struct LinkStats {
     pub arrivals: u64,
     pub transmitted: u64,
     pub delivered: u64,
+    /// The link is measured: per-packet sojourn, the backlog integral, the window and the
+    /// interval counters (the summary's and the time series' links).
+    pub monitored: bool,
+    /// In the measurement window (a monitored link after the warm-up).
+    pub counting: bool,
 
     /// Measurement window.
-    pub counting: bool,
     pub window_start: SimTime,
     pub w_arrivals: u64,
     pub w_tx_pkts: u64,
@@ -46,13 +52,14 @@ pub struct LinkStats {
 }
 
 impl LinkStats {
-    pub fn new() -> LinkStats {
+    pub fn new(monitored: bool) -> LinkStats {
         LinkStats {
+            monitored,
             arrivals: 0,
             drops: [0; DROP_REASONS],
             transmitted: 0,
             delivered: 0,
-            counting: true,
+            counting: monitored,
             window_start: SimTime::ZERO,
             w_arrivals: 0,
             w_drops: [0; DROP_REASONS],
@@ -115,7 +122,9 @@ impl LinkStats {
             self.w_tx_pkts += 1;
             self.w_tx_bytes += bytes;
         }
-        self.i_tx_bytes += bytes;
+        if self.monitored {
+            self.i_tx_bytes += bytes;
+        }
     }
 
     /// Accumulates the backlog integral up to `now`, then records the new backlog.
@@ -131,7 +140,7 @@ impl LinkStats {
 
     /// Starts the measurement window (end of warm-up): window counters restart from zero.
     pub fn start_window(&mut self, now: SimTime) {
-        self.counting = true;
+        self.counting = self.monitored;
         self.window_start = now;
         self.w_arrivals = 0;
         self.w_drops = [0; DROP_REASONS];
@@ -143,6 +152,23 @@ impl LinkStats {
         self.w_sojourn_sum = 0;
         self.w_sojourn_n = 0;
         self.sojourn_hist.reset();
+    }
+
+    /// Adds (`add`) or takes back a transmission of `bytes` whose `busy` time lies inside the
+    /// window (a folded transmission that straddles the window's start or end).
+    pub fn window_tx(&mut self, bytes: u64, busy: Dur, add: bool) {
+        if !self.counting {
+            return;
+        }
+        if add {
+            self.w_tx_pkts += 1;
+            self.w_tx_bytes += bytes;
+            self.w_busy += busy;
+        } else {
+            self.w_tx_pkts -= 1;
+            self.w_tx_bytes -= bytes;
+            self.w_busy = self.w_busy - busy;
+        }
     }
 
     /// Busy time of a transmission over [start, end], clipped to the window.
@@ -194,8 +220,3 @@ impl LinkStats {
     }
 }
 
-impl Default for LinkStats {
-    fn default() -> Self {
-        Self::new()
-    }
-}

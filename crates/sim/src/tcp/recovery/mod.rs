@@ -69,28 +69,30 @@ pub enum XmitTimer {
     Probe,
 }
 
-/// The per-connection state of these mechanisms.
+/// The per-connection state of these mechanisms. Laid out in declaration order (`repr(C)`):
+/// the first line holds what a receiver reads for every segment (see `TcpSocket`).
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
 pub struct LossState {
-    pub prr: Prr,
-    pub undo: Undo,
-    pub rack: Rack,
+    /// A D-SACK block to report on the next ACK (receiver).
+    pub dsack: Option<(u64, u64)>,
+    /// SACK compression (receiver): the RCV.NXT its count is for, the immediate duplicate
+    /// ACKs sent for it, and the ACKs held back since the last one sent.
+    pub comp_rcv_nxt: u64,
+    /// Segments still to go out back to back in the current pacing slot (GSO burst).
+    pub burst_left: u64,
+    /// Segments still to be acknowledged at once (quick-ACK mode).
+    pub quickacks: u32,
+    pub dup_acks_sent: u32,
+    pub compressed: u32,
     /// F-RTO is judging the current timeout.
     pub frto: bool,
     /// F-RTO step 2b: this ACK sends new data instead of retransmissions.
     pub send_new_only: bool,
     pub xmit_timer: XmitTimer,
-    /// A D-SACK block to report on the next ACK (receiver).
-    pub dsack: Option<(u64, u64)>,
-    /// Segments still to be acknowledged at once (quick-ACK mode).
-    pub quickacks: u32,
-    /// SACK compression (receiver): the RCV.NXT its count is for, the immediate duplicate
-    /// ACKs sent for it, and the ACKs held back since the last one sent.
-    pub comp_rcv_nxt: u64,
-    pub dup_acks_sent: u32,
-    pub compressed: u32,
-    /// Segments still to go out back to back in the current pacing slot (GSO burst).
-    pub burst_left: u64,
+    pub rack: Rack,
+    pub prr: Prr,
+    pub undo: Undo,
 }
 
 /// Counters of the mechanisms (summary and tests).

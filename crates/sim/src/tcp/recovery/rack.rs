@@ -26,8 +26,12 @@ pub fn tick_expiry(now: SimTime, timeout: Dur, hz: u32) -> SimTime {
     SimTime((now.0 / tick + ticks) * tick)
 }
 
+/// Laid out in declaration order (`repr(C)`): the probe's state first, which every ACK reads.
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
 pub struct Rack {
+    /// snd.nxt when the outstanding probe was sent (None: no probe out).
+    pub tlp_high_seq: Option<u64>,
     /// Send time and end of the most recently sent segment known delivered.
     pub xmit_ts: SimTime,
     pub end_seq: u64,
@@ -35,8 +39,6 @@ pub struct Rack {
     pub rtt: Dur,
     /// Some segment was delivered out of sequence without a retransmission.
     pub reord_seen: bool,
-    /// snd.nxt when the outstanding probe was sent (None: no probe out).
-    pub tlp_high_seq: Option<u64>,
     /// The probe was a retransmission (a new-data probe tells nothing about loss).
     pub tlp_retrans: bool,
 }
