@@ -96,6 +96,7 @@ impl EventQueue {
     /// lane in time order (an event that would not be is put in the heap instead).
     #[inline]
     pub fn schedule_ahead(&mut self, now: SimTime, at: SimTime, ev: Event) {
+        debug_assert!(at >= now, "an event scheduled in the past");
         let lead = at.0 - now.0;
         let lane = match self.lane_lead.iter().position(|&d| d == lead) {
             Some(i) => i,

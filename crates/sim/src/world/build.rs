@@ -21,8 +21,8 @@ use crate::units::{Dur, SimTime};
 
 /// Topologies with at least this many links prefetch along the arrival lanes.
 const LOOKAHEAD_LINKS: usize = 4096;
-/// Event lanes (arrivals of the most common lead times: a link's delay, or its delay plus a
-/// folded transmission's serialization).
+/// Event lanes: the arrivals of this many lead times (a link's delay, or its delay plus a
+/// folded transmission's serialization) at once, the others in the heap (see `EventQueue`).
 const MAX_LANES: usize = 8;
 
 #[cfg(test)]

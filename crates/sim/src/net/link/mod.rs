@@ -29,7 +29,7 @@
 //!
 //! The link counts its propagating packets but does not hold them: a constant delay keeps them
 //! in the order they left, so the owner keeps them where its own timing wants them (the
-//! simulator in one event lane per delay, shared by all links of that delay; the emulator in a
+//! simulator in the event lane of their lead time, shared by all links; the emulator in a
 //! FIFO per direction).
 
 mod stats;
@@ -435,7 +435,7 @@ impl Link {
         self.stats.start_window(now);
         self.stats.last_backlog = b;
         self.stats.w_capacity_start = self.rate.cumulative_capacity(now);
-        // A folded transmission counted at its start before the window ends inside it.
+        // A folded transmission counted at its start, before the window, ends inside it.
         if let Some(tx) = self.folded_in_progress(now) {
             self.stats.window_tx(tx.bytes as u64, self.tx_end - now, true);
         }
