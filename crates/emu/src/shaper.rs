@@ -129,7 +129,7 @@ impl Direction {
     #[inline]
     pub fn next(&self) -> Option<(SimTime, Next)> {
         let l = &self.link;
-        let tx = if l.in_tx.is_some() { l.tx_end.min(l.wake_at) } else { l.wake_at };
+        let tx = l.next_tx_event();
         let mut best: Option<(SimTime, Next)> = (tx != SimTime::MAX).then_some((tx, Next::Tx));
         for (t, k) in [(self.mid.front().map(|&(t, _)| t), Next::MidExit), (self.ingress.next(), Next::Ingress)] {
             if let Some(t) = t {
@@ -208,7 +208,7 @@ impl Direction {
 }
 
 /// The serializer is free at `t`: take the next packet, if any (the link tells the next timer
-/// through `tx_end` / `wake_at`, which `next` reads).
+/// through `Link::next_tx_event`, which `next` reads).
 #[inline]
 fn start_tx(link: &mut Link, t: SimTime, cx: &mut Hands) -> bool {
     matches!(link.start_tx(t, cx), bloatlab_sim::net::link::TxStart::Started { .. })

@@ -257,6 +257,16 @@ impl Link {
         AfterEnqueue::Nothing
     }
 
+    /// When the owner is next due to call [`Link::tx_event`] (SimTime::MAX: not until a packet
+    /// comes): the end of the transmission in progress, or a pending wake-up.
+    pub fn next_tx_event(&self) -> SimTime {
+        if self.unlaunched() {
+            self.tx_end.min(self.wake_at)
+        } else {
+            self.wake_at
+        }
+    }
+
     /// Packets inside the link: queued, in the serializer, propagating.
     pub fn inside(&self) -> u64 {
         self.queue.backlog().pkts + self.handoff.is_some() as u64 + self.unlaunched() as u64 + self.propagating as u64
