@@ -37,7 +37,9 @@ const ARITY: usize = 4;
 
 /// A pending event and its order as one integer: time in the high half, scheduling sequence
 /// number in the low half (one branch-free comparison instead of two chained ones).
+/// Aligned to its size, so that a slot never straddles two cache lines.
 #[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
 pub(super) struct Slot {
     pub(super) key: u128,
     pub(super) ev: Event,

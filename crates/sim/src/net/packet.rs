@@ -121,8 +121,11 @@ pub enum Header {
 
 /// In declaration order (`repr(C)`): what forwarding reads at every hop (flow, route, hop,
 /// size, ECN) comes first, so a hop that only forwards needs the packet's first line.
+/// Aligned to 32 bytes (160 is a multiple, so the size stays): a packet then starts at the
+/// start or the middle of a line, its first 32 bytes never straddle two lines and its whole
+/// header spans three, not four (64-byte alignment would make it 192 bytes: measured slower).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(C)]
+#[repr(C, align(32))]
 pub struct Packet {
     pub flow: FlowId,
     pub route: RouteId,

@@ -19,4 +19,4 @@ pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Seg};
 pub use socket::{Cx, SockStats, TcpInfo, TcpSocket, TcpState};
 #[cfg(test)]
-pub(crate) use socket::FULL_ACK_PATH;
+pub(crate) use socket::NO_SHORTCUTS;

@@ -82,8 +82,9 @@ struct TimerSlot {
 
 #[cfg(test)]
 thread_local! {
-    /// Tests run the ACK processing in full even where `acks_nothing` would skip it.
-    pub(crate) static FULL_ACK_PATH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests run the ACK processing and the send loop in full where a quiet socket's
+    /// shortcuts (`acks_nothing`, `nothing_to_send`) would skip them.
+    pub(crate) static NO_SHORTCUTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Laid out in declaration order (`repr(C)`), by use: first what every segment received
@@ -91,8 +92,9 @@ thread_local! {
 /// send half's state that an ACK works through, then what is read rarely (the handshake,
 /// counters for the summary, the RTT histogram). At thousands of flows each line a segment
 /// touches is a cache miss; the compiler's own order spread a receiver's few fields over all
-/// 25 lines of the socket.
-#[repr(C)]
+/// 25 lines of the socket. Aligned to a cache line, so that the lines named here (and
+/// prefetched: [`TcpSocket::RECEIVE_LINES`]) are the machine's lines.
+#[repr(C, align(64))]
 pub struct TcpSocket {
     // ----- Every segment.
     pub state: TcpState,
@@ -138,7 +140,6 @@ pub struct TcpSocket {
     pub win: Window,
     /// Bytes the application expects (file transfers): completion is recorded when reached.
     pub expect: Option<u64>,
-    pub completed_at: Option<SimTime>,
     timers: [TimerSlot; 3],
     /// ECN negotiation, feedback and counters (tcp/socket/ecn.rs).
     ecn: ecn::EcnState,
@@ -147,8 +148,10 @@ pub struct TcpSocket {
     rwnd: RwndState,
     /// Receive-buffer autotuning (`tcp.rcvbuf_auto`).
     tune: RcvTune,
-    /// PRR, undo, F-RTO, RACK-TLP, D-SACK and quick-ACK state (tcp/recovery).
+    /// PRR, undo, F-RTO, RACK-TLP, D-SACK and quick-ACK state (tcp/recovery); a receiver
+    /// reads its first line.
     lr: LossState,
+    /// Its first 16 bytes are a receiver's too (`mark_app_limited`): the last it touches.
     rate: RateSampler,
     sb: Scoreboard,
 
@@ -164,17 +167,19 @@ pub struct TcpSocket {
     iss: u64,
     irs: u64,
     syn_sent_at: SimTime,
+    /// When `expect` was reached (checked only while it is not).
+    pub completed_at: Option<SimTime>,
     pub lstats: LossStats,
 }
 
 impl TcpSocket {
     /// The cache lines (a bit each) a data segment's delivery to a one-way flow's receiver
-    /// touches: everything up to the loss state's first line, and the first line of the rate
-    /// sampler and of the scoreboard (see the layout's notes). The event loop prefetches
-    /// these, not the whole socket, ahead of such a delivery.
+    /// touches: everything up to the loss state's first line (see the layout's notes; the
+    /// ACK processing and the send loop take their shortcuts, `acks_nothing` and
+    /// `nothing_to_send`). The event loop prefetches these, not the whole socket, ahead of
+    /// such a delivery.
     pub const RECEIVE_LINES: u64 = crate::engine::line_span(0, std::mem::offset_of!(TcpSocket, lr) + 64)
-        | crate::engine::line_span(std::mem::offset_of!(TcpSocket, rate), 16)
-        | crate::engine::line_span(std::mem::offset_of!(TcpSocket, sb), 64);
+        | crate::engine::line_span(std::mem::offset_of!(TcpSocket, rate), 16);
 
     pub fn new(id: SockId, flow: FlowId, route: RouteId, cfg: &TcpCfg, cc: Box<dyn CongestionControl>) -> TcpSocket {
         let mss = cfg.mss as u64;
@@ -531,6 +536,27 @@ impl TcpSocket {
     /// data (RFC 6675 NextSeg order), paced if a pacing rate is set.
     fn try_send(&mut self, cx: &mut Cx) {
         if self.state != TcpState::Established {
+            return;
+        }
+        if self.nothing_to_send() {
+            // What the loop below does when it finds nothing in flight, nothing to retransmit
+            // and nothing new, without reading the scoreboard to find that out. (The
+            // retransmission hint it would reset is reset by the next full pass, before the
+            // scoreboard holds anything again.)
+            debug_assert!(self.in_flight() == 0 && self.sb.is_empty());
+            let in_burst = self.lr.burst_left > 0 && self.last_send_at == cx.now;
+            if cx.now < self.next_send_at && !in_burst {
+                let at = self.next_send_at;
+                self.set_timer(TimerKind::Pace, at, cx);
+                return;
+            }
+            if !in_burst {
+                self.lr.burst_left = 0;
+            }
+            if self.win.cwnd > 0 {
+                self.cwnd_limited = false;
+                self.rate.mark_app_limited(0);
+            }
             return;
         }
         if self.sb.is_empty() && self.nxt < self.app_end && self.last_send_at > SimTime::ZERO {
@@ -1043,7 +1069,7 @@ impl TcpSocket {
     #[inline]
     fn acks_nothing(&self, h: &TcpHeader) -> bool {
         #[cfg(test)]
-        if FULL_ACK_PATH.with(|c| c.get()) {
+        if NO_SHORTCUTS.with(|c| c.get()) {
             return false;
         }
         let quiet = h.ack == self.una
@@ -1056,6 +1082,17 @@ impl TcpSocket {
             && !self.ecn.mode.is_on();
         debug_assert!(!quiet || (self.sb.is_empty() && self.sb.sacked_bytes == 0 && self.sb.lost_bytes == 0));
         quiet
+    }
+
+    /// Nothing is outstanding and the application has nothing new: every data segment a
+    /// one-way flow's receiver gets ends in such a send attempt.
+    #[inline]
+    fn nothing_to_send(&self) -> bool {
+        #[cfg(test)]
+        if NO_SHORTCUTS.with(|c| c.get()) {
+            return false;
+        }
+        self.una == self.nxt && self.nxt >= self.app_end
     }
 
     /// Loss detection and recovery state after one ACK was applied to the scoreboard.
@@ -1427,9 +1464,9 @@ mod tests {
 
     /// The layout keeps what a data segment's delivery touches in a few lines, at the front.
     #[test]
-    fn a_receivers_lines_are_sixteen_of_twenty_five() {
-        let lines = std::mem::size_of::<TcpSocket>().div_ceil(64);
-        assert_eq!((TcpSocket::RECEIVE_LINES.count_ones(), lines), (16, 25));
-        assert_eq!(TcpSocket::RECEIVE_LINES & 0xFFF, 0xFFF, "the first twelve lines");
+    fn a_receivers_lines_are_thirteen_of_twenty_five() {
+        assert_eq!(std::mem::size_of::<TcpSocket>(), 25 * 64);
+        assert_eq!(std::mem::align_of::<TcpSocket>(), 64);
+        assert_eq!(TcpSocket::RECEIVE_LINES, 0x2FFF, "the first twelve lines and the rate sampler's first");
     }
 }
