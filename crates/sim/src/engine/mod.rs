@@ -6,6 +6,6 @@ mod lane;
 mod queue;
 mod rng;
 
-pub use prefetch::{line_span, prefetch, prefetch_lines};
+pub use prefetch::{line_span, prefetch, prefetch_addr, prefetch_lines};
 pub use queue::{Event, EventQueue, TimerKind};
 pub use rng::{SimRng, Stream};

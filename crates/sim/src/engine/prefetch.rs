@@ -7,19 +7,19 @@
 /// Prefetches the first `max_lines` cache lines (64 bytes) of `*r` (at most 64) into all
 /// cache levels.
 #[inline(always)]
-pub fn prefetch<T>(r: &T, max_lines: usize) {
+pub fn prefetch<T: ?Sized>(r: &T, max_lines: usize) {
     prefetch_lines(r, if max_lines >= 64 { u64::MAX } else { (1u64 << max_lines) - 1 });
 }
 
 /// Prefetches the cache lines of `*r` whose bits are set in `lines` (bit i: bytes 64·i to
 /// 64·i + 63), for structures whose hot fields are not all at the front.
 #[inline(always)]
-pub fn prefetch_lines<T>(r: &T, mut lines: u64) {
+pub fn prefetch_lines<T: ?Sized>(r: &T, mut lines: u64) {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let base = r as *const T as *const i8;
-        let n = std::mem::size_of::<T>().div_ceil(64);
+        let n = std::mem::size_of_val(r).div_ceil(64);
         if n < 64 {
             lines &= (1u64 << n) - 1;
         }
@@ -35,6 +35,18 @@ pub fn prefetch_lines<T>(r: &T, mut lines: u64) {
     {
         let _ = (r, lines);
     }
+}
+
+/// Prefetches the cache line holding `p` (any address: a prefetch never faults).
+#[inline(always)]
+pub fn prefetch_addr(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as above; the address need not be valid.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// The bits of the cache lines that bytes `start .. start + len` of a structure fall in.

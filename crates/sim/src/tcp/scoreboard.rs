@@ -82,6 +82,10 @@ impl Scoreboard {
         self.segs.front()
     }
 
+    pub fn back(&self) -> Option<&Seg> {
+        self.segs.back()
+    }
+
     pub fn get(&self, i: usize) -> &Seg {
         &self.segs[i]
     }

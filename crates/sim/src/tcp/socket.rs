@@ -140,6 +140,9 @@ pub struct TcpSocket {
     pub win: Window,
     /// Bytes the application expects (file transfers): completion is recorded when reached.
     pub expect: Option<u64>,
+    /// (Beside `expect`: the `Endpoint` enum keeps its variant in the largest niche of the
+    /// socket, the tag of one of these two options, and every event for the socket reads it.)
+    pub completed_at: Option<SimTime>,
     timers: [TimerSlot; 3],
     /// ECN negotiation, feedback and counters (tcp/socket/ecn.rs).
     ecn: ecn::EcnState,
@@ -148,11 +151,11 @@ pub struct TcpSocket {
     rwnd: RwndState,
     /// Receive-buffer autotuning (`tcp.rcvbuf_auto`).
     tune: RcvTune,
-    /// PRR, undo, F-RTO, RACK-TLP, D-SACK and quick-ACK state (tcp/recovery); a receiver
-    /// reads its first line.
-    lr: LossState,
-    /// Its first 16 bytes are a receiver's too (`mark_app_limited`): the last it touches.
+    /// Its first 16 bytes are a receiver's too (`mark_app_limited`).
     rate: RateSampler,
+    /// PRR, undo, F-RTO, RACK-TLP, D-SACK and quick-ACK state (tcp/recovery); a receiver
+    /// reads its first line, the last of the socket it touches.
+    lr: LossState,
     sb: Scoreboard,
 
     // ----- The send half's ACK processing.
@@ -167,8 +170,6 @@ pub struct TcpSocket {
     iss: u64,
     irs: u64,
     syn_sent_at: SimTime,
-    /// When `expect` was reached (checked only while it is not).
-    pub completed_at: Option<SimTime>,
     pub lstats: LossStats,
 }
 
@@ -178,8 +179,27 @@ impl TcpSocket {
     /// ACK processing and the send loop take their shortcuts, `acks_nothing` and
     /// `nothing_to_send`). The event loop prefetches these, not the whole socket, ahead of
     /// such a delivery.
-    pub const RECEIVE_LINES: u64 = crate::engine::line_span(0, std::mem::offset_of!(TcpSocket, lr) + 64)
-        | crate::engine::line_span(std::mem::offset_of!(TcpSocket, rate), 16);
+    pub const RECEIVE_LINES: u64 = crate::engine::line_span(0, std::mem::offset_of!(TcpSocket, lr) + 64);
+
+    /// The route this socket sends on.
+    #[inline]
+    pub fn route(&self) -> RouteId {
+        self.route
+    }
+
+    /// Starts loading what an ACK's processing reads outside the socket: the congestion
+    /// controller's state and the oldest segment on the scoreboard (a hint; reads the socket).
+    #[inline]
+    pub fn prefetch_ack_state(&self) {
+        crate::engine::prefetch(&*self.cc, 4);
+        if let Some(s) = self.sb.front() {
+            crate::engine::prefetch(s, 1);
+        }
+        if let Some(s) = self.sb.back() {
+            // The slot after it, where the next segment sent goes (if the ring has room).
+            crate::engine::prefetch_addr((s as *const Seg).wrapping_add(1) as *const u8);
+        }
+    }
 
     pub fn new(id: SockId, flow: FlowId, route: RouteId, cfg: &TcpCfg, cc: Box<dyn CongestionControl>) -> TcpSocket {
         let mss = cfg.mss as u64;
@@ -1464,9 +1484,9 @@ mod tests {
 
     /// The layout keeps what a data segment's delivery touches in a few lines, at the front.
     #[test]
-    fn a_receivers_lines_are_thirteen_of_twenty_five() {
+    fn a_receivers_lines_are_the_first_fourteen_of_twenty_five() {
         assert_eq!(std::mem::size_of::<TcpSocket>(), 25 * 64);
         assert_eq!(std::mem::align_of::<TcpSocket>(), 64);
-        assert_eq!(TcpSocket::RECEIVE_LINES, 0x2FFF, "the first twelve lines and the rate sampler's first");
+        assert_eq!(TcpSocket::RECEIVE_LINES, 0x3FFF);
     }
 }

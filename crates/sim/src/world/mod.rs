@@ -226,13 +226,27 @@ impl World {
     /// steps prefetched.
     #[inline]
     fn prefetch_lane_ahead(&self) {
-        if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(2) {
+        if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(3) {
             self.pool.prefetch(p, 1);
         }
-        if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(1) {
+        if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(2) {
             crate::engine::prefetch(&self.routes[self.pool.get(p).route.idx()], 1);
         }
         if let Some(&Event::LinkArrive(_, id)) = self.events.lane_ahead(0) {
+            let p = self.pool.get(id);
+            let r = &self.routes[p.route.idx()].path;
+            if p.hop as usize + 1 == r.len as usize {
+                if let Endpoint::Tcp(t) = &self.eps[r.dst.idx()] {
+                    // What the answer it sends reads: its route and its flow's counters.
+                    crate::engine::prefetch(&self.routes[t.route().idx()], 1);
+                    crate::engine::prefetch(&self.pkts[t.flow.idx()], 1);
+                    if p.pure_ack.is_some() {
+                        t.prefetch_ack_state();
+                    }
+                }
+            }
+        }
+        if let Some(&Event::LinkArrive(_, id)) = self.events.lane_ahead(1) {
             let p = self.pool.get(id);
             let r = &self.routes[p.route.idx()].path;
             let next = p.hop as usize + 1;
