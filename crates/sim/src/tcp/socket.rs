@@ -187,6 +187,11 @@ impl TcpSocket {
         self.route
     }
 
+    /// The lines a timer event reads first: the first (the socket's id, the `Endpoint` tag's
+    /// neighbours) and the timers'. Most timer events find their timer moved or cleared and
+    /// read nothing else.
+    pub const TIMER_LINES: u64 = 1 | crate::engine::line_span(std::mem::offset_of!(TcpSocket, timers), std::mem::size_of::<[TimerSlot; 3]>());
+
     /// Starts loading what an ACK's processing reads outside the socket: the congestion
     /// controller's state and the oldest segment on the scoreboard (a hint; reads the socket).
     #[inline]

@@ -212,8 +212,7 @@ impl World {
                 }
             }
             Event::Timer(s, _) => {
-                crate::engine::prefetch(&self.eps[s.idx()], 4);
-                self.links[self.first_hop[s.idx()].idx()].prefetch();
+                crate::engine::prefetch_lines(&self.eps[s.idx()], TcpSocket::TIMER_LINES);
             }
             _ => {}
         }
