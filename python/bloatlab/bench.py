@@ -330,25 +330,34 @@ def scale_point(topology: str, flows: int, duration_s: float) -> dict[str, Any]:
 
 def run_scale(
     *, max_flows: int = SCALE_FLOWS[-1], quick: bool = False, time_scale: float = 1.0,
-    topologies: list[str] | None = None, progress: Callable[[str], None] | None = None,
+    topologies: list[str] | None = None, progress: Callable[[str], None] | None = None, repeat: int = 1,
 ) -> dict[str, Any]:
     """The scale curve: every flow count of :data:`SCALE_FLOWS` up to ``max_flows`` on each
-    topology; what ``bloatlab bench --scale --json`` prints."""
+    topology; what ``bloatlab bench --scale --json`` prints.
+
+    With ``repeat`` > 1 the whole curve runs that many times, round after round (so that a
+    slow spell of a shared machine falls on every point alike, not on one), and each point
+    reports its run of median wall time, with every run's wall time in ``wall_s_runs``."""
     from .simcore import __version__
 
     if max_flows < 1:
         raise ValueError(f"--max-flows: must be at least 1 (got {max_flows})")
+    if repeat < 1:
+        raise ValueError(f"--repeat: must be at least 1 (got {repeat})")
     topologies = topologies or list(SCALE_TOPOLOGIES)
     counts = [n for n in SCALE_FLOWS if n <= max_flows]
     if counts[-1] != max_flows:
         counts.append(max_flows)
     d = SCALE_DURATION_S[1 if quick else 0] * time_scale
-    points = []
-    for topo in topologies:
-        for n in counts:
+    curve = [(topo, n) for topo in topologies for n in counts]
+    runs: list[list[dict[str, Any]]] = [[] for _ in curve]
+    for r in range(repeat):
+        for i, (topo, n) in enumerate(curve):
             if progress:
-                progress(f"bench --scale: {topo}, {n} flows, {d:g} s simulated ...")
-            points.append(scale_point(topo, n, d))
+                rnd = f" (round {r + 1} of {repeat})" if repeat > 1 else ""
+                progress(f"bench --scale: {topo}, {n} flows, {d:g} s simulated{rnd} ...")
+            runs[i].append(scale_point(topo, n, d))
+    points = [_median_run(rs) for rs in runs] if repeat > 1 else [rs[0] for rs in runs]
     return {
         "bloatlab": __version__,
         "python": platform.python_version(),
@@ -357,8 +366,16 @@ def run_scale(
         "scenario": "CUBIC flows; dumbbell: 10 Gbit/s bottleneck and access links, 20 ms base RTT, 25 MB "
                     "drop-tail; fat_tree: permutation, k chosen per flow count, 10 Gbit/s 1 us links, "
                     "1/200 of the simulated time",
+        "repeat": repeat,
         "points": points,
     }
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median wall time (the lower of the two middle ones for an even count), with
+    every run's wall time beside it."""
+    mid = sorted(runs, key=lambda p: p["wall_s"])[(len(runs) - 1) // 2]
+    return {**mid, "wall_s_runs": [p["wall_s"] for p in runs]}
 
 
 #: The figure's panels: (key of a point, axis label).
@@ -404,6 +421,9 @@ def render_scale(report: dict[str, Any], console: Any) -> None:
     console.print(f"  scenario: {report['scenario']}")
     console.print("  bn pkts/s: bottleneck packets per wall second; tx/s: packet transmissions over "
                   "every link per wall second; RSS: peak resident memory of the point's own process")
+    if report.get("repeat", 1) > 1:
+        console.print(f"  each point: its run of median wall time of {report['repeat']}, the curve run "
+                      f"{report['repeat']} times round after round")
 
 
 # --------------------------------------------------------------------------- sweeps

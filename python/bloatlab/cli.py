@@ -187,8 +187,11 @@ def _add_capture(doc: dict[str, Any], links: tuple[str, ...]) -> None:
 @click.option("--max-flows", type=int, default=None, metavar="N", help="--scale: largest flow count (default 100000).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="--scale: also write DIR/scale.json and the figure DIR/scale.svg.")
+@click.option("--repeat", type=int, default=None, metavar="N",
+              help="--scale: run the curve N times, round after round, and report each point's run of median "
+              "wall time (default 1).")
 def bench(quick: bool, as_json: bool, scale: float, sweep_mode: bool, runs: int, jobs: int | None,
-          scale_mode: bool, max_flows: int | None, out_dir: str | None) -> None:
+          scale_mode: bool, max_flows: int | None, out_dir: str | None, repeat: int | None) -> None:
     """Measure simulator speed and memory on fixed scenarios.
 
     Each scenario runs in a fresh subprocess with time series off; reported are
@@ -205,10 +208,10 @@ def bench(quick: bool, as_json: bool, scale: float, sweep_mode: bool, runs: int,
     progress = None if as_json else (lambda msg: click.echo(msg, err=True))
     if scale_mode:
         _bench_scale(benchmod, quick=quick, time_scale=scale, max_flows=max_flows, out_dir=out_dir,
-                     as_json=as_json, progress=progress)
+                     as_json=as_json, progress=progress, repeat=repeat)
         return
-    if max_flows is not None or out_dir is not None:
-        fail(EXIT_INVALID, "--max-flows and --out go with --scale")
+    if max_flows is not None or out_dir is not None or repeat is not None:
+        fail(EXIT_INVALID, "--max-flows, --out and --repeat go with --scale")
     if sweep_mode:
         if runs < 1:
             fail(EXIT_INVALID, f"--runs: must be at least 1 (got {runs})")
@@ -243,15 +246,17 @@ def bench(quick: bool, as_json: bool, scale: float, sweep_mode: bool, runs: int,
 
 
 def _bench_scale(benchmod: Any, *, quick: bool, time_scale: float, max_flows: int | None, out_dir: str | None,
-                 as_json: bool, progress: Any) -> None:
+                 as_json: bool, progress: Any, repeat: int | None) -> None:
     """``bloatlab bench --scale``: the curve, its table or JSON, and optionally its files."""
     import json
 
     if max_flows is not None and max_flows < 1:
         fail(EXIT_INVALID, f"--max-flows: must be at least 1 (got {max_flows})")
+    if repeat is not None and repeat < 1:
+        fail(EXIT_INVALID, f"--repeat: must be at least 1 (got {repeat})")
     try:
         rep = benchmod.run_scale(max_flows=max_flows or benchmod.SCALE_FLOWS[-1], quick=quick,
-                                 time_scale=time_scale, progress=progress)
+                                 time_scale=time_scale, progress=progress, repeat=repeat or 1)
     except benchmod.BenchError as e:
         fail(EXIT_FAILURE, str(e))
     except Exception as e:  # noqa: BLE001

@@ -50,12 +50,44 @@ def test_scale_bad_input_exits_2():
         (["--max-flows", "-5"], "--max-flows: must be at least 1 (got -5)"),
         (["--max-flows", "many"], "--max-flows"),
         (["--time-scale", "0"], "--time-scale: must be greater than 0"),
+        (["--repeat", "0"], "--repeat: must be at least 1 (got 0)"),
+        (["--repeat", "-2"], "--repeat: must be at least 1 (got -2)"),
+        (["--repeat", "twice"], "--repeat"),
     ]:
         proc = cli("bench", "--scale", *args)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert needle in proc.stderr, (args, proc.stderr)
-    proc = cli("bench", "--max-flows", "10")
-    assert proc.returncode == 2 and "--max-flows and --out go with --scale" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    for args in (["--max-flows", "10"], ["--repeat", "3"]):
+        proc = cli("bench", *args)
+        assert proc.returncode == 2 and "--max-flows, --out and --repeat go with --scale" in proc.stderr
+
+
+def test_scale_repeat_reports_each_points_median_run(monkeypatch):
+    # Wall times by call order: the curve (two points) runs in three rounds.
+    walls = iter([5.0, 1.0, 3.0, 9.0, 4.0, 2.0])
+    calls = []
+
+    def point(topo, n, d):
+        calls.append((topo, n))
+        w = next(walls)
+        return {"topology": topo, "flows": n, "wall_s": w, "bottleneck_packets": int(100 * w)}
+
+    monkeypatch.setattr(bench, "scale_point", point)
+    rep = bench.run_scale(max_flows=10, topologies=["dumbbell"], repeat=3)
+    assert calls == [("dumbbell", 1), ("dumbbell", 10)] * 3  # round after round, not point after point
+    assert rep["repeat"] == 3
+    one, ten = rep["points"]
+    assert one["wall_s_runs"] == [5.0, 3.0, 4.0] and one["wall_s"] == 4.0 and one["bottleneck_packets"] == 400
+    assert ten["wall_s_runs"] == [1.0, 9.0, 2.0] and ten["wall_s"] == 2.0
+    # An even count reports the lower middle run; one run reports itself, without the list.
+    walls = iter([3.0, 1.0])
+    assert bench.run_scale(max_flows=1, topologies=["dumbbell"], repeat=2)["points"][0]["wall_s"] == 1.0
+    walls = iter([7.0])
+    p = bench.run_scale(max_flows=1, topologies=["dumbbell"])["points"][0]
+    assert p["wall_s"] == 7.0 and "wall_s_runs" not in p
+    with pytest.raises(ValueError, match="--repeat: must be at least 1"):
+        bench.run_scale(max_flows=1, repeat=0)
 
 
 def test_scale_scenarios_are_the_documented_ones():
@@ -95,3 +127,16 @@ def test_the_fat_tree_target_file_is_the_bench_scenario():
     doc = tomllib.loads((REPO / "scripts" / "fat-tree-4096-1s.toml").read_text())
     assert doc == bench.scale_fat_tree(4096, 1.0)
     simcore.validate_scenario(doc)
+
+
+def test_scale_repeat_on_the_command_line():
+    proc = cli("bench", "--scale", "--max-flows", "1", "--quick", "--time-scale", "0.02", "--repeat", "2", "--json",
+               timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["repeat"] == 2
+    for p in report["points"]:
+        assert set(p) == POINT_KEYS | {"wall_s_runs"}
+        assert len(p["wall_s_runs"]) == 2 and p["wall_s"] == min(p["wall_s_runs"])
+    proc = cli("bench", "--scale", "--max-flows", "1", "--quick", "--time-scale", "0.02", "--repeat", "2", timeout=600)
+    assert proc.returncode == 0 and "median wall time of 2" in proc.stdout
