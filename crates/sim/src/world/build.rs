@@ -109,11 +109,13 @@ impl World {
         let bn = LinkId(links.iter().position(|l| l.name == bn_name).expect("the bottleneck exists") as u32);
         let bn_rev = LinkId(bn.0 ^ 1);
 
-        let mut routes = Vec::new();
-        let mut eps: Vec<Endpoint> = Vec::new();
+        // Two routes and two endpoints a flow, sized at once: grown by doubling, the endpoints'
+        // vector (1.6 kB each) was briefly resident twice, old and new, at its last growth.
+        let mut routes = Vec::with_capacity(2 * plans.len());
+        let mut eps: Vec<Endpoint> = Vec::with_capacity(2 * plans.len());
         // Per endpoint (client, server, ...), the first link of the route it sends on.
-        let mut first_hop = Vec::new();
-        let mut flows = Vec::new();
+        let mut first_hop = Vec::with_capacity(2 * plans.len());
+        let mut flows = Vec::with_capacity(plans.len());
         let mut events = EventQueue::with_lanes(max_lanes());
         let mut sender_hosts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         for &(spec_i, pair) in &plans {
