@@ -571,14 +571,8 @@ impl TcpSocket {
             // retransmission hint it would reset is reset by the next full pass, before the
             // scoreboard holds anything again.)
             debug_assert!(self.in_flight() == 0 && self.sb.is_empty());
-            let in_burst = self.lr.burst_left > 0 && self.last_send_at == cx.now;
-            if cx.now < self.next_send_at && !in_burst {
-                let at = self.next_send_at;
-                self.set_timer(TimerKind::Pace, at, cx);
+            if self.pacing_gate(cx).is_none() {
                 return;
-            }
-            if !in_burst {
-                self.lr.burst_left = 0;
             }
             if self.win.cwnd > 0 {
                 self.cwnd_limited = false;
@@ -590,17 +584,7 @@ impl TcpSocket {
             self.restart_after_idle(cx.now);
         }
         loop {
-            // A GSO burst (Linux sends a TSO-autosized skb whole, paced as one): the rest of
-            // the burst goes out at the instant its first segment did.
-            let in_burst = self.lr.burst_left > 0 && self.last_send_at == cx.now;
-            if cx.now < self.next_send_at && !in_burst {
-                let at = self.next_send_at;
-                self.set_timer(TimerKind::Pace, at, cx);
-                return;
-            }
-            if !in_burst {
-                self.lr.burst_left = 0;
-            }
+            let Some(in_burst) = self.pacing_gate(cx) else { return };
             let in_flight = self.in_flight();
             // Limited transmit (RFC 3042): one new segment per early dupACK. With SACK the
             // pipe already excludes SACKed data, which frees that room (RFC 6675 §5, Linux).
@@ -660,6 +644,23 @@ impl TcpSocket {
             }
             return;
         }
+    }
+
+    /// The pacing gate before each send: None when it must wait for the pacing timer (armed
+    /// here), else whether it continues a GSO burst (Linux sends a TSO-autosized skb whole,
+    /// paced as one: the rest of the burst goes out at the instant its first segment did).
+    #[inline]
+    fn pacing_gate(&mut self, cx: &mut Cx) -> Option<bool> {
+        let in_burst = self.lr.burst_left > 0 && self.last_send_at == cx.now;
+        if cx.now < self.next_send_at && !in_burst {
+            let at = self.next_send_at;
+            self.set_timer(TimerKind::Pace, at, cx);
+            return None;
+        }
+        if !in_burst {
+            self.lr.burst_left = 0;
+        }
+        Some(in_burst)
     }
 
     /// Segments per pacing slot: Linux's `tcp_tso_autosize` (about 1 ms of data at the pacing

@@ -218,11 +218,12 @@ impl World {
         }
     }
 
-    /// Three arrivals ahead in the lane the current event came from, a pipeline of loads a
+    /// Four arrivals ahead in the lane the current event came from, a pipeline of loads a
     /// step apart: the packet, then its route, then the link it goes to next or the endpoint
-    /// it is delivered to. `forward` would otherwise miss on the route and the next link in
-    /// turn at every hop of a large topology. Hints only; the reads are of memory the previous
-    /// steps prefetched.
+    /// it is delivered to, then what that endpoint's answer reads outside it (its route and
+    /// flow counters; for an ACK the controller's state and the scoreboard's ends). `forward`
+    /// and the socket would otherwise miss on each in turn at every hop of a large topology.
+    /// Hints only; each step reads memory an earlier step prefetched.
     #[inline]
     fn prefetch_lane_ahead(&self) {
         if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(3) {
