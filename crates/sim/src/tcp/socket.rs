@@ -193,7 +193,8 @@ impl TcpSocket {
     pub const TIMER_LINES: u64 = 1 | crate::engine::line_span(std::mem::offset_of!(TcpSocket, timers), std::mem::size_of::<[TimerSlot; 3]>());
 
     /// Starts loading what an ACK's processing reads outside the socket: the congestion
-    /// controller's state and the oldest segment on the scoreboard (a hint; reads the socket).
+    /// controller's state, the scoreboard's two oldest segments and the slot its next segment
+    /// goes to (a hint; it reads the socket, whose lines must be on their way already).
     #[inline]
     pub fn prefetch_ack_state(&self) {
         crate::engine::prefetch(&*self.cc, 4);

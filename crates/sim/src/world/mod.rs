@@ -232,6 +232,17 @@ impl World {
         if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(2) {
             crate::engine::prefetch(&self.routes[self.pool.get(p).route.idx()], 1);
         }
+        if let Some(&Event::LinkArrive(_, id)) = self.events.lane_ahead(1) {
+            let p = self.pool.get(id);
+            let r = &self.routes[p.route.idx()].path;
+            let next = p.hop as usize + 1;
+            if next < r.len as usize {
+                self.links[r.links[next].idx()].prefetch();
+            } else {
+                // Delivered: the endpoint's lines and the whole header need the longer lead.
+                self.prefetch_delivery(id, r.dst);
+            }
+        }
         if let Some(&Event::LinkArrive(_, id)) = self.events.lane_ahead(0) {
             let p = self.pool.get(id);
             let r = &self.routes[p.route.idx()].path;
@@ -244,17 +255,6 @@ impl World {
                         t.prefetch_ack_state();
                     }
                 }
-            }
-        }
-        if let Some(&Event::LinkArrive(_, id)) = self.events.lane_ahead(1) {
-            let p = self.pool.get(id);
-            let r = &self.routes[p.route.idx()].path;
-            let next = p.hop as usize + 1;
-            if next < r.len as usize {
-                self.links[r.links[next].idx()].prefetch();
-            } else {
-                // Delivered: the endpoint's lines and the whole header need the longer lead.
-                self.prefetch_delivery(id, r.dst);
             }
         }
     }
