@@ -34,8 +34,7 @@ impl Seg {
 }
 
 /// Laid out in declaration order (`repr(C)`): the segments' deque and the counters the
-/// in-flight estimate and the retransmission scan read come first (one cache line, which is
-/// all a socket with nothing outstanding reads).
+/// in-flight estimate and the retransmission scan read come first (one cache line).
 #[derive(Debug, Default)]
 #[repr(C)]
 pub struct Scoreboard {
@@ -82,8 +81,19 @@ impl Scoreboard {
         self.segs.front()
     }
 
-    pub fn back(&self) -> Option<&Seg> {
-        self.segs.back()
+    /// Starts loading what an ACK and the sends after it touch first: the two oldest
+    /// segments (a delayed ACK covers two; a segment is one line) and the slot after the
+    /// newest, where the next segment sent goes (if the ring has room; a hint either way).
+    #[inline]
+    pub fn prefetch_ends(&self) {
+        let next_line = |s: &Seg| crate::engine::prefetch_addr((s as *const Seg).wrapping_add(1) as *const u8);
+        if let Some(s) = self.segs.front() {
+            crate::engine::prefetch(s, 1);
+            next_line(s);
+        }
+        if let Some(s) = self.segs.back() {
+            next_line(s);
+        }
     }
 
     pub fn get(&self, i: usize) -> &Seg {

@@ -198,15 +198,7 @@ impl TcpSocket {
     #[inline]
     pub fn prefetch_ack_state(&self) {
         crate::engine::prefetch(&*self.cc, 4);
-        if let Some(s) = self.sb.front() {
-            // The oldest two segments (a delayed ACK covers two; a segment is one line).
-            crate::engine::prefetch(s, 1);
-            crate::engine::prefetch_addr((s as *const Seg).wrapping_add(1) as *const u8);
-        }
-        if let Some(s) = self.sb.back() {
-            // The slot after it, where the next segment sent goes (if the ring has room).
-            crate::engine::prefetch_addr((s as *const Seg).wrapping_add(1) as *const u8);
-        }
+        self.sb.prefetch_ends();
     }
 
     pub fn new(id: SockId, flow: FlowId, route: RouteId, cfg: &TcpCfg, cc: Box<dyn CongestionControl>) -> TcpSocket {

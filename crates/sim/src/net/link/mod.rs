@@ -601,8 +601,9 @@ mod tests {
     fn cut_through_walks_as_the_fifo_does() {
         let walk = |monitored: bool| {
             let mut l = link(Dur(10 * MS), vec![1]);
-            l.stats.monitored = monitored;
-            l.stats.counting = monitored;
+            if monitored {
+                l.monitor();
+            }
             let mut o = Owner::default();
             let mut log = Vec::new();
             for (t, ids) in [(0, 0..4), (5 * MS, 4..5), (20 * MS, 5..6)] {
