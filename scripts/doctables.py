@@ -148,6 +148,47 @@ def fixes_35g_seeds() -> str:
                  ["---", "---:", "---:"])
 
 
+# --- AQM against a deep buffer: `bloatlab run` per discipline ----------------------------------
+
+AQM_PATH = """duration = "60s"
+warmup = "10s"
+seed = 1
+[topology]
+bottleneck = { rate = "10Mbps", delay = "20ms" }
+bottleneck_queue = { kind = "droptail", limit = "1000p" }
+access = { rate = "100Mbps", delay = "2.5ms" }
+[[flows]]
+cc = "cubic"
+count = 4
+"""
+AQM_QUEUES = [("droptail", "drop-tail", False), ("codel", "CoDel", False),
+              ("pie", "PIE", False), ("red", "RED", False), ("codel", "CoDel", True),
+              ("pie", "PIE", True), ("red", "RED", True)]
+
+
+def aqm_delay() -> str:
+    """crates/sim/tests/aqm_delay.rs's path: 4 CUBIC flows, 10 Mbit/s, 1000-packet buffer."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "aqm.toml"
+        path.write_text(AQM_PATH)
+
+        def bottleneck(job: tuple[str, str, bool]) -> dict[str, Any]:
+            kind, _, ecn = job
+            ecn_args = ["--set", "topology.bottleneck_queue.ecn=true",
+                        "--set", "tcp.ecn=true"] if ecn else []
+            out = bloatlab("run", str(path), "--json", "--set",
+                           f"topology.bottleneck_queue.kind={kind}", *ecn_args)
+            return json.loads(out)["bottleneck"]
+
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(bottleneck, AQM_QUEUES))
+    rows = [[label, "on" if ecn else "off", f"{b['mean_sojourn_ms']:.1f}",
+             f"{b['mean_bytes'] / 1000:.1f}", f"{b['utilization_pct']:.2f}", str(b["drops"])]
+            for (_, label, ecn), b in zip(AQM_QUEUES, results)]
+    return table(["queue", "ECN", "mean sojourn ms", "mean backlog kB", "utilisation %",
+                  "drops"], rows, ["---", "---", "---:", "---:", "---:", "---:"])
+
+
 # --- DCCP under random loss: `bloatlab run` over a grid ------------------------------------------
 
 DCCP_PATH = """duration = "15s"
@@ -233,6 +274,8 @@ TABLES: dict[str, Table] = {
     "fixes-35g-seeds": Table("quick", fixes_35g_seeds,
                              "bloatlab fixes --base cellular-3.5g --fix FQ-CoDel --fix CAKE "
                              "--seed 1|2|3"),
+    "aqm-delay": Table("quick", aqm_delay, "bloatlab run (4 CUBIC flows, 1000-packet buffer) "
+                       "--set topology.bottleneck_queue.kind=…[, ecn=true]"),
     "dccp-loss": Table("quick", dccp_loss, "bloatlab run (a DCCP flow) --set "
                        "flows[0].cc=ccid2|bbr|bbr-adaptive --set topology.bottleneck.loss=P"),
     "reproduce-quick-claims": Table("slow", reproduce_quick_claims,
