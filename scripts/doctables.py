@@ -64,7 +64,7 @@ def table(header: list[str], rows: list[list[str]], align: list[str] | None = No
     return "\n".join(lines) + "\n"
 
 
-# --- latency under load: `bloatlab rrul` -------------------------------------------------------
+# --- latency under load: `bloatlab rrul` ----------------------------------------------------------
 
 RRUL_QUEUES = [
     ([], None),
@@ -99,7 +99,7 @@ def rrul_home() -> str:
                   "added", "grade", "probe loss"], rows)
 
 
-# --- every fix, one workload: `bloatlab fixes` -------------------------------------------------
+# --- every fix, one workload: `bloatlab fixes` ----------------------------------------------------
 
 FIX_BASES = [("wang2016-I", "Wang I"), ("talau-1", "Talau 1"), ("cellular-3.5g", "3.5G")]
 
@@ -148,7 +148,45 @@ def fixes_35g_seeds() -> str:
                  ["---", "---:", "---:"])
 
 
-# --- AQM against a deep buffer: `bloatlab run` per discipline ----------------------------------
+# --- web responses on the 3.5G profile: `bloatlab run` per background flow ---------------------
+
+WEB_35G = """duration = "60s"
+warmup = "10s"
+seed = 1
+[topology]
+kind = "cellular"
+profile = "3.5g"
+[[flows]]
+cc = "cubic"
+app = "web"
+size = "320KB"
+think = "1s"
+start = "5s"
+"""
+WEB_BACKGROUND = ["", "cubic", "newreno", "westwood+"]
+
+
+def web_35g() -> str:
+    """crates/sim/tests/web.rs's path: 320 kB web responses on 3.5G, alone or beside one flow."""
+    with tempfile.TemporaryDirectory() as tmp:
+
+        def response(background: str) -> dict[str, Any]:
+            path = Path(tmp) / f"web-{background or 'alone'}.toml"
+            extra = f'[[flows]]\ncc = "{background}"\n' if background else ""
+            path.write_text(WEB_35G + extra)
+            return json.loads(bloatlab("run", str(path), "--json"))["flows"][0]["responses"]
+
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(response, WEB_BACKGROUND))
+    alone = results[0]["mean_s"]
+    rows = [[f"one {bg} flow" if bg else "none", f"{r['mean_s']:.2f} s",
+             f"×{r['mean_s'] / alone:.1f}", str(r["n"])]
+            for bg, r in zip(WEB_BACKGROUND, results)]
+    return table(["background", "mean response time", "against alone", "responses"], rows,
+                 ["---", "---:", "---:", "---:"])
+
+
+# --- AQM against a deep buffer: `bloatlab run` per discipline -------------------------------------
 
 AQM_PATH = """duration = "60s"
 warmup = "10s"
@@ -189,7 +227,7 @@ def aqm_delay() -> str:
                   "drops"], rows, ["---", "---", "---:", "---:", "---:", "---:"])
 
 
-# --- DCCP under random loss: `bloatlab run` over a grid ------------------------------------------
+# --- DCCP under random loss: `bloatlab run` over a grid -------------------------------------------
 
 DCCP_PATH = """duration = "15s"
 seed = 1
@@ -227,7 +265,7 @@ def dccp_loss() -> str:
     return table(["loss"] + DCCP_LOSS, rows)
 
 
-# --- the papers' claims: `bloatlab reproduce all --quick` ------------------------------------------
+# --- the papers' claims: `bloatlab reproduce all --quick` -----------------------------------------
 
 def reproduce_quick_claims() -> str:
     """How many of each paper's claims hold in `reproduce all --quick` (minutes of CPU)."""
@@ -245,7 +283,7 @@ def reproduce_quick_claims() -> str:
     return table(["experiment", "claims", "hold with `--quick`"], rows, ["---", "---:", "---:"])
 
 
-# --- the simulator against the shipped Linux side: `bloatlab validate --linux-from` -------------
+# --- the simulator against the shipped Linux side: `bloatlab validate --linux-from` ---------------
 
 def fidelity_matrix() -> str:
     """docs/fidelity-matrix.md's verdict line and table: the current simulator (126 cells × 30 s
@@ -274,6 +312,8 @@ TABLES: dict[str, Table] = {
     "fixes-35g-seeds": Table("quick", fixes_35g_seeds,
                              "bloatlab fixes --base cellular-3.5g --fix FQ-CoDel --fix CAKE "
                              "--seed 1|2|3"),
+    "web-35g": Table("quick", web_35g, "bloatlab run (a web flow on 3.5G, a background "
+                     "flow)"),
     "aqm-delay": Table("quick", aqm_delay, "bloatlab run (4 CUBIC flows, 1000-packet buffer) "
                        "--set topology.bottleneck_queue.kind=…[, ecn=true]"),
     "dccp-loss": Table("quick", dccp_loss, "bloatlab run (a DCCP flow) --set "
