@@ -15,13 +15,16 @@ pub mod dccp;
 pub mod engine;
 pub mod gateway;
 pub mod ids;
+pub mod linux;
 pub mod metrics;
 pub mod net;
 pub mod packetdrill;
+pub mod params;
 pub mod queue;
 pub mod tcp;
 pub mod udp;
 pub mod units;
+pub mod wire;
 pub mod world;
 
 pub use api::{run_json, run_toml, validate_json, Column, RunError, RunOptions, RunOutput, ScenarioError, Table};

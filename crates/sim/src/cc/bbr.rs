@@ -22,9 +22,9 @@
 
 use super::minmax::MaxFilter;
 use super::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::config::TCP_HEADER_BYTES;
+use crate::wire::TCP_HEADER_BYTES;
 use crate::engine::SimRng;
-use crate::tcp::RateSample;
+use super::RateSample;
 use crate::units::{Dur, Rate, SimTime};
 use super::registry::{CcEntry, CcTransport, NoParams};
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 
 use super::registry::{CcEntry, CcTransport, NoParams};
 use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::dccp::{GENERIC_HEADER_BYTES, IP_HEADER_BYTES};
+use crate::wire::dccp::{GENERIC_HEADER_BYTES, IP_HEADER_BYTES};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {

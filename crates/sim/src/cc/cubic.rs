@@ -10,7 +10,7 @@
 
 use super::reno::slow_start;
 use super::{read_f64, AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::config::{Res, Table};
+use crate::params::{Res, Table};
 use crate::units::{Dur, SimTime};
 use super::registry::{BuildCtx, CcBuild, CcEntry, CcTransport};
 use std::sync::Arc;

@@ -6,7 +6,8 @@
 
 use super::reno::{halve, reno_grow};
 use super::{read_f64, AckSample, BuildCtx, CcBuild, CcEntry, CcTransport, CongestionControl, CongestionEvent, EcnUse, Window};
-use crate::config::{err, EcnMode, Res, Table};
+use crate::params::{err, Res, Table};
+use crate::wire::EcnMode;
 use crate::net::Ecn;
 use std::sync::Arc;
 

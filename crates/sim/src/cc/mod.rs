@@ -29,10 +29,24 @@ pub use vegas::{Vegas, VegasParams};
 pub use westwood::Westwood;
 pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcSpec, CcTransport, NoParams, CONTROLLERS};
 
-use crate::config::{err, EcnMode, Res, Table};
+use crate::params::{err, Res, Table};
+use crate::wire::EcnMode;
 use crate::net::Ecn;
-use crate::tcp::RateSample;
 use crate::units::{Dur, Rate, SimTime};
+
+/// One delivery-rate sample, handed to congestion controls (transports measure it with
+/// `tcp::RateSampler`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateSample {
+    /// Bytes delivered over the interval.
+    pub delivered: u64,
+    pub interval: Dur,
+    pub rate: Rate,
+    /// The connection's `delivered` when the reference segment was sent (BBR round counting).
+    pub prior_delivered: u64,
+    /// The sample was taken while the application, not the network, limited sending.
+    pub app_limited: bool,
+}
 
 /// The window state a controller reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,7 +280,7 @@ mod tests {
         for n in known_names(CcTransport::Tcp) {
             let s = CcSpec::parse(n, None, "flows[0].cc_params").unwrap_or_else(|e| panic!("{n}: {e}"));
             assert_eq!(s.name(), n);
-            let _ = build(&s, BuildCtx { mss: 1448, rng: crate::engine::SimRng::new(1, crate::engine::Stream::Endpoint, 0), hz: crate::config::DEFAULT_HZ });
+            let _ = build(&s, BuildCtx { mss: 1448, rng: crate::engine::SimRng::new(1, crate::engine::Stream::Endpoint, 0), hz: crate::linux::DEFAULT_HZ });
         }
     }
 

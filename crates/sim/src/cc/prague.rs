@@ -26,7 +26,8 @@
 
 use super::reno::{halve, reno_grow, slow_start};
 use super::{read_f64, AckSample, BuildCtx, CaState, CcBuild, CcEntry, CcTransport, CongestionControl, CongestionEvent, EcnUse, Window};
-use crate::config::{err, EcnMode, Res, Table, TCP_HEADER_BYTES};
+use crate::params::{err, Res, Table};
+use crate::wire::{EcnMode, TCP_HEADER_BYTES};
 use crate::net::Ecn;
 use crate::units::{Dur, Rate, SimTime};
 

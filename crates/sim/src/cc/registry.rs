@@ -11,7 +11,8 @@
 
 use super::delayed::{Delayed, DelayedParams, DELAYED_KEYS};
 use super::{bbr, ccid2, cubic, dccp_bbr, dctcp, prague, reno, vegas, westwood, CongestionControl};
-use crate::config::{err, EcnMode, Res, Table};
+use crate::params::{err, Res, Table};
+use crate::wire::EcnMode;
 use crate::engine::{SimRng, Stream};
 use serde_json::Value;
 use std::fmt::Debug;

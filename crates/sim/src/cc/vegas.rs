@@ -8,7 +8,7 @@
 
 use super::reno::{halve, reno_grow, slow_start};
 use super::{read_f64, AckSample, CaState, CongestionControl, CongestionEvent, Window};
-use crate::config::{err, Res, Table};
+use crate::params::{err, Res, Table};
 use crate::units::{Dur, SimTime};
 use super::registry::{BuildCtx, CcBuild, CcEntry, CcTransport};
 use std::sync::Arc;

@@ -4,8 +4,7 @@
 //! buffer are resolved here against the forward bottleneck queue's capacity B. Defaults and
 //! their sources: docs/gateway.md.
 
-use super::queue::amount_bytes;
-use super::reader::{err, Res, Table};
+use crate::params::{err, Res, Table};
 use super::QueueCfg;
 use crate::gateway::{GatewayCfg, RewriterCtx, REWRITERS};
 use serde_json::Value;
@@ -25,20 +24,6 @@ pub(super) fn gateway(path: &str, v: &Value, fwd_queue: &QueueCfg) -> Res<Gatewa
     allowed.extend_from_slice(entry.params);
     t.finish(&allowed)?;
     Ok(GatewayCfg::new(entry, params))
-}
-
-/// A size key (bytes or packets) that must lie within the buffer B.
-pub(crate) fn within_buffer(t: &mut Table, key: &'static str, b: u64) -> Res<Option<u64>> {
-    let p = t.key_path(key);
-    let Some(v) = t.get(key) else { return Ok(None) };
-    let bytes = amount_bytes(&p, v)?.round() as u64;
-    if bytes > b {
-        return err(
-            &p,
-            format!("{bytes}B is above the forward bottleneck buffer ({b}B, topology.bottleneck_queue.limit)"),
-        );
-    }
-    Ok(Some(bytes))
 }
 
 #[cfg(test)]

@@ -4,10 +4,9 @@
 //! each discipline accepts only its own parameters. Defaults and their sources are listed in
 //! docs/gateway.md.
 
-use super::reader::{self, err, Res, Table};
-use super::{QueueCfg, QueueLimit, MTU_BYTES};
+use crate::params::{self as reader, dscp_by_name, err, Res, Table};
+use super::{QueueCfg, QueueLimit};
 use crate::queue::{self, DEFAULT_LIMIT, DISCIPLINES};
-use crate::units::Dur;
 use serde_json::Value;
 
 pub(crate) fn queue(path: &str, v: Option<&Value>) -> Res<QueueCfg> {
@@ -46,35 +45,6 @@ fn queue_limit(path: &str, v: &Value) -> Res<QueueLimit> {
     }
 }
 
-/// An amount of queue: a size ("30KB") or a packet count ("20p", fractions allowed), in
-/// bytes. Packets count MTU_BYTES each, as packet queue limits do.
-pub(crate) fn amount_bytes(path: &str, v: &Value) -> Res<f64> {
-    let s = reader::as_str(path, v).map_err(|mut e| {
-        e.message = "expected a size such as \"30KB\" or a packet count such as \"20p\"".into();
-        e
-    })?;
-    if let Some(n) = s.strip_suffix('p') {
-        match n.trim().parse::<f64>() {
-            Ok(p) if p.is_finite() && p >= 0.0 => Ok(p * MTU_BYTES as f64),
-            _ => err(path, format!("invalid packet count \"{s}\" (expected e.g. \"20p\")")),
-        }
-    } else {
-        reader::size(path, v).map(|b| b as f64).map_err(|mut e| {
-            e.message = format!("{} or a packet count such as \"20p\"", e.message);
-            e
-        })
-    }
-}
-
-/// An optional duration key that must be greater than zero, with its default.
-pub(crate) fn positive_duration(t: &mut Table, key: &'static str, default: Dur) -> Res<Dur> {
-    let p = t.key_path(key);
-    match t.opt_duration(key)? {
-        Some(Dur(0)) => err(&p, "must be greater than 0 (got \"0s\")"),
-        d => Ok(d.unwrap_or(default)),
-    }
-}
-
 /// A flow's DSCP (`dscp`): a name ("BE", "CS0".."CS7", "AF11".."AF43", "EF", "VA", "LE") or a
 /// number 0..63. Flow-aware disciplines (CAKE's diffserv tins) read it from the packets.
 pub(crate) fn flow_dscp(t: &mut Table) -> Res<u8> {
@@ -88,30 +58,6 @@ pub(crate) fn flow_dscp(t: &mut Table) -> Res<u8> {
     dscp_by_name(s).map_or_else(|| err(&path, format!("unknown DSCP \"{s}\" (expected {FORMS})")), Ok)
 }
 
-/// The codepoint of a DSCP name (RFC 2474, 2597, 3246, 5865, 8622).
-pub fn dscp_by_name(s: &str) -> Option<u8> {
-    let u = s.to_ascii_uppercase();
-    match u.as_str() {
-        "BE" | "DF" => return Some(0),
-        "LE" => return Some(1),
-        "EF" => return Some(46),
-        "VA" => return Some(44),
-        _ => {}
-    }
-    let digits = |r: &str| r.chars().map(|c| c.to_digit(10)).collect::<Option<Vec<u32>>>();
-    if let Some(r) = u.strip_prefix("CS") {
-        if let Some([x]) = digits(r).as_deref() {
-            return (*x <= 7).then_some((*x * 8) as u8);
-        }
-    }
-    if let Some(r) = u.strip_prefix("AF") {
-        if let Some([x, y]) = digits(r).as_deref() {
-            return ((1..=4).contains(x) && (1..=3).contains(y)).then_some((*x * 8 + *y * 2) as u8);
-        }
-    }
-    None
-}
-
 /// A flow's sender host name (`host`): flows naming the same host share it, which host-aware
 /// disciplines (CAKE's host isolation) see as one source address. None: a host of its own.
 pub(crate) fn flow_host(t: &mut Table) -> Res<Option<String>> {
@@ -122,18 +68,10 @@ pub(crate) fn flow_host(t: &mut Table) -> Res<Option<String>> {
     }
 }
 
-/// A number without a useless fraction ("8083.33", "20").
-pub(crate) fn fmt_num(x: f64) -> String {
-    if (x - x.round()).abs() < 1e-9 {
-        format!("{}", x.round() as i64)
-    } else {
-        format!("{x:.2}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Dur;
     use crate::queue::{CodelParams, PieParams, RedParams, StepParams, Threshold};
     use serde_json::json;
 

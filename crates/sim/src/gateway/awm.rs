@@ -10,8 +10,8 @@
 //! congestion episode.
 
 use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
-use crate::config::{Res, Table};
-use crate::config::{err, within_buffer};
+use super::within_buffer;
+use crate::params::{err, Res, Table};
 use std::sync::Arc;
 
 pub(super) const ENTRY: RewriterEntry = RewriterEntry {

@@ -10,9 +10,9 @@
 //! packet gives the one-MSS floor. docs/gateway.md lists the parameter choices.
 
 use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
-use crate::config::{Res, Table};
-use crate::config::{err, within_buffer};
-use crate::config::MTU_BYTES;
+use super::within_buffer;
+use crate::params::{err, Res, Table};
+use crate::wire::MTU_BYTES;
 use crate::units::{Dur, SimTime};
 use std::sync::Arc;
 

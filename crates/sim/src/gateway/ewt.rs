@@ -7,8 +7,8 @@
 //! the text.)
 
 use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
-use crate::config::{Res, Table};
-use crate::config::within_buffer;
+use super::within_buffer;
+use crate::params::{Res, Table};
 use std::sync::Arc;
 
 pub(super) const ENTRY: RewriterEntry = RewriterEntry {

@@ -12,7 +12,7 @@ pub use awm::{Awm, AwmParams};
 pub use ewa::{Ewa, EwaParams};
 pub use ewt::{Ewt, EwtParams};
 
-use crate::config::{Res, Table};
+use crate::params::{amount_bytes, err, Res, Table};
 use crate::queue::Backlog;
 use crate::units::SimTime;
 use std::fmt::Debug;
@@ -113,4 +113,18 @@ pub fn rewritten_field(rw: &mut dyn AckRewriter, field: u16, shift: u32, mss: u6
 
 pub fn build(cfg: &GatewayCfg) -> Box<dyn AckRewriter> {
     cfg.params.build()
+}
+
+/// A size key (bytes or packets) that must lie within the buffer B.
+pub(crate) fn within_buffer(t: &mut Table, key: &'static str, b: u64) -> Res<Option<u64>> {
+    let p = t.key_path(key);
+    let Some(v) = t.get(key) else { return Ok(None) };
+    let bytes = amount_bytes(&p, v)?.round() as u64;
+    if bytes > b {
+        return err(
+            &p,
+            format!("{bytes}B is above the forward bottleneck buffer ({b}B, topology.bottleneck_queue.limit)"),
+        );
+    }
+    Ok(Some(bytes))
 }

@@ -27,8 +27,10 @@ use super::fq_codel::List;
 use super::codel::{CodelParams, CodelState};
 use super::flowkey::{bucket, hash_key, FlowKey};
 use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::{dscp_by_name, positive_duration};
-use crate::config::{err, QueueLimit, MTU_BYTES};
+use crate::params::{dscp_by_name, positive_duration};
+use crate::params::err;
+use crate::queue::QueueLimit;
+use crate::wire::MTU_BYTES;
 use crate::engine::SimRng;
 use crate::units::{Dur, Rate, SimTime};
 use std::collections::VecDeque;
@@ -499,7 +501,7 @@ mod tests {
     use super::super::test_util::entry;
     use super::*;
     use crate::engine::Stream;
-    use crate::net::Ecn;
+    use crate::wire::Ecn;
 
     fn params() -> CakeParams {
         CakeParams {

@@ -16,8 +16,9 @@
 //! has one, FQ-CoDel one per flow queue.
 
 use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::positive_duration;
-use crate::config::{QueueLimit, MTU_BYTES};
+use crate::params::positive_duration;
+use crate::queue::QueueLimit;
+use crate::wire::MTU_BYTES;
 use crate::units::{Dur, SimTime};
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,7 +1,7 @@
 //! Drop-tail FIFO with a byte or packet limit.
 
 use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::QueueLimit;
+use crate::queue::QueueLimit;
 use crate::units::SimTime;
 
 pub const DEF: QueueDef = QueueDef {
@@ -61,7 +61,7 @@ mod tests {
     use super::super::test_util::entry;
     use super::*;
     use crate::ids::PacketId;
-    use crate::net::Ecn;
+    use crate::wire::Ecn;
 
     fn e(i: u32, bytes: u32) -> QEntry {
         entry(i, bytes, SimTime(0), Ecn::NotEct)

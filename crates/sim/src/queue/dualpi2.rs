@@ -17,10 +17,11 @@
 //! head's enqueue time — exactly what a real timer would have measured.
 
 use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::positive_duration;
-use crate::config::{err, QueueLimit};
+use crate::params::positive_duration;
+use crate::params::err;
+use crate::queue::QueueLimit;
 use crate::engine::SimRng;
-use crate::net::Ecn;
+use crate::wire::Ecn;
 use crate::units::{Dur, SimTime};
 
 /// The L queue's native AQM threshold.

@@ -18,8 +18,10 @@
 use super::codel::{CodelParams, CodelState};
 use super::flowkey::bucket;
 use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::positive_duration;
-use crate::config::{err, QueueLimit, MTU_BYTES};
+use crate::params::positive_duration;
+use crate::params::err;
+use crate::queue::QueueLimit;
+use crate::wire::MTU_BYTES;
 use crate::units::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -263,7 +265,7 @@ mod tests {
     use super::super::flowkey::FlowKey;
     use super::super::test_util::entry;
     use super::*;
-    use crate::net::Ecn;
+    use crate::wire::Ecn;
 
     const MS: u64 = 1_000_000;
 

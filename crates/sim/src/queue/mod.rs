@@ -11,7 +11,18 @@ mod codel;
 mod droptail;
 mod dualpi2;
 mod fifo;
-mod flowkey;
+/// The 5-tuple flow-aware disciplines classify on (defined below the queues: packets carry
+/// it too) and the hash key each such queue draws from its own random stream.
+mod flowkey {
+    pub use crate::wire::flowkey::*;
+
+    /// A 64-bit hash key from a queue's random stream (two 53-bit draws).
+    pub fn hash_key(rng: &mut crate::engine::SimRng) -> u64 {
+        let a = (rng.uniform() * (1u64 << 53) as f64) as u64;
+        let b = (rng.uniform() * (1u64 << 53) as f64) as u64;
+        (a << 11) ^ b
+    }
+}
 mod fq_codel;
 mod link_queue;
 mod pie;
@@ -30,14 +41,42 @@ pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 pub use step::{Step, StepParams, Threshold};
 
-use crate::config::{QueueCfg, QueueLimit, Res, Table, MTU_BYTES};
 use crate::engine::SimRng;
 use crate::ids::PacketId;
-use crate::net::Ecn;
+use crate::params::{Res, Table};
+use crate::wire::{Ecn, MTU_BYTES};
 use crate::units::{Rate, SimTime};
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueLimit {
+    Bytes(u64),
+    Packets(u64),
+}
+
+/// A queue discipline (an entry of the registry `DISCIPLINES`), its parsed
+/// parameters and its limit (see docs/gateway.md).
+#[derive(Debug, Clone)]
+pub struct QueueCfg {
+    pub def: &'static QueueDef,
+    pub params: QueueParams,
+    pub limit: QueueLimit,
+}
+
+impl QueueCfg {
+    /// A drop-tail queue of `limit` (the default of every queue).
+    pub fn droptail(limit: QueueLimit) -> QueueCfg {
+        let def = lookup("droptail").expect("droptail is registered");
+        QueueCfg { def, params: QueueParams::new(()), limit }
+    }
+
+    /// The discipline's name (`kind`).
+    pub fn kind(&self) -> &'static str {
+        self.def.name
+    }
+}
 
 /// What a queue knows about a packet: enough to decide without touching the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,8 +19,9 @@
 //! inputs of an update only change at those events, so this equals a real timer.
 
 use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::positive_duration;
-use crate::config::{QueueLimit, MTU_BYTES};
+use crate::params::positive_duration;
+use crate::queue::QueueLimit;
+use crate::wire::MTU_BYTES;
 use crate::engine::SimRng;
 use crate::units::{Dur, SimTime};
 

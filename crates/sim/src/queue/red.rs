@@ -20,8 +20,10 @@
 //! first measurement it assumes tc's default bandwidth of 10 Mbit/s.
 
 use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::{amount_bytes, fmt_num, positive_duration};
-use crate::config::{err, QueueLimit, Res, Table, MTU_BYTES};
+use crate::params::{amount_bytes, fmt_num, positive_duration};
+use crate::params::{err, Res, Table};
+use crate::queue::QueueLimit;
+use crate::wire::MTU_BYTES;
 use crate::engine::SimRng;
 use crate::units::{Dur, SimTime};
 

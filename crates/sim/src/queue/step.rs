@@ -8,8 +8,9 @@
 //! example of how a discipline registers itself (docs/extending.md).
 
 use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::fmt_num;
-use crate::config::{err, QueueLimit, Res, Table};
+use crate::params::fmt_num;
+use crate::params::{err, Res, Table};
+use crate::queue::QueueLimit;
 use crate::units::{self, Dur, SimTime};
 
 /// K, as the scenario gave it.
@@ -71,8 +72,8 @@ fn parse_threshold(t: &mut Table, limit: QueueLimit) -> Res<Threshold> {
     let (k_units, lim_units, unit) = match (k, limit) {
         (Threshold::Bytes(b), QueueLimit::Bytes(l)) => (b as f64, l as f64, "B"),
         (Threshold::Packets(p), QueueLimit::Packets(l)) => (p as f64, l as f64, "p"),
-        (Threshold::Bytes(b), QueueLimit::Packets(l)) => (b as f64, (l * crate::config::MTU_BYTES) as f64, "B"),
-        (Threshold::Packets(p), QueueLimit::Bytes(l)) => (p as f64, l as f64 / crate::config::MTU_BYTES as f64, "p"),
+        (Threshold::Bytes(b), QueueLimit::Packets(l)) => (b as f64, (l * crate::wire::MTU_BYTES) as f64, "B"),
+        (Threshold::Packets(p), QueueLimit::Bytes(l)) => (p as f64, l as f64 / crate::wire::MTU_BYTES as f64, "p"),
         (Threshold::Time(_), _) => (0.0, 1.0, ""),
     };
     if k_units >= lim_units {
@@ -110,7 +111,7 @@ impl Step {
     pub fn threshold_bytes(&self) -> u64 {
         match self.k {
             K::Bytes(b) => b,
-            K::Packets(p) => p * crate::config::MTU_BYTES,
+            K::Packets(p) => p * crate::wire::MTU_BYTES,
         }
     }
 }
@@ -155,7 +156,7 @@ impl QueueDisc for Step {
 mod tests {
     use super::super::test_util::entry;
     use super::*;
-    use crate::net::Ecn;
+    use crate::wire::Ecn;
     use crate::units::Rate;
 
     fn e(i: u32, ecn: Ecn) -> QEntry {

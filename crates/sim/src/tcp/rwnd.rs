@@ -11,7 +11,7 @@ mod drwa;
 pub use abrwda::{Abrwda, AbrwdaParams};
 pub use drwa::{Drwa, DrwaParams};
 
-use crate::config::{Res, Table};
+use crate::params::{Res, Table};
 use crate::units::{Dur, Rate, SimTime};
 use serde_json::Value;
 use std::fmt::Debug;

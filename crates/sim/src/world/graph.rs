@@ -6,7 +6,7 @@ use super::build::{make_link, Dir};
 use crate::config::{reverse_name, FlowSpec, GraphCfg, Pattern, Scenario, Transport};
 use crate::engine::{SimRng, Stream};
 use crate::ids::LinkId;
-use crate::net::graph::{self, Path, Request};
+use crate::config::routes::{self as graph, Path, Request};
 use crate::net::Link;
 use crate::queue::{self, FlowKey};
 use crate::units::Dur;

@@ -1,7 +1,7 @@
 //! ABRWDA (`rwnd = "abrwda"`): the receive window from the radio capacity and the minimum RTT.
 
 use super::{ReceiveWindow, RwndBuild, RwndEntry};
-use crate::config::{err, Res, Table};
+use crate::params::{err, Res, Table};
 use crate::units::{Dur, Rate, SimTime};
 use serde_json::{json, Value};
 use std::sync::Arc;
