@@ -6,18 +6,17 @@
 //! losses of one window are one congestion event belong to the DCCP endpoint, which owns the
 //! sent-packet history (as the TCP core does for TCP controllers).
 
-use super::registry::{CcEntry, CcTransport, NoParams};
+use super::registry::{CcEntry, CcKind, CcTransport, NoParams};
 use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::wire::dccp::{GENERIC_HEADER_BYTES, IP_HEADER_BYTES};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "ccid2",
-    plus: None,
-    transport: CcTransport::Dccp,
     doc: "CCID 2, TCP-like congestion control for DCCP (RFC 4341)",
-    params: &[],
-    parse: |_| {
+    keys: &[],
+    extra: CcKind { transport: CcTransport::Dccp, plus: None },
+    parse: |_, _| {
         Ok(Arc::new(NoParams(|ctx| {
             // The builder gets the wire bytes of a data packet; RFC 3390 counts the payload.
             let payload = ctx.mss.saturating_sub((IP_HEADER_BYTES + GENERIC_HEADER_BYTES) as u64);

@@ -14,7 +14,7 @@ use super::bbr::{
     MIN_RTT_WIN as MIN_RTT_WINDOW, PACING_GAIN, PROBE_RTT_TIME,
 };
 use super::minmax::RoundMax;
-use super::registry::{CcEntry, CcTransport, NoParams};
+use super::registry::{CcEntry, CcKind, CcTransport, NoParams};
 use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::engine::SimRng;
 use crate::units::{Dur, Rate, SimTime};
@@ -22,20 +22,18 @@ use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "bbr",
-    plus: None,
-    transport: CcTransport::Dccp,
     doc: "BBR v1 over DCCP with the DCCP-BBR paper's bandwidth sampling",
-    params: &[],
-    parse: |_| Ok(Arc::new(NoParams(|ctx| Box::new(DccpBbr::new(false, ctx.mss, ctx.rng))))),
+    keys: &[],
+    extra: CcKind { transport: CcTransport::Dccp, plus: None },
+    parse: |_, _| Ok(Arc::new(NoParams(|ctx| Box::new(DccpBbr::new(false, ctx.mss, ctx.rng))))),
 };
 
 pub(super) const ADAPTIVE: CcEntry = CcEntry {
     name: "bbr-adaptive",
-    plus: None,
-    transport: CcTransport::Dccp,
     doc: "the DCCP-BBR paper's loss-adaptive BBR (gain pair from the receiver's loss rate)",
-    params: &[],
-    parse: |_| Ok(Arc::new(NoParams(|ctx| Box::new(DccpBbr::new(true, ctx.mss, ctx.rng))))),
+    keys: &[],
+    extra: CcKind { transport: CcTransport::Dccp, plus: None },
+    parse: |_, _| Ok(Arc::new(NoParams(|ctx| Box::new(DccpBbr::new(true, ctx.mss, ctx.rng))))),
 };
 
 /// BBR v1's STARTUP gain as DCCP-BBR has always computed it: Linux's fixed-point 739/256

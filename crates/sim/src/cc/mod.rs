@@ -27,7 +27,7 @@ pub use prague::{Prague, PragueParams, RttIndependence};
 pub use reno::Reno;
 pub use vegas::{Vegas, VegasParams};
 pub use westwood::Westwood;
-pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcSpec, CcTransport, NoParams, CONTROLLERS};
+pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcKind, CcSpec, CcTransport, NoParams, CONTROLLERS};
 
 use crate::params::{err, Res, Table};
 use crate::wire::EcnMode;

@@ -21,7 +21,7 @@ pub(super) fn gateway(path: &str, v: &Value, fwd_queue: &QueueCfg) -> Res<Gatewa
     let entry = REWRITERS.iter().find(|e| e.name == kind).expect("opt_choice() only returns known kinds");
     let params = (entry.parse)(&mut t, &ctx)?;
     let mut allowed = vec!["kind"];
-    allowed.extend_from_slice(entry.params);
+    allowed.extend_from_slice(entry.keys);
     t.finish(&allowed)?;
     Ok(GatewayCfg::new(entry, params))
 }

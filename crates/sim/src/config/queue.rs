@@ -6,6 +6,7 @@
 
 use crate::params::{self as reader, dscp_by_name, err, Res, Table};
 use super::{QueueCfg, QueueLimit};
+use crate::queue::QueueSpec;
 use crate::queue::{self, DEFAULT_LIMIT, DISCIPLINES};
 use serde_json::Value;
 
@@ -16,14 +17,14 @@ pub(crate) fn queue(path: &str, v: Option<&Value>) -> Res<QueueCfg> {
     let kind_name = t.opt_choice("kind", "queue discipline", &names)?.unwrap_or("droptail");
     let def = queue::lookup(kind_name).expect("opt_choice() only returns known kinds");
     let limit = match t.get("limit") {
-        None => def.default_limit,
+        None => def.extra,
         Some(lv) => queue_limit(&t.key_path("limit"), lv)?,
     };
-    let params = (def.parse)(&mut t, limit)?;
+    let params = (def.parse)(&mut t, &limit)?;
     let mut allowed = vec!["kind", "limit"];
     allowed.extend_from_slice(def.keys);
     t.finish(&allowed)?;
-    Ok(QueueCfg { def, params, limit })
+    Ok(QueueCfg { spec: QueueSpec::new(def, params), limit })
 }
 
 fn queue_limit(path: &str, v: &Value) -> Res<QueueLimit> {
@@ -85,7 +86,7 @@ mod tests {
     }
 
     fn red_params(v: Value) -> RedParams {
-        *parse(v).unwrap().params.get::<RedParams>().expect("RED parameters")
+        *parse(v).unwrap().params_as::<RedParams>().expect("RED parameters")
     }
 
     #[test]
@@ -155,9 +156,9 @@ mod tests {
     fn codel_and_pie_defaults_and_checks() {
         let q = parse(json!({ "kind": "codel" })).unwrap();
         assert_eq!((q.kind(), q.limit), ("codel", QueueLimit::Packets(1000)));
-        let c = q.params.get::<CodelParams>().unwrap();
+        let c = q.params_as::<CodelParams>().unwrap();
         assert_eq!(*c, CodelParams { target: Dur::from_millis(5), interval: Dur::from_millis(100), ecn: false });
-        let p = *parse(json!({ "kind": "pie", "ecn": true })).unwrap().params.get::<PieParams>().unwrap();
+        let p = *parse(json!({ "kind": "pie", "ecn": true })).unwrap().params_as::<PieParams>().unwrap();
         assert_eq!((p.target, p.t_update, p.max_burst), (Dur::from_millis(15), Dur::from_millis(15), Dur::from_millis(150)));
         assert_eq!((p.alpha, p.beta, p.ecn, p.derandomize), (0.125, 1.25, true, true));
         assert_eq!(error_of(json!({ "kind": "codel", "target": "0ms" })).0, "topology.bottleneck_queue.target");
@@ -176,7 +177,7 @@ mod tests {
 
     #[test]
     fn step_threshold_forms_and_checks() {
-        let k = |v: Value| parse(v).unwrap().params.get::<StepParams>().unwrap().threshold;
+        let k = |v: Value| parse(v).unwrap().params_as::<StepParams>().unwrap().threshold;
         assert_eq!(k(json!({ "kind": "step" })), Threshold::Time(Dur::from_millis(1)));
         assert_eq!(k(json!({ "kind": "step", "threshold": "500us" })), Threshold::Time(Dur::from_micros(500)));
         assert_eq!(k(json!({ "kind": "step", "threshold": "30KB" })), Threshold::Bytes(30_000));
@@ -220,13 +221,13 @@ mod tests {
     fn fq_codel_defaults_and_checks() {
         let q = parse(json!({ "kind": "fq_codel" })).unwrap();
         assert_eq!(q.limit, QueueLimit::Packets(10_240));
-        let p = *q.params.get::<crate::queue::FqCodelParams>().unwrap();
+        let p = *q.params_as::<crate::queue::FqCodelParams>().unwrap();
         assert_eq!((p.flows, p.quantum, p.memory_limit, p.drop_batch, p.ce_threshold), (1024, 1514, 32 << 20, 64, None));
         assert_eq!((p.codel.target, p.codel.interval, p.codel.ecn), (Dur::from_millis(5), Dur::from_millis(100), true));
         let p = *parse(json!({ "kind": "fq_codel", "ce_threshold": "1ms", "ecn": false }))
             .unwrap()
-            .params
-            .get::<crate::queue::FqCodelParams>()
+            
+            .params_as::<crate::queue::FqCodelParams>()
             .unwrap();
         assert_eq!((p.ce_threshold, p.codel.ecn), (Some(Dur::from_millis(1)), false));
         for (k, bad) in [
@@ -258,11 +259,11 @@ mod tests {
         use crate::queue::{DualPi2Params, StepThresh};
         let q = parse(json!({ "kind": "dualpi2" })).unwrap();
         assert_eq!(q.limit, QueueLimit::Packets(10_000));
-        let p = *q.params.get::<DualPi2Params>().unwrap();
+        let p = *q.params_as::<DualPi2Params>().unwrap();
         assert_eq!((p.target, p.tupdate, p.tshift), (Dur::from_millis(15), Dur::from_millis(16), Dur::from_millis(30)));
         assert_eq!((p.alpha, p.beta, p.coupling_factor, p.drop_on_overload), (0.16, 3.2, 2.0, true));
         assert_eq!(p.step_thresh, StepThresh::Time(Dur::from_millis(1)));
-        let p = *parse(json!({ "kind": "dualpi2", "step_thresh": "5p" })).unwrap().params.get::<DualPi2Params>().unwrap();
+        let p = *parse(json!({ "kind": "dualpi2", "step_thresh": "5p" })).unwrap().params_as::<DualPi2Params>().unwrap();
         assert_eq!(p.step_thresh, StepThresh::Packets(5));
         for (k, bad) in [
             ("target", json!("0ms")),
@@ -292,13 +293,13 @@ mod tests {
         use crate::queue::{CakeParams, Diffserv, Isolation};
         let q = parse(json!({ "kind": "cake" })).unwrap();
         assert_eq!(q.limit, QueueLimit::Bytes(4 << 20));
-        let p = *q.params.get::<CakeParams>().unwrap();
+        let p = *q.params_as::<CakeParams>().unwrap();
         assert_eq!((p.bandwidth, p.overhead, p.mpu, p.ack_filter), (None, 0, 0, false));
         assert_eq!((p.isolation, p.diffserv), (Isolation::TripleIsolate, Diffserv::BestEffort));
         let p = *parse(json!({ "kind": "cake", "isolation": "dual-dsthost", "diffserv": "diffserv4", "ack-filter": true, "bandwidth": "20Mbps", "overhead": -4, "mpu": 64 }))
             .unwrap()
-            .params
-            .get::<CakeParams>()
+            
+            .params_as::<CakeParams>()
             .unwrap();
         assert_eq!((p.isolation, p.diffserv, p.ack_filter, p.overhead, p.mpu), (Isolation::DualDstHost, Diffserv::Diffserv4, true, -4, 64));
         assert_eq!(p.bandwidth, Some(crate::units::Rate(20_000_000)));

@@ -305,7 +305,7 @@ fn rwnd_policy(t: &mut Table, topo: &Topology) -> Res<RwndPolicy> {
     let known: Vec<&'static str> = POLICIES.iter().map(|e| e.name).collect();
     let name = t.opt_choice("rwnd", "receive-window policy", &known)?.unwrap_or("static");
     let entry = POLICIES.iter().find(|e| e.name == name).expect("opt_choice() only returns known names");
-    if entry.needs_channel && topo.kind != TopologyKind::Cellular {
+    if entry.extra.channel && topo.kind != TopologyKind::Cellular {
         return err(
             &t.key_path("rwnd"),
             format!("{name} reads the capacity of the receiver's radio link, which only the cellular topology models (kind = \"cellular\")"),
@@ -314,8 +314,8 @@ fn rwnd_policy(t: &mut Table, topo: &Topology) -> Res<RwndPolicy> {
     let pp = t.key_path("rwnd_params");
     let empty = Value::Object(Default::default());
     let mut pt = Table::new(&pp, t.get("rwnd_params").unwrap_or(&empty))?;
-    let params = (entry.parse)(&mut pt)?;
-    pt.finish(entry.params)?;
+    let params = (entry.parse)(&mut pt, &())?;
+    pt.finish(entry.keys)?;
     Ok(RwndPolicy::new(entry, params))
 }
 

@@ -17,7 +17,8 @@ use std::sync::Arc;
 pub(super) const ENTRY: RewriterEntry = RewriterEntry {
     name: "awm",
     doc: "Active Window Management (Barbera et al. 2007)",
-    params: &["alpha", "target", "flows"],
+    keys: &["alpha", "target", "flows"],
+    extra: (),
     parse: |t, ctx| Ok(Arc::new(read(t, ctx.capacity_bytes)?)),
 };
 

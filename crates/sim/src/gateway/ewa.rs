@@ -19,7 +19,8 @@ use std::sync::Arc;
 pub(super) const ENTRY: RewriterEntry = RewriterEntry {
     name: "ewa",
     doc: "Explicit Window Adaptation (Kalampoukas et al. 2002)",
-    params: &["alpha", "g", "interval", "low", "high", "w_up", "w_down"],
+    keys: &["alpha", "g", "interval", "low", "high", "w_up", "w_down"],
+    extra: (),
     parse: |t, ctx| Ok(Arc::new(read(t, ctx.capacity_bytes)?)),
 };
 

@@ -14,7 +14,8 @@ use std::sync::Arc;
 pub(super) const ENTRY: RewriterEntry = RewriterEntry {
     name: "ewt",
     doc: "Early Window Tailoring (Talau et al. 2019)",
-    params: &["start"],
+    keys: &["start"],
+    extra: (),
     parse: |t, ctx| Ok(Arc::new(read(t, ctx.capacity_bytes)?)),
 };
 

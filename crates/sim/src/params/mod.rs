@@ -6,6 +6,7 @@
 //! with it; `config` composes them into a scenario. It reads nothing above `units` and `wire`.
 
 mod amounts;
+pub mod plugin;
 
 pub use amounts::{amount_bytes, dscp_by_name, fmt_num, positive_duration};
 

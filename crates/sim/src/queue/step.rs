@@ -7,7 +7,7 @@
 //! rate), a size (`"30KB"`) or a packet count (`"20p"`). This file is also the one-file
 //! example of how a discipline registers itself (docs/extending.md).
 
-use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
+use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
 use crate::params::fmt_num;
 use crate::params::{err, Res, Table};
 use crate::queue::QueueLimit;
@@ -27,13 +27,19 @@ pub struct StepParams {
     pub threshold: Threshold,
 }
 
-pub const DEF: QueueDef = QueueDef {
+pub const DEF: QueueEntry = QueueEntry {
     name: "step",
+    doc: "a step marker: ECN-marks (or drops) every packet above a queue threshold",
     keys: &["threshold"],
-    default_limit: super::DEFAULT_LIMIT,
-    parse: |t, limit| Ok(QueueParams::new(StepParams { threshold: parse_threshold(t, limit)? })),
-    build: |p, cx: BuildCx| Box::new(Step::new(cx.limit, p.expect::<StepParams>().threshold, cx.rate)),
+    extra: super::DEFAULT_LIMIT,
+    parse: |t, &limit| Ok(super::share(StepParams { threshold: parse_threshold(t, limit)? })),
 };
+
+impl QueueBuild for StepParams {
+    fn build(&self, cx: BuildCx) -> Box<dyn QueueDisc> {
+        Box::new(Step::new(cx.limit, self.threshold, cx.rate))
+    }
+}
 
 /// The L4S step of RFC 9332 (1 ms) is the default: DCTCP-style senders keep the queue near it.
 const DEFAULT_THRESHOLD: Threshold = Threshold::Time(Dur(1_000_000));
