@@ -6,8 +6,8 @@
 //! losses of one window are one congestion event belong to the DCCP endpoint, which owns the
 //! sent-packet history (as the TCP core does for TCP controllers).
 
-use super::registry::{CcEntry, CcKind, CcTransport, NoParams};
-use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
+use super::registry::{CcEntry, CcKind, CcTransport, DccpNoParams};
+use super::{AckSample, CongestionControl, DccpControl, CongestionEvent, CongestionKind, Window};
 use crate::wire::dccp::{GENERIC_HEADER_BYTES, IP_HEADER_BYTES};
 use std::sync::Arc;
 
@@ -17,7 +17,7 @@ pub(super) const ENTRY: CcEntry = CcEntry {
     keys: &[],
     extra: CcKind { transport: CcTransport::Dccp, plus: None },
     parse: |_, _| {
-        Ok(Arc::new(NoParams(|ctx| {
+        Ok(Arc::new(DccpNoParams(|ctx| {
             // The builder gets the wire bytes of a data packet; RFC 3390 counts the payload.
             let payload = ctx.mss.saturating_sub((IP_HEADER_BYTES + GENERIC_HEADER_BYTES) as u64);
             Box::new(Ccid2::new(payload))
@@ -95,11 +95,6 @@ impl CongestionControl for Ccid2 {
         "ccid2"
     }
 
-    fn on_init(&mut self, w: &mut Window) {
-        w.cwnd = initial_window(self.payload) * w.mss;
-        w.ssthresh = u64::MAX;
-    }
-
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         self.grow(w, a.acked_bytes / w.mss);
     }
@@ -121,6 +116,13 @@ impl CongestionControl for Ccid2 {
         };
         w.cwnd = cwnd * w.mss;
         w.ssthresh = ssthresh * w.mss;
+    }
+}
+
+impl DccpControl for Ccid2 {
+    fn on_init(&mut self, w: &mut Window) {
+        w.cwnd = initial_window(self.payload) * w.mss;
+        w.ssthresh = u64::MAX;
     }
 
     fn on_ack_ratio(&mut self, ratio: u64) {

@@ -27,7 +27,7 @@ pub use prague::{Prague, PragueParams, RttIndependence};
 pub use reno::Reno;
 pub use vegas::{Vegas, VegasParams};
 pub use westwood::Westwood;
-pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcKind, CcSpec, CcTransport, NoParams, CONTROLLERS};
+pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcKind, CcSpec, CcTransport, DccpNoParams, NoParams, CONTROLLERS};
 
 use crate::params::{err, Res, Table};
 use crate::wire::EcnMode;
@@ -217,10 +217,12 @@ pub trait CongestionControl: Send {
             "cong_avoid"
         }
     }
+}
 
-    // ---- inputs only DCCP gives (RFC 4340/4341 and the DCCP-BBR paper); TCP never calls
-    // them, so TCP controllers keep the defaults.
-
+/// A DCCP congestion controller (a CCID): TCP's interface for the window and the ACKs, and
+/// what only DCCP gives or asks (RFC 4340/4341 and the DCCP-BBR paper). TCP never sees these:
+/// its controllers implement [`CongestionControl`] only.
+pub trait DccpControl: CongestionControl {
     /// The pacing rate in (wire) bytes per second, unrounded: DCCP paces with it directly.
     fn pacing_bytes_per_sec(&self) -> Option<f64> {
         self.pacing_rate().map(Rate::bytes_per_sec)
@@ -244,9 +246,7 @@ pub trait CongestionControl: Send {
         false
     }
     /// The CCID number the DCCP-Request asks for.
-    fn ccid(&self) -> u8 {
-        0
-    }
+    fn ccid(&self) -> u8;
 }
 
 /// A number read from a parameter table, with an interval check whose message names the

@@ -11,7 +11,7 @@
 //! Westwood+ itself (Linux's `westwood` module), so its wrapped form is `westwood++`.
 
 use super::delayed::{Delayed, DelayedParams, DELAYED_KEYS};
-use super::{bbr, ccid2, cubic, dccp_bbr, dctcp, prague, reno, vegas, westwood, CongestionControl};
+use super::{bbr, ccid2, cubic, dccp_bbr, dctcp, prague, reno, vegas, westwood, CongestionControl, DccpControl};
 use crate::params::plugin::{Entry, Params, Spec};
 use crate::params::{err, Res, Table};
 use crate::wire::EcnMode;
@@ -31,6 +31,10 @@ pub enum CcTransport {
 /// Validated parameters of one controller: builds a fresh controller for each endpoint.
 pub trait CcBuild: Params {
     fn build(&self, ctx: BuildCtx) -> Box<dyn CongestionControl>;
+    /// A DCCP controller (the entries of transport DCCP); None for TCP's.
+    fn build_dccp(&self, _ctx: BuildCtx) -> Option<Box<dyn DccpControl>> {
+        None
+    }
     /// The ECN feedback the controller asks for when the flow does not set `ecn` (None: off),
     /// as Linux's TCP_CONG_NEEDS_ECN modules do.
     fn ecn_needs(&self) -> Option<EcnMode> {
@@ -183,6 +187,11 @@ impl CcSpec {
         Ok(CcSpec { spec: Spec::new(entry, own), wrap })
     }
 
+    /// The controller of a DCCP endpoint (a spec read for transport DCCP).
+    pub fn build_dccp(&self, ctx: BuildCtx) -> Box<dyn DccpControl> {
+        self.spec.params.build_dccp(ctx).expect("a DCCP controller's spec")
+    }
+
     /// A controller for one endpoint.
     pub fn build(&self, ctx: BuildCtx) -> Box<dyn CongestionControl> {
         match &self.wrap {
@@ -208,6 +217,26 @@ pub fn build(spec: &CcSpec, ctx: BuildCtx) -> Box<dyn CongestionControl> {
 /// (the registry rejects the keys).
 #[derive(Debug)]
 pub struct NoParams(pub fn(BuildCtx) -> Box<dyn CongestionControl>);
+
+/// The `parse` of a DCCP controller without parameters (a CCID): its builder.
+#[derive(Debug)]
+pub struct DccpNoParams(pub fn(BuildCtx) -> Box<dyn DccpControl>);
+
+impl CcBuild for DccpNoParams {
+    fn build(&self, ctx: BuildCtx) -> Box<dyn CongestionControl> {
+        (self.0)(ctx)
+    }
+    fn build_dccp(&self, ctx: BuildCtx) -> Option<Box<dyn DccpControl>> {
+        Some((self.0)(ctx))
+    }
+}
+
+/// As for [`NoParams`]: the entry is the identity.
+impl PartialEq for DccpNoParams {
+    fn eq(&self, _: &DccpNoParams) -> bool {
+        true
+    }
+}
 
 /// Two controllers without parameters are the same when their entries are (which
 /// [`Spec`]'s equality checks first): there is nothing else to compare.

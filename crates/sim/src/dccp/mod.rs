@@ -8,12 +8,13 @@
 //! DCCP-Data. Every packet, pure ACKs included, takes a sequence number (48-bit on the wire;
 //! a run never wraps them). Nothing is retransmitted.
 //!
-//! Parts: `header` (packet types and sizes), `ackvec` (the Ack Vector option), `lossrate` (the
-//! receiver's loss rate over a sliding window, eqs. 6 and 11 of the DCCP-BBR paper), `sender`
-//! (the sent-packet history, loss detection, RTT/RTO, Ack Ratio, pacing) and `receiver`. The
-//! congestion controllers (`ccid2`, `bbr`, `bbr-adaptive`) are TCP's
-//! [`CongestionControl`](crate::cc::CongestionControl) trait objects from the `cc` registry;
-//! the endpoint hands them windows in bytes of whole data packets.
+//! Parts: the header and the Ack Vector option (`crate::wire::dccp`, `crate::wire::ackvec`:
+//! packets carry them), `lossrate` (the receiver's loss rate over a sliding window, eqs. 6
+//! and 11 of the DCCP-BBR paper), `sender` (the sent-packet history, loss detection, RTT/RTO,
+//! Ack Ratio, pacing) and `receiver`. The congestion controllers (`ccid2`, `bbr`,
+//! `bbr-adaptive`) are [`DccpControl`](crate::cc::DccpControl) trait objects from the `cc`
+//! registry — TCP's controller interface plus DCCP's own inputs; the endpoint hands them
+//! windows in bytes of whole data packets.
 //! See `docs/dccp.md` for the choices made where the RFCs or the paper leave room.
 
 pub mod lossrate;
@@ -23,7 +24,7 @@ mod sender;
 pub use crate::wire::ackvec;
 pub use crate::wire::dccp::*;
 
-use crate::cc::{AckSample, BuildCtx, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
+use crate::cc::{AckSample, BuildCtx, CaState, CongestionEvent, CongestionKind, DccpControl, Window};
 use crate::engine::{Event, SimRng, TimerKind};
 use crate::ids::{FlowId, RouteId, SockId};
 use crate::metrics::{delay_histogram, record_delay};
@@ -118,7 +119,7 @@ pub struct DccpEndpoint {
     server: bool,
     next_seq: u64,
     // ---- sender (client) ----
-    pub cc: Box<dyn CongestionControl>,
+    pub cc: Box<dyn DccpControl>,
     /// The controller's window, in bytes of whole data packets (`w.mss` = one data packet).
     pub w: Window,
     /// When the last congestion event was answered: the losses of packets sent before it
@@ -184,7 +185,7 @@ impl DccpEndpoint {
         let iss = rng.range_u64(0, 1 << 40);
         let data_wire = IP_HEADER_BYTES + GENERIC_HEADER_BYTES + cfg.packet_size;
         // Windows are counted in whole data packets: the Window's mss is one data packet.
-        let mut cc = cfg.cc.build(BuildCtx { mss: data_wire as u64, rng: rng.clone(), hz: crate::linux::DEFAULT_HZ });
+        let mut cc = cfg.cc.build_dccp(BuildCtx { mss: data_wire as u64, rng: rng.clone(), hz: crate::linux::DEFAULT_HZ });
         let mut w = Window { cwnd: 0, ssthresh: u64::MAX, mss: data_wire as u64 };
         cc.on_init(&mut w);
         let (ack_ratio, loss_window) = (cfg.ack_ratio as u64, cfg.loss_window);
