@@ -27,7 +27,22 @@ pub use prague::{Prague, PragueParams, RttIndependence};
 pub use reno::Reno;
 pub use vegas::{Vegas, VegasParams};
 pub use westwood::Westwood;
-pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcKind, CcSpec, CcTransport, DccpNoParams, NoParams, CONTROLLERS};
+pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcKind, CcSpec, CcTransport, DccpNoParams, NoParams};
+
+/// Every congestion control, in listing order.
+pub static CONTROLLERS: &[CcEntry] = &[
+    reno::RENO,
+    reno::NEWRENO,
+    cubic::ENTRY,
+    vegas::ENTRY,
+    westwood::ENTRY,
+    bbr::ENTRY,
+    dctcp::ENTRY,
+    prague::ENTRY,
+    ccid2::ENTRY,
+    dccp_bbr::ENTRY,
+    dccp_bbr::ADAPTIVE,
+];
 
 use crate::params::{err, Res, Table};
 use crate::wire::EcnMode;

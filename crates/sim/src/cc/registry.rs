@@ -4,14 +4,14 @@
 //! point ([`crate::params::plugin`]): its name, a doc line, the keys of its parameter table,
 //! the transport it drives, and a parse function that reads the keys into a [`CcBuild`] — the
 //! validated parameters, which build a controller per endpoint. Adding a controller is one
-//! new file and one line in [`CONTROLLERS`].
+//! new file and, in `cc/mod.rs`, its `mod` line and one line in [`CONTROLLERS`].
 //!
 //! A trailing `+` on a TCP name wraps the controller in the delayed-window-update mechanism of
 //! Wang & Yuan 2016 (`cubic+`); the entry gives that name in `plus`. `westwood+` is
 //! Westwood+ itself (Linux's `westwood` module), so its wrapped form is `westwood++`.
 
 use super::delayed::{Delayed, DelayedParams, DELAYED_KEYS};
-use super::{bbr, ccid2, cubic, dccp_bbr, dctcp, prague, reno, vegas, westwood, CongestionControl, DccpControl};
+use super::{CongestionControl, DccpControl, CONTROLLERS};
 use crate::params::plugin::{Entry, Params, Spec};
 use crate::params::{err, Res, Table};
 use crate::wire::EcnMode;
@@ -63,21 +63,6 @@ pub struct CcKind {
 
 /// One registered controller: its parse reads `cc_params`.
 pub type CcEntry = Entry<dyn CcBuild, (), CcKind>;
-
-/// Every congestion control, in listing order.
-pub static CONTROLLERS: &[CcEntry] = &[
-    reno::RENO,
-    reno::NEWRENO,
-    cubic::ENTRY,
-    vegas::ENTRY,
-    westwood::ENTRY,
-    bbr::ENTRY,
-    dctcp::ENTRY,
-    prague::ENTRY,
-    ccid2::ENTRY,
-    dccp_bbr::ENTRY,
-    dccp_bbr::ADAPTIVE,
-];
 
 /// The names a scenario may give for a transport: the base names, then the wrapped ones.
 pub fn known_names(tr: CcTransport) -> Vec<&'static str> {
