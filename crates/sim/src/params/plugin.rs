@@ -36,7 +36,10 @@ impl<B: ?Sized, Cx, X> fmt::Debug for Entry<B, Cx, X> {
 }
 
 /// The entry of `list` called `name`.
-pub fn lookup<'a, B: ?Sized, Cx, X>(list: &'a [Entry<B, Cx, X>], name: &str) -> Option<&'a Entry<B, Cx, X>> {
+pub fn lookup<'a, B: ?Sized, Cx, X>(
+    list: &'a [Entry<B, Cx, X>],
+    name: &str,
+) -> Option<&'a Entry<B, Cx, X>> {
     list.iter().find(|e| e.name == name)
 }
 

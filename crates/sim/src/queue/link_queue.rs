@@ -76,7 +76,8 @@ mod tests {
             let v = serde_json::json!({});
             let mut t = crate::params::Table::new("q", &v).unwrap();
             let limit = QueueLimit::Packets(10);
-            let cfg = crate::queue::QueueCfg { spec: crate::queue::QueueSpec::new(d, (d.parse)(&mut t, &limit).unwrap()), limit };
+            let spec = crate::queue::QueueSpec::new(d, (d.parse)(&mut t, &limit).unwrap());
+            let cfg = crate::queue::QueueCfg { spec, limit };
             let q = super::super::build(&cfg, SimRng::new(1, Stream::Queue, 0), Rate(10_000_000));
             assert_eq!(q.name(), d.name);
             assert_eq!(matches!(q, LinkQueue::DropTail(_)), d.name == "droptail", "{}", d.name);

@@ -271,7 +271,10 @@ mod tests {
         use crate::units::Dur;
         let a = QueueCfg::droptail(DEFAULT_LIMIT);
         assert_eq!(a.spec, a.clone().spec);
-        let codel = |target| QueueSpec::new(&codel::DEF, share(CodelParams { target, interval: Dur(100), ecn: false }));
+        let codel = |target| {
+            let p = CodelParams { target, interval: Dur(100), ecn: false };
+            QueueSpec::new(&codel::DEF, share(p))
+        };
         assert_eq!(codel(Dur(5)), codel(Dur(5)));
         assert_ne!(codel(Dur(5)), codel(Dur(6)));
         assert_ne!(a.spec, codel(Dur(5)));
