@@ -8,24 +8,27 @@ use crate::shaper::{Direction, DirectionCfg};
 use crate::slab::{Slab, SLOT};
 use bloatlab_sim::config::{AppKind, RateSpec, Scenario, StartSpec, TopologyKind, Transport, UdpApp};
 use bloatlab_sim::engine::{SimRng, Stream};
+use bloatlab_sim::linux;
 use bloatlab_sim::queue::QueueDisc;
 use bloatlab_sim::units::{Dur, Rate};
 use bloatlab_sim::ScenarioError;
 use serde_json::{json, Value};
 
-/// Congestion controls the emulation can ask the kernel for (kernel names).
+/// Congestion controls the emulation can ask the kernel for (kernel names): those of
+/// [`EMULATED_CCS`] under Linux's names.
 pub const KERNEL_CCS: &[&str] = &["reno", "cubic", "bbr", "vegas", "westwood"];
-/// The simulator's congestion control -> the kernel's. `reno` and `newreno` differ in the
-/// simulator only by the recovery a scenario pairs them with, and the emulation accepts SACK
-/// recovery only ([`check_recovery`]): Linux's `reno` with SACK is both. `vegas` and
-/// `westwood+` are Linux's modules (tcp_vegas with its default α = 2, β = 4, γ = 1, the
-/// simulator's defaults; tcp_westwood is Westwood+).
-const SIM_TO_KERNEL: &[(&str, &str)] =
-    &[("reno", "reno"), ("newreno", "reno"), ("cubic", "cubic"), ("bbr", "bbr"), ("vegas", "vegas"), ("westwood+", "westwood")];
+/// The simulator's congestion controls the emulation runs, each by the kernel module
+/// [`linux::kernel_cc`] names. `reno` and `newreno` differ in the simulator only by the
+/// recovery a scenario pairs them with, and the emulation accepts SACK recovery only
+/// ([`check_recovery`]): Linux's `reno` with SACK is both. `vegas` and `westwood+` are Linux's
+/// modules (tcp_vegas with its default α = 2, β = 4, γ = 1, the simulator's defaults;
+/// tcp_westwood is Westwood+). Linux also names `dctcp` and `prague` ([`linux::CC_NAMES`]);
+/// the emulation does not offer them.
+const EMULATED_CCS: &[&str] = &["reno", "newreno", "cubic", "bbr", "vegas", "westwood+"];
 
 /// The kernel congestion control that runs the simulator's `cc`, if any.
 pub fn kernel_cc(cc: &str) -> Option<&'static str> {
-    SIM_TO_KERNEL.iter().find(|(s, _)| *s == cc).map(|(_, k)| *k)
+    EMULATED_CCS.contains(&cc).then(|| linux::kernel_cc(cc)).flatten()
 }
 /// Flow i's sender port is `PORT_BASE + i` (as in the simulator's pcap files).
 pub const PORT_BASE: u16 = 10_000;
@@ -106,7 +109,7 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
             return refuse(p("transport"), "emulation runs kernel TCP and UDP flows, not dccp: Linux removed DCCP (allowed: tcp, udp)");
         };
         if kernel_cc(cc.name()).is_none() {
-            let allowed: Vec<&str> = SIM_TO_KERNEL.iter().map(|(s, _)| *s).collect();
+            let allowed = EMULATED_CCS;
             return refuse(p("cc"), format!("\"{}\" is not a Linux congestion control this emulation can use (allowed: {})", cc.name(), allowed.join(", ")));
         }
         if let Some(k) = raw.get("cc_params").and_then(Value::as_object).and_then(|o| o.keys().next()) {
@@ -355,4 +358,18 @@ pub fn core(s: &Scenario) -> Core {
             samples,
         },
     )
+}
+
+#[cfg(test)]
+mod cc_name_tests {
+    use super::*;
+
+    #[test]
+    fn kernel_ccs_are_the_emulated_controllers_linux_names() {
+        let mut names: Vec<&str> = EMULATED_CCS.iter().map(|c| kernel_cc(c).unwrap()).collect();
+        names.dedup();
+        assert_eq!(names, KERNEL_CCS);
+        assert_eq!(kernel_cc("westwood+"), Some("westwood"));
+        assert_eq!(kernel_cc("dctcp"), None);
+    }
 }

@@ -1,5 +1,7 @@
 //! The public entry points: run a scenario given as JSON or TOML text.
 
+pub use crate::metrics::{Column, Table};
+pub use crate::params::ScenarioError;
 use std::fmt;
 
 /// Options that are not part of the scenario itself.
@@ -15,23 +17,6 @@ pub struct RunOptions {
     /// Print a progress line to stderr this often (wall clock) during the run: simulated
     /// time reached, events, events per second. For long runs; nothing else changes.
     pub progress: Option<std::time::Duration>,
-}
-
-/// An invalid scenario: the key path (`flows[0].cc`) and what is wrong / allowed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScenarioError {
-    pub path: String,
-    pub message: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -55,21 +40,6 @@ impl From<ScenarioError> for RunError {
     fn from(e: ScenarioError) -> Self {
         RunError::Invalid(e)
     }
-}
-
-/// One column of a time-series table.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Column {
-    F64(Vec<f64>),
-    I64(Vec<i64>),
-    Str(Vec<String>),
-}
-
-/// A named table in long format (one row per sample per entity).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Table {
-    pub name: String,
-    pub columns: Vec<(String, Column)>,
 }
 
 /// The result of one run.

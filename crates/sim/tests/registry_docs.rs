@@ -1,7 +1,10 @@
-//! Every registered plug-in name is documented in docs/scenario.md (in backticks). One
-//! function per registry kind; a new kind is one more function calling `check`.
+//! Every registered plug-in name is documented in docs/scenario.md (in backticks), and every
+//! registry has the one shape (`params::plugin::Entry`: unique names, a doc line, keys listed
+//! once and apart from the extension point's own). One function per registry kind; a new kind
+//! is one more function calling `check` and `check_list`.
 
-use bloatlab_sim::cc::{known_names, CcTransport};
+use bloatlab_sim::cc::{known_names, CcTransport, CONTROLLERS};
+use bloatlab_sim::params::plugin::check_list;
 use bloatlab_sim::gateway::REWRITERS;
 use bloatlab_sim::queue::DISCIPLINES;
 use bloatlab_sim::tcp::rwnd::POLICIES;
@@ -22,19 +25,30 @@ fn check(kind: &str, names: impl IntoIterator<Item = &'static str>) {
 fn congestion_controls_are_documented() {
     check("TCP congestion controls", known_names(CcTransport::Tcp));
     check("DCCP congestion controls", known_names(CcTransport::Dccp));
+    // A name may be TCP's and DCCP's (`bbr`): unique per transport.
+    for tr in [CcTransport::Tcp, CcTransport::Dccp] {
+        let names = known_names(tr);
+        assert!(names.iter().enumerate().all(|(i, n)| !names[i + 1..].contains(n)), "{names:?}");
+    }
+    for e in CONTROLLERS {
+        assert!(!e.doc.is_empty(), "{}: no doc line", e.name);
+    }
 }
 
 #[test]
 fn ack_rewriters_are_documented() {
     check("ACK rewriters", REWRITERS.iter().map(|e| e.name));
+    check_list(REWRITERS, &["kind"]);
 }
 
 #[test]
 fn receive_window_policies_are_documented() {
     check("receive-window policies", POLICIES.iter().map(|e| e.name));
+    check_list(POLICIES, &[]);
 }
 
 #[test]
 fn queue_disciplines_are_documented() {
     check("queue disciplines", DISCIPLINES.iter().map(|d| d.name));
+    check_list(DISCIPLINES, &["kind", "limit"]);
 }

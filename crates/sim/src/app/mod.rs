@@ -1,6 +1,6 @@
 //! Applications: what drives a connection's sender and what its receiver expects.
 
-use crate::config::AppKind;
+use crate::units::Dur;
 
 /// Bytes an unlimited (bulk) source writes: effectively infinite, with headroom to add to.
 pub const UNLIMITED: u64 = u64::MAX / 4;
@@ -17,4 +17,28 @@ pub fn initial_write(kind: AppKind, size: Option<u64>) -> (u64, Option<u64>) {
             (s, Some(s))
         }
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppKind {
+    Bulk,
+    File,
+    /// Constant bit rate (UDP).
+    Cbr,
+    /// Echoed latency probes (UDP).
+    Probe,
+    /// Voice-like frames (UDP).
+    Voip,
+    /// Request/response over a new connection each time, with think time (TCP).
+    Web(WebCfg),
+}
+
+/// The web application: the receiving side connects and sends `request` bytes, the sending
+/// side answers `size` (the flow's size) bytes; after `think` the next request starts on a new
+/// connection; `requests` of them (None: until the run ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebCfg {
+    pub request: u64,
+    pub think: Dur,
+    pub requests: Option<u32>,
 }

@@ -22,20 +22,19 @@
 
 use super::minmax::MaxFilter;
 use super::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::config::TCP_HEADER_BYTES;
+use crate::wire::TCP_HEADER_BYTES;
 use crate::engine::SimRng;
-use crate::tcp::RateSample;
+use super::RateSample;
 use crate::units::{Dur, Rate, SimTime};
-use super::registry::{CcEntry, CcTransport, NoParams};
+use super::registry::{CcEntry, CcKind, CcTransport, NoParams};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "bbr",
-    plus: Some("bbr+"),
-    transport: CcTransport::Tcp,
     doc: "BBR v1 as Linux runs it",
-    params: &[],
-    parse: |_| Ok(Arc::new(NoParams(|ctx| Box::new(Bbr::new(ctx.mss, ctx.rng))))),
+    keys: &[],
+    extra: CcKind { transport: CcTransport::Tcp, plus: Some("bbr+") },
+    parse: |_, _| Ok(Arc::new(NoParams(|ctx| Box::new(Bbr::new(ctx.mss, ctx.rng))))),
 };
 
 /// STARTUP gain, 2/ln 2 written as 2885/1000 (TCP BBR's results were made with it).

@@ -6,19 +6,18 @@
 //! losses of one window are one congestion event belong to the DCCP endpoint, which owns the
 //! sent-packet history (as the TCP core does for TCP controllers).
 
-use super::registry::{CcEntry, CcTransport, NoParams};
-use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::dccp::{GENERIC_HEADER_BYTES, IP_HEADER_BYTES};
+use super::registry::{CcEntry, CcKind, CcTransport, DccpNoParams};
+use super::{AckSample, CongestionControl, DccpControl, CongestionEvent, CongestionKind, Window};
+use crate::wire::dccp::{GENERIC_HEADER_BYTES, IP_HEADER_BYTES};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "ccid2",
-    plus: None,
-    transport: CcTransport::Dccp,
     doc: "CCID 2, TCP-like congestion control for DCCP (RFC 4341)",
-    params: &[],
-    parse: |_| {
-        Ok(Arc::new(NoParams(|ctx| {
+    keys: &[],
+    extra: CcKind { transport: CcTransport::Dccp, plus: None },
+    parse: |_, _| {
+        Ok(Arc::new(DccpNoParams(|ctx| {
             // The builder gets the wire bytes of a data packet; RFC 3390 counts the payload.
             let payload = ctx.mss.saturating_sub((IP_HEADER_BYTES + GENERIC_HEADER_BYTES) as u64);
             Box::new(Ccid2::new(payload))
@@ -96,11 +95,6 @@ impl CongestionControl for Ccid2 {
         "ccid2"
     }
 
-    fn on_init(&mut self, w: &mut Window) {
-        w.cwnd = initial_window(self.payload) * w.mss;
-        w.ssthresh = u64::MAX;
-    }
-
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         self.grow(w, a.acked_bytes / w.mss);
     }
@@ -122,6 +116,13 @@ impl CongestionControl for Ccid2 {
         };
         w.cwnd = cwnd * w.mss;
         w.ssthresh = ssthresh * w.mss;
+    }
+}
+
+impl DccpControl for Ccid2 {
+    fn on_init(&mut self, w: &mut Window) {
+        w.cwnd = initial_window(self.payload) * w.mss;
+        w.ssthresh = u64::MAX;
     }
 
     fn on_ack_ratio(&mut self, ratio: u64) {

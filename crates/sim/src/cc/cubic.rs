@@ -10,18 +10,17 @@
 
 use super::reno::slow_start;
 use super::{read_f64, AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::config::{Res, Table};
+use crate::params::{Res, Table};
 use crate::units::{Dur, SimTime};
-use super::registry::{BuildCtx, CcBuild, CcEntry, CcTransport};
+use super::registry::{BuildCtx, CcBuild, CcEntry, CcKind, CcTransport};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "cubic",
-    plus: Some("cubic+"),
-    transport: CcTransport::Tcp,
     doc: "CUBIC (RFC 9438) as Linux runs it, with HyStart",
-    params: &["c", "beta", "fast_convergence", "tcp_friendliness", "hystart"],
-    parse: |t| Ok(Arc::new(CubicParams::read(t)?)),
+    keys: &["c", "beta", "fast_convergence", "tcp_friendliness", "hystart"],
+    extra: CcKind { transport: CcTransport::Tcp, plus: Some("cubic+") },
+    parse: |t, _| Ok(Arc::new(CubicParams::read(t)?)),
 };
 
 impl CcBuild for CubicParams {

@@ -14,28 +14,26 @@ use super::bbr::{
     MIN_RTT_WIN as MIN_RTT_WINDOW, PACING_GAIN, PROBE_RTT_TIME,
 };
 use super::minmax::RoundMax;
-use super::registry::{CcEntry, CcTransport, NoParams};
-use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
+use super::registry::{CcEntry, CcKind, CcTransport, DccpNoParams};
+use super::{AckSample, CongestionControl, DccpControl, CongestionEvent, CongestionKind, Window};
 use crate::engine::SimRng;
 use crate::units::{Dur, Rate, SimTime};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "bbr",
-    plus: None,
-    transport: CcTransport::Dccp,
     doc: "BBR v1 over DCCP with the DCCP-BBR paper's bandwidth sampling",
-    params: &[],
-    parse: |_| Ok(Arc::new(NoParams(|ctx| Box::new(DccpBbr::new(false, ctx.mss, ctx.rng))))),
+    keys: &[],
+    extra: CcKind { transport: CcTransport::Dccp, plus: None },
+    parse: |_, _| Ok(Arc::new(DccpNoParams(|ctx| Box::new(DccpBbr::new(false, ctx.mss, ctx.rng))))),
 };
 
 pub(super) const ADAPTIVE: CcEntry = CcEntry {
     name: "bbr-adaptive",
-    plus: None,
-    transport: CcTransport::Dccp,
     doc: "the DCCP-BBR paper's loss-adaptive BBR (gain pair from the receiver's loss rate)",
-    params: &[],
-    parse: |_| Ok(Arc::new(NoParams(|ctx| Box::new(DccpBbr::new(true, ctx.mss, ctx.rng))))),
+    keys: &[],
+    extra: CcKind { transport: CcTransport::Dccp, plus: None },
+    parse: |_, _| Ok(Arc::new(DccpNoParams(|ctx| Box::new(DccpBbr::new(true, ctx.mss, ctx.rng))))),
 };
 
 /// BBR v1's STARTUP gain as DCCP-BBR has always computed it: Linux's fixed-point 739/256
@@ -350,10 +348,6 @@ impl CongestionControl for DccpBbr {
         }
     }
 
-    fn on_init(&mut self, w: &mut Window) {
-        w.cwnd = self.cwnd * w.mss;
-    }
-
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         let m = w.mss;
         let s = DccpAck {
@@ -384,12 +378,18 @@ impl CongestionControl for DccpBbr {
         self.pacing_bytes_per_sec().map(Rate::from_bytes_per_sec)
     }
 
-    fn pacing_bytes_per_sec(&self) -> Option<f64> {
-        (self.pacing > 0.0).then_some(self.pacing)
-    }
-
     fn state_label(&self, _w: &Window) -> &'static str {
         self.mode.label()
+    }
+}
+
+impl DccpControl for DccpBbr {
+    fn on_init(&mut self, w: &mut Window) {
+        w.cwnd = self.cwnd * w.mss;
+    }
+
+    fn pacing_bytes_per_sec(&self) -> Option<f64> {
+        (self.pacing > 0.0).then_some(self.pacing)
     }
 
     fn on_first_rtt(&mut self, rtt: Dur, now: SimTime) {

@@ -5,18 +5,18 @@
 //! with `ect = "ect1"`, ECT(1): DCTCP is a scalable controller usable on an L4S queue.
 
 use super::reno::{halve, reno_grow};
-use super::{read_f64, AckSample, BuildCtx, CcBuild, CcEntry, CcTransport, CongestionControl, CongestionEvent, EcnUse, Window};
-use crate::config::{err, EcnMode, Res, Table};
+use super::{read_f64, AckSample, BuildCtx, CcBuild, CcEntry, CcKind, CcTransport, CongestionControl, CongestionEvent, EcnUse, Window};
+use crate::params::{err, Res, Table};
+use crate::wire::EcnMode;
 use crate::net::Ecn;
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "dctcp",
-    plus: None,
-    transport: CcTransport::Tcp,
     doc: "DCTCP (RFC 8257): cwnd cut by the fraction of CE-marked bytes, once per window",
-    params: &["g", "ect"],
-    parse: |t| Ok(Arc::new(DctcpParams::read(t)?)),
+    keys: &["g", "ect"],
+    extra: CcKind { transport: CcTransport::Tcp, plus: None },
+    parse: |t, _| Ok(Arc::new(DctcpParams::read(t)?)),
 };
 
 impl CcBuild for DctcpParams {

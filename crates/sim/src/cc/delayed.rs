@@ -34,7 +34,7 @@
 //!   exact rule would hold the window forever on an empty queue.
 
 use super::{read_f64, AckSample, CaState, CongestionControl, CongestionEvent, Window};
-use crate::config::{err, Res, Table};
+use crate::params::{err, Res, Table};
 use crate::engine::SimRng;
 use crate::units::{Dur, Rate, SimTime};
 

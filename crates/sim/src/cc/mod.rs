@@ -27,12 +27,41 @@ pub use prague::{Prague, PragueParams, RttIndependence};
 pub use reno::Reno;
 pub use vegas::{Vegas, VegasParams};
 pub use westwood::Westwood;
-pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcSpec, CcTransport, NoParams, CONTROLLERS};
+pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcKind, CcSpec, CcTransport, DccpNoParams, NoParams};
 
-use crate::config::{err, EcnMode, Res, Table};
+/// Every congestion control, in listing order.
+pub static CONTROLLERS: &[CcEntry] = &[
+    reno::RENO,
+    reno::NEWRENO,
+    cubic::ENTRY,
+    vegas::ENTRY,
+    westwood::ENTRY,
+    bbr::ENTRY,
+    dctcp::ENTRY,
+    prague::ENTRY,
+    ccid2::ENTRY,
+    dccp_bbr::ENTRY,
+    dccp_bbr::ADAPTIVE,
+];
+
+use crate::params::{err, Res, Table};
+use crate::wire::EcnMode;
 use crate::net::Ecn;
-use crate::tcp::RateSample;
 use crate::units::{Dur, Rate, SimTime};
+
+/// One delivery-rate sample, handed to congestion controls (transports measure it with
+/// `tcp::RateSampler`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateSample {
+    /// Bytes delivered over the interval.
+    pub delivered: u64,
+    pub interval: Dur,
+    pub rate: Rate,
+    /// The connection's `delivered` when the reference segment was sent (BBR round counting).
+    pub prior_delivered: u64,
+    /// The sample was taken while the application, not the network, limited sending.
+    pub app_limited: bool,
+}
 
 /// The window state a controller reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,10 +232,12 @@ pub trait CongestionControl: Send {
             "cong_avoid"
         }
     }
+}
 
-    // ---- inputs only DCCP gives (RFC 4340/4341 and the DCCP-BBR paper); TCP never calls
-    // them, so TCP controllers keep the defaults.
-
+/// A DCCP congestion controller (a CCID): TCP's interface for the window and the ACKs, and
+/// what only DCCP gives or asks (RFC 4340/4341 and the DCCP-BBR paper). TCP never sees these:
+/// its controllers implement [`CongestionControl`] only.
+pub trait DccpControl: CongestionControl {
     /// The pacing rate in (wire) bytes per second, unrounded: DCCP paces with it directly.
     fn pacing_bytes_per_sec(&self) -> Option<f64> {
         self.pacing_rate().map(Rate::bytes_per_sec)
@@ -230,9 +261,7 @@ pub trait CongestionControl: Send {
         false
     }
     /// The CCID number the DCCP-Request asks for.
-    fn ccid(&self) -> u8 {
-        0
-    }
+    fn ccid(&self) -> u8;
 }
 
 /// A number read from a parameter table, with an interval check whose message names the
@@ -266,7 +295,7 @@ mod tests {
         for n in known_names(CcTransport::Tcp) {
             let s = CcSpec::parse(n, None, "flows[0].cc_params").unwrap_or_else(|e| panic!("{n}: {e}"));
             assert_eq!(s.name(), n);
-            let _ = build(&s, BuildCtx { mss: 1448, rng: crate::engine::SimRng::new(1, crate::engine::Stream::Endpoint, 0), hz: crate::config::DEFAULT_HZ });
+            let _ = build(&s, BuildCtx { mss: 1448, rng: crate::engine::SimRng::new(1, crate::engine::Stream::Endpoint, 0), hz: crate::linux::DEFAULT_HZ });
         }
     }
 

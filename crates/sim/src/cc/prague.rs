@@ -25,18 +25,18 @@
 //!   target RTT — flows of different RTTs then share a step AQM in rate.
 
 use super::reno::{halve, reno_grow, slow_start};
-use super::{read_f64, AckSample, BuildCtx, CaState, CcBuild, CcEntry, CcTransport, CongestionControl, CongestionEvent, EcnUse, Window};
-use crate::config::{err, EcnMode, Res, Table, TCP_HEADER_BYTES};
+use super::{read_f64, AckSample, BuildCtx, CaState, CcBuild, CcEntry, CcKind, CcTransport, CongestionControl, CongestionEvent, EcnUse, Window};
+use crate::params::{err, Res, Table};
+use crate::wire::{EcnMode, TCP_HEADER_BYTES};
 use crate::net::Ecn;
 use crate::units::{Dur, Rate, SimTime};
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "prague",
-    plus: None,
-    transport: CcTransport::Tcp,
     doc: "TCP Prague (RFC 9331 sender requirements): ECT(1), per-ACK CE response, pacing",
-    params: &["g", "rtt_independence", "target_rtt", "rtt_transition", "classic_fallback", "classic_delay"],
-    parse: |t| Ok(std::sync::Arc::new(PragueParams::read(t)?)),
+    keys: &["g", "rtt_independence", "target_rtt", "rtt_transition", "classic_fallback", "classic_delay"],
+    extra: CcKind { transport: CcTransport::Tcp, plus: None },
+    parse: |t, _| Ok(std::sync::Arc::new(PragueParams::read(t)?)),
 };
 
 impl CcBuild for PragueParams {

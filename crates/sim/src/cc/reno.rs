@@ -2,26 +2,24 @@
 //! acknowledged; congestion avoidance adds one MSS per cwnd of acknowledged bytes). The two
 //! names differ only in the loss recovery the scenario pairs them with by default.
 
-use super::registry::{CcEntry, CcTransport, NoParams};
+use super::registry::{CcEntry, CcKind, CcTransport, NoParams};
 use super::{AckSample, CaState, CongestionControl, CongestionEvent, Window};
 use std::sync::Arc;
 
 pub(super) const RENO: CcEntry = CcEntry {
     name: "reno",
-    plus: Some("reno+"),
-    transport: CcTransport::Tcp,
     doc: "Reno window growth (RFC 5681), halving on loss",
-    params: &[],
-    parse: |_| Ok(Arc::new(NoParams(|_| Box::new(Reno::new("reno"))))),
+    keys: &[],
+    extra: CcKind { transport: CcTransport::Tcp, plus: Some("reno+") },
+    parse: |_, _| Ok(Arc::new(NoParams(|_| Box::new(Reno::new("reno"))))),
 };
 
 pub(super) const NEWRENO: CcEntry = CcEntry {
     name: "newreno",
-    plus: Some("newreno+"),
-    transport: CcTransport::Tcp,
     doc: "the same window rules as reno, named for NewReno recovery (RFC 6582)",
-    params: &[],
-    parse: |_| Ok(Arc::new(NoParams(|_| Box::new(Reno::new("newreno"))))),
+    keys: &[],
+    extra: CcKind { transport: CcTransport::Tcp, plus: Some("newreno+") },
+    parse: |_, _| Ok(Arc::new(NoParams(|_| Box::new(Reno::new("newreno"))))),
 };
 
 pub struct Reno {

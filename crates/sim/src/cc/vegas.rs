@@ -8,18 +8,17 @@
 
 use super::reno::{halve, reno_grow, slow_start};
 use super::{read_f64, AckSample, CaState, CongestionControl, CongestionEvent, Window};
-use crate::config::{err, Res, Table};
+use crate::params::{err, Res, Table};
 use crate::units::{Dur, SimTime};
-use super::registry::{BuildCtx, CcBuild, CcEntry, CcTransport};
+use super::registry::{BuildCtx, CcBuild, CcEntry, CcKind, CcTransport};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "vegas",
-    plus: Some("vegas+"),
-    transport: CcTransport::Tcp,
     doc: "TCP Vegas as Linux runs it (delay-based, α/β/γ in packets)",
-    params: &["alpha", "beta", "gamma"],
-    parse: |t| Ok(Arc::new(VegasParams::read(t)?)),
+    keys: &["alpha", "beta", "gamma"],
+    extra: CcKind { transport: CcTransport::Tcp, plus: Some("vegas+") },
+    parse: |t, _| Ok(Arc::new(VegasParams::read(t)?)),
 };
 
 impl CcBuild for VegasParams {

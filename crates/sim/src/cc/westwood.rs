@@ -15,16 +15,15 @@
 use super::reno::{halve, reno_grow};
 use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::units::{Dur, SimTime};
-use super::registry::{CcEntry, CcTransport, NoParams};
+use super::registry::{CcEntry, CcKind, CcTransport, NoParams};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "westwood+",
-    plus: Some("westwood++"),
-    transport: CcTransport::Tcp,
     doc: "Westwood+ (Linux's westwood module): ssthresh from the bandwidth estimate",
-    params: &[],
-    parse: |_| Ok(Arc::new(NoParams(|_| Box::new(Westwood::new())))),
+    keys: &[],
+    extra: CcKind { transport: CcTransport::Tcp, plus: Some("westwood++") },
+    parse: |_, _| Ok(Arc::new(NoParams(|_| Box::new(Westwood::new())))),
 };
 
 /// Shortest sampling interval.

@@ -3,8 +3,8 @@
 //! base-station buffer; keys given explicitly override it (see docs/cellular.md for where
 //! each profile number comes from).
 
-use super::reader::{err, Res, Table};
-use super::scenario::{drop_list, link};
+use crate::params::{err, Res, Table};
+use super::link::{drop_list, link};
 use super::{queue, LinkCfg, QueueCfg, QueueLimit, RateSpec, Topology, TopologyKind};
 use crate::units::{Dur, Rate};
 

@@ -4,8 +4,7 @@
 //! buffer are resolved here against the forward bottleneck queue's capacity B. Defaults and
 //! their sources: docs/gateway.md.
 
-use super::queue::amount_bytes;
-use super::reader::{err, Res, Table};
+use crate::params::{err, Res, Table};
 use super::QueueCfg;
 use crate::gateway::{GatewayCfg, RewriterCtx, REWRITERS};
 use serde_json::Value;
@@ -22,23 +21,9 @@ pub(super) fn gateway(path: &str, v: &Value, fwd_queue: &QueueCfg) -> Res<Gatewa
     let entry = REWRITERS.iter().find(|e| e.name == kind).expect("opt_choice() only returns known kinds");
     let params = (entry.parse)(&mut t, &ctx)?;
     let mut allowed = vec!["kind"];
-    allowed.extend_from_slice(entry.params);
+    allowed.extend_from_slice(entry.keys);
     t.finish(&allowed)?;
     Ok(GatewayCfg::new(entry, params))
-}
-
-/// A size key (bytes or packets) that must lie within the buffer B.
-pub(crate) fn within_buffer(t: &mut Table, key: &'static str, b: u64) -> Res<Option<u64>> {
-    let p = t.key_path(key);
-    let Some(v) = t.get(key) else { return Ok(None) };
-    let bytes = amount_bytes(&p, v)?.round() as u64;
-    if bytes > b {
-        return err(
-            &p,
-            format!("{bytes}B is above the forward bottleneck buffer ({b}B, topology.bottleneck_queue.limit)"),
-        );
-    }
-    Ok(Some(bytes))
 }
 
 #[cfg(test)]

@@ -3,17 +3,23 @@
 
 mod cellular;
 mod gateway;
+mod link;
 pub(crate) mod queue;
 mod rate;
-mod reader;
 pub(crate) mod scenario;
 mod topology;
 
-pub use reader::{err, join, Res, Table};
-pub use crate::api::ScenarioError;
+pub use crate::app::{AppKind, WebCfg};
+pub use crate::dccp::{DccpApp, DccpCfg};
 pub use crate::gateway::{AwmParams, EwaParams, EwtParams, GatewayCfg};
+pub use crate::linux::DEFAULT_HZ;
+pub use crate::params::{err, join, Res, ScenarioError, Table};
+pub use crate::queue::{QueueCfg, QueueLimit};
 pub use crate::tcp::rwnd::RwndPolicy;
-pub(crate) use gateway::within_buffer;
+pub use crate::tcp::{Recovery, TcpCfg};
+pub use crate::udp::{UdpApp, UdpCfg};
+pub use crate::wire::{EcnMode, MTU_BYTES, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES, UDP_HEADER_BYTES};
+pub use topology::routes;
 pub use topology::{expand_classic, reverse_name, Classic, Ecmp, GraphCfg, GraphLink, NodeCfg, Pattern, StaticRoute};
 
 use crate::units::{Dur, Rate};
@@ -144,194 +150,12 @@ pub struct LinkCfg {
     pub drop_packets: Vec<u64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueueLimit {
-    Bytes(u64),
-    Packets(u64),
-}
-
-/// A queue discipline (an entry of the registry `crate::queue::DISCIPLINES`), its parsed
-/// parameters and its limit (see docs/gateway.md).
-#[derive(Debug, Clone)]
-pub struct QueueCfg {
-    pub def: &'static crate::queue::QueueDef,
-    pub params: crate::queue::QueueParams,
-    pub limit: QueueLimit,
-}
-
-impl QueueCfg {
-    /// A drop-tail queue of `limit` (the default of every queue).
-    pub fn droptail(limit: QueueLimit) -> QueueCfg {
-        let def = crate::queue::lookup("droptail").expect("droptail is registered");
-        QueueCfg { def, params: crate::queue::QueueParams::new(()), limit }
-    }
-
-    /// The discipline's name (`kind`).
-    pub fn kind(&self) -> &'static str {
-        self.def.name
-    }
-}
-
-/// Loss-recovery algorithm of a TCP sender.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recovery {
-    /// RFC 6675 SACK-based recovery (SACK negotiated).
-    Sack,
-    /// RFC 6582 NewReno (no SACK).
-    NewReno,
-    /// RFC 5681 Reno fast recovery (no SACK).
-    Reno,
-}
-
-/// Linux's Kconfig default tick (CONFIG_HZ_250), the kernel `bloatlab validate` compares with.
-pub const DEFAULT_HZ: u32 = 250;
-
-#[derive(Debug, Clone)]
-pub struct TcpCfg {
-    pub mss: u32,
-    pub init_cwnd: u32,
-    pub recovery: Recovery,
-    pub delack: Dur,
-    pub ack_every: u32,
-    pub rto_min: Dur,
-    pub rto_initial: Dur,
-    pub rto_max: Dur,
-    pub timestamps: bool,
-    pub rcvbuf: u64,
-    pub pacing: bool,
-    /// The ECN feedback this endpoint requests and accepts on the handshake.
-    pub ecn: EcnMode,
-    /// Linux's loss-recovery mechanisms, each switchable (`prr`, `frto`, `undo`, ...).
-    pub mech: crate::tcp::Mechanisms,
-    /// The kernel tick (`tcp.hz`, Linux CONFIG_HZ) the RACK reordering timer and the tail
-    /// loss probe fire on.
-    pub hz: u32,
-}
-
-/// ECN feedback of a TCP connection (`tcp.ecn`). The codepoint on data packets is the
-/// controller's choice once a mode is negotiated ([`crate::cc::CongestionControl::ecn_setup`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum EcnMode {
-    /// Not-ECT; no ECN negotiation (`false`, `"off"`).
-    #[default]
-    Off,
-    /// RFC 3168: ECE on every ACK until CWR, one reduction per window (`true`, `"classic"`).
-    Classic,
-    /// Accurate ECN (RFC 9768): the ACE counter and the AccECN option's byte counters
-    /// (`"accecn"`); a peer that offers only classic ECN gets classic feedback.
-    AccEcn,
-}
-
-impl EcnMode {
-    pub const KNOWN: &'static [&'static str] = &["off", "classic", "accecn"];
-    pub fn is_on(self) -> bool {
-        self != EcnMode::Off
-    }
-    pub fn label(self) -> &'static str {
-        match self {
-            EcnMode::Off => "off",
-            EcnMode::Classic => "classic",
-            EcnMode::AccEcn => "accecn",
-        }
-    }
-}
-
-/// Bytes of IPv4 + TCP header (with the timestamp option) on the wire per segment.
-pub const TCP_HEADER_BYTES: u32 = 52;
-/// Bytes of the TCP timestamp option as sent (10, padded to 12 with two NOPs).
-pub const TCP_TS_OPTION_BYTES: u64 = 12;
-/// The packet size a packet-count queue limit is converted with when a byte capacity is needed.
-pub const MTU_BYTES: u64 = 1500;
-
 /// The transport of a flow and its settings.
 #[derive(Debug, Clone)]
 pub enum Transport {
     Tcp { cc: crate::cc::CcSpec, tcp: TcpCfg },
     Udp(UdpCfg),
     Dccp(DccpCfg),
-}
-
-/// What drives a DCCP sender.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DccpApp {
-    /// As many datagrams as the controller allows.
-    Greedy,
-    /// Datagrams at a constant rate (counted in wire bytes), queued while the controller
-    /// holds them back.
-    Cbr(Rate),
-}
-
-/// A DCCP flow's settings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DccpCfg {
-    /// Its congestion control (a DCCP entry of the `cc` registry: the CCID).
-    pub cc: crate::cc::CcSpec,
-    /// ACK after this many data packets (RFC 4341 default 2).
-    pub ack_ratio: u32,
-    /// The receiver's loss-rate window (`bbr-adaptive`; the paper's 10 s).
-    pub loss_window: Dur,
-    /// Application payload bytes per datagram.
-    pub packet_size: u32,
-    pub app: DccpApp,
-}
-
-/// What a UDP flow's source does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UdpApp {
-    /// Constant bit rate, one way (Talau et al.'s unresponsive traffic).
-    Cbr,
-    /// Isochronous latency probes that the sink echoes back (as irtt does): round-trip and
-    /// one-way delays, loss.
-    Probe,
-    /// Voice-like frames one way (20 ms by default): one-way delay, jitter, loss.
-    Voip,
-}
-
-impl UdpApp {
-    pub fn name(self) -> &'static str {
-        match self {
-            UdpApp::Cbr => "cbr",
-            UdpApp::Probe => "probe",
-            UdpApp::Voip => "voip",
-        }
-    }
-}
-
-/// A UDP source sending one datagram every `gap`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UdpCfg {
-    pub app: UdpApp,
-    /// Time between datagrams (for CBR, the wire size at the configured rate).
-    pub gap: Dur,
-    /// UDP payload bytes per datagram.
-    pub payload: u32,
-}
-
-/// Bytes of IPv4 + UDP header per datagram.
-pub const UDP_HEADER_BYTES: u32 = 28;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AppKind {
-    Bulk,
-    File,
-    /// Constant bit rate (UDP).
-    Cbr,
-    /// Echoed latency probes (UDP).
-    Probe,
-    /// Voice-like frames (UDP).
-    Voip,
-    /// Request/response over a new connection each time, with think time (TCP).
-    Web(WebCfg),
-}
-
-/// The web application: the receiving side connects and sends `request` bytes, the sending
-/// side answers `size` (the flow's size) bytes; after `think` the next request starts on a new
-/// connection; `requests` of them (None: until the run ends).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WebCfg {
-    pub request: u64,
-    pub think: Dur,
-    pub requests: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]

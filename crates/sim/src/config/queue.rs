@@ -4,10 +4,10 @@
 //! each discipline accepts only its own parameters. Defaults and their sources are listed in
 //! docs/gateway.md.
 
-use super::reader::{self, err, Res, Table};
-use super::{QueueCfg, QueueLimit, MTU_BYTES};
+use crate::params::{self as reader, dscp_by_name, err, Res, Table};
+use super::{QueueCfg, QueueLimit};
+use crate::queue::QueueSpec;
 use crate::queue::{self, DEFAULT_LIMIT, DISCIPLINES};
-use crate::units::Dur;
 use serde_json::Value;
 
 pub(crate) fn queue(path: &str, v: Option<&Value>) -> Res<QueueCfg> {
@@ -17,14 +17,14 @@ pub(crate) fn queue(path: &str, v: Option<&Value>) -> Res<QueueCfg> {
     let kind_name = t.opt_choice("kind", "queue discipline", &names)?.unwrap_or("droptail");
     let def = queue::lookup(kind_name).expect("opt_choice() only returns known kinds");
     let limit = match t.get("limit") {
-        None => def.default_limit,
+        None => def.extra,
         Some(lv) => queue_limit(&t.key_path("limit"), lv)?,
     };
-    let params = (def.parse)(&mut t, limit)?;
+    let params = (def.parse)(&mut t, &limit)?;
     let mut allowed = vec!["kind", "limit"];
     allowed.extend_from_slice(def.keys);
     t.finish(&allowed)?;
-    Ok(QueueCfg { def, params, limit })
+    Ok(QueueCfg { spec: QueueSpec::new(def, params), limit })
 }
 
 fn queue_limit(path: &str, v: &Value) -> Res<QueueLimit> {
@@ -46,35 +46,6 @@ fn queue_limit(path: &str, v: &Value) -> Res<QueueLimit> {
     }
 }
 
-/// An amount of queue: a size ("30KB") or a packet count ("20p", fractions allowed), in
-/// bytes. Packets count MTU_BYTES each, as packet queue limits do.
-pub(crate) fn amount_bytes(path: &str, v: &Value) -> Res<f64> {
-    let s = reader::as_str(path, v).map_err(|mut e| {
-        e.message = "expected a size such as \"30KB\" or a packet count such as \"20p\"".into();
-        e
-    })?;
-    if let Some(n) = s.strip_suffix('p') {
-        match n.trim().parse::<f64>() {
-            Ok(p) if p.is_finite() && p >= 0.0 => Ok(p * MTU_BYTES as f64),
-            _ => err(path, format!("invalid packet count \"{s}\" (expected e.g. \"20p\")")),
-        }
-    } else {
-        reader::size(path, v).map(|b| b as f64).map_err(|mut e| {
-            e.message = format!("{} or a packet count such as \"20p\"", e.message);
-            e
-        })
-    }
-}
-
-/// An optional duration key that must be greater than zero, with its default.
-pub(crate) fn positive_duration(t: &mut Table, key: &'static str, default: Dur) -> Res<Dur> {
-    let p = t.key_path(key);
-    match t.opt_duration(key)? {
-        Some(Dur(0)) => err(&p, "must be greater than 0 (got \"0s\")"),
-        d => Ok(d.unwrap_or(default)),
-    }
-}
-
 /// A flow's DSCP (`dscp`): a name ("BE", "CS0".."CS7", "AF11".."AF43", "EF", "VA", "LE") or a
 /// number 0..63. Flow-aware disciplines (CAKE's diffserv tins) read it from the packets.
 pub(crate) fn flow_dscp(t: &mut Table) -> Res<u8> {
@@ -88,30 +59,6 @@ pub(crate) fn flow_dscp(t: &mut Table) -> Res<u8> {
     dscp_by_name(s).map_or_else(|| err(&path, format!("unknown DSCP \"{s}\" (expected {FORMS})")), Ok)
 }
 
-/// The codepoint of a DSCP name (RFC 2474, 2597, 3246, 5865, 8622).
-pub fn dscp_by_name(s: &str) -> Option<u8> {
-    let u = s.to_ascii_uppercase();
-    match u.as_str() {
-        "BE" | "DF" => return Some(0),
-        "LE" => return Some(1),
-        "EF" => return Some(46),
-        "VA" => return Some(44),
-        _ => {}
-    }
-    let digits = |r: &str| r.chars().map(|c| c.to_digit(10)).collect::<Option<Vec<u32>>>();
-    if let Some(r) = u.strip_prefix("CS") {
-        if let Some([x]) = digits(r).as_deref() {
-            return (*x <= 7).then_some((*x * 8) as u8);
-        }
-    }
-    if let Some(r) = u.strip_prefix("AF") {
-        if let Some([x, y]) = digits(r).as_deref() {
-            return ((1..=4).contains(x) && (1..=3).contains(y)).then_some((*x * 8 + *y * 2) as u8);
-        }
-    }
-    None
-}
-
 /// A flow's sender host name (`host`): flows naming the same host share it, which host-aware
 /// disciplines (CAKE's host isolation) see as one source address. None: a host of its own.
 pub(crate) fn flow_host(t: &mut Table) -> Res<Option<String>> {
@@ -122,18 +69,10 @@ pub(crate) fn flow_host(t: &mut Table) -> Res<Option<String>> {
     }
 }
 
-/// A number without a useless fraction ("8083.33", "20").
-pub(crate) fn fmt_num(x: f64) -> String {
-    if (x - x.round()).abs() < 1e-9 {
-        format!("{}", x.round() as i64)
-    } else {
-        format!("{x:.2}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Dur;
     use crate::queue::{CodelParams, PieParams, RedParams, StepParams, Threshold};
     use serde_json::json;
 
@@ -147,7 +86,7 @@ mod tests {
     }
 
     fn red_params(v: Value) -> RedParams {
-        *parse(v).unwrap().params.get::<RedParams>().expect("RED parameters")
+        *parse(v).unwrap().params_as::<RedParams>().expect("RED parameters")
     }
 
     #[test]
@@ -217,9 +156,9 @@ mod tests {
     fn codel_and_pie_defaults_and_checks() {
         let q = parse(json!({ "kind": "codel" })).unwrap();
         assert_eq!((q.kind(), q.limit), ("codel", QueueLimit::Packets(1000)));
-        let c = q.params.get::<CodelParams>().unwrap();
+        let c = q.params_as::<CodelParams>().unwrap();
         assert_eq!(*c, CodelParams { target: Dur::from_millis(5), interval: Dur::from_millis(100), ecn: false });
-        let p = *parse(json!({ "kind": "pie", "ecn": true })).unwrap().params.get::<PieParams>().unwrap();
+        let p = *parse(json!({ "kind": "pie", "ecn": true })).unwrap().params_as::<PieParams>().unwrap();
         assert_eq!((p.target, p.t_update, p.max_burst), (Dur::from_millis(15), Dur::from_millis(15), Dur::from_millis(150)));
         assert_eq!((p.alpha, p.beta, p.ecn, p.derandomize), (0.125, 1.25, true, true));
         assert_eq!(error_of(json!({ "kind": "codel", "target": "0ms" })).0, "topology.bottleneck_queue.target");
@@ -238,7 +177,7 @@ mod tests {
 
     #[test]
     fn step_threshold_forms_and_checks() {
-        let k = |v: Value| parse(v).unwrap().params.get::<StepParams>().unwrap().threshold;
+        let k = |v: Value| parse(v).unwrap().params_as::<StepParams>().unwrap().threshold;
         assert_eq!(k(json!({ "kind": "step" })), Threshold::Time(Dur::from_millis(1)));
         assert_eq!(k(json!({ "kind": "step", "threshold": "500us" })), Threshold::Time(Dur::from_micros(500)));
         assert_eq!(k(json!({ "kind": "step", "threshold": "30KB" })), Threshold::Bytes(30_000));
@@ -282,13 +221,13 @@ mod tests {
     fn fq_codel_defaults_and_checks() {
         let q = parse(json!({ "kind": "fq_codel" })).unwrap();
         assert_eq!(q.limit, QueueLimit::Packets(10_240));
-        let p = *q.params.get::<crate::queue::FqCodelParams>().unwrap();
+        let p = *q.params_as::<crate::queue::FqCodelParams>().unwrap();
         assert_eq!((p.flows, p.quantum, p.memory_limit, p.drop_batch, p.ce_threshold), (1024, 1514, 32 << 20, 64, None));
         assert_eq!((p.codel.target, p.codel.interval, p.codel.ecn), (Dur::from_millis(5), Dur::from_millis(100), true));
         let p = *parse(json!({ "kind": "fq_codel", "ce_threshold": "1ms", "ecn": false }))
             .unwrap()
-            .params
-            .get::<crate::queue::FqCodelParams>()
+            
+            .params_as::<crate::queue::FqCodelParams>()
             .unwrap();
         assert_eq!((p.ce_threshold, p.codel.ecn), (Some(Dur::from_millis(1)), false));
         for (k, bad) in [
@@ -320,11 +259,11 @@ mod tests {
         use crate::queue::{DualPi2Params, StepThresh};
         let q = parse(json!({ "kind": "dualpi2" })).unwrap();
         assert_eq!(q.limit, QueueLimit::Packets(10_000));
-        let p = *q.params.get::<DualPi2Params>().unwrap();
+        let p = *q.params_as::<DualPi2Params>().unwrap();
         assert_eq!((p.target, p.tupdate, p.tshift), (Dur::from_millis(15), Dur::from_millis(16), Dur::from_millis(30)));
         assert_eq!((p.alpha, p.beta, p.coupling_factor, p.drop_on_overload), (0.16, 3.2, 2.0, true));
         assert_eq!(p.step_thresh, StepThresh::Time(Dur::from_millis(1)));
-        let p = *parse(json!({ "kind": "dualpi2", "step_thresh": "5p" })).unwrap().params.get::<DualPi2Params>().unwrap();
+        let p = *parse(json!({ "kind": "dualpi2", "step_thresh": "5p" })).unwrap().params_as::<DualPi2Params>().unwrap();
         assert_eq!(p.step_thresh, StepThresh::Packets(5));
         for (k, bad) in [
             ("target", json!("0ms")),
@@ -354,13 +293,13 @@ mod tests {
         use crate::queue::{CakeParams, Diffserv, Isolation};
         let q = parse(json!({ "kind": "cake" })).unwrap();
         assert_eq!(q.limit, QueueLimit::Bytes(4 << 20));
-        let p = *q.params.get::<CakeParams>().unwrap();
+        let p = *q.params_as::<CakeParams>().unwrap();
         assert_eq!((p.bandwidth, p.overhead, p.mpu, p.ack_filter), (None, 0, 0, false));
         assert_eq!((p.isolation, p.diffserv), (Isolation::TripleIsolate, Diffserv::BestEffort));
         let p = *parse(json!({ "kind": "cake", "isolation": "dual-dsthost", "diffserv": "diffserv4", "ack-filter": true, "bandwidth": "20Mbps", "overhead": -4, "mpu": 64 }))
             .unwrap()
-            .params
-            .get::<CakeParams>()
+            
+            .params_as::<CakeParams>()
             .unwrap();
         assert_eq!((p.isolation, p.diffserv, p.ack_filter, p.overhead, p.mpu), (Isolation::DualDstHost, Diffserv::Diffserv4, true, -4, 64));
         assert_eq!(p.bandwidth, Some(crate::units::Rate(20_000_000)));

@@ -2,7 +2,7 @@
 //! (Mahimahi format) or `rate = { model = "cellular", min = "3.1Mbps", max = "9.3Mbps",
 //! interval = "10ms", dwell = "2s", p_good = 0.5 }`.
 
-use super::reader::{self, err, Res, Table};
+use crate::params::{self as reader, err, Res, Table};
 use super::RateSpec;
 use crate::net::rate_model::TraceRate;
 use crate::units::Dur;

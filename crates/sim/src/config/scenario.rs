@@ -1,7 +1,8 @@
 //! Reading a [`Scenario`] from its JSON form, with every check that needs only the scenario.
 
-use super::reader::{self, err, Res, Table};
-use super::{cellular, gateway, queue, rate};
+use crate::params::{self as reader, err, Res, Table};
+use super::link::{pair, Pair};
+use super::{cellular, gateway};
 use super::*;
 use crate::cc;
 use crate::tcp::rwnd::POLICIES;
@@ -10,7 +11,6 @@ use serde_json::Value;
 const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows", "capture"];
 const TOPOLOGY_KEYS: &[&str] =
     &["kind", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue", "gateway"];
-pub(super) const LINK_KEYS: &[&str] = &["rate", "reverse_rate", "delay", "loss", "drop_packets"];
 const TCP_KEYS: &[&str] = &[
     "mss", "init_cwnd", "recovery", "delack", "ack_every", "rto_min", "rto_initial", "rto_max",
     "timestamps", "rcvbuf", "pacing", "ecn", "prr", "frto", "undo", "dsack", "rack", "tlp", "quickack", "rcvbuf_auto", "sack_compress", "gso",
@@ -107,48 +107,6 @@ fn capture(v: &Value, names: &[String], graph: bool) -> Res<CaptureCfg> {
     Ok(CaptureCfg { links, snaplen })
 }
 
-/// A link's `drop_packets` list (sorted, without duplicates).
-pub(super) fn drop_list(t: &mut Table) -> Res<Vec<u64>> {
-    let v = match t.get("drop_packets") {
-        None => Vec::new(),
-        Some(Value::Array(a)) => {
-            let dp = t.key_path("drop_packets");
-            let mut v = a
-                .iter()
-                .enumerate()
-                .map(|(i, x)| reader::as_int(&format!("{dp}[{i}]"), x, 0, i64::MAX).map(|n| n as u64))
-                .collect::<Res<Vec<u64>>>()?;
-            v.sort_unstable();
-            v.dedup();
-            v
-        }
-        Some(_) => return err(&t.key_path("drop_packets"), "expected an array of packet indices, e.g. [0, 17]"),
-    };
-    Ok(v)
-}
-
-pub(super) fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<LinkCfg> {
-    let mut t = Table::new(path, v)?;
-    let rate = match (t.get("rate"), default) {
-        (Some(rv), _) => rate::rate_spec(&t.key_path("rate"), rv)?,
-        (None, Some(d)) => d.rate.clone(),
-        (None, None) => return err(&t.key_path("rate"), "missing required key"),
-    };
-    let reverse_rate = match t.get("reverse_rate") {
-        Some(rv) => Some(rate::rate_spec(&t.key_path("reverse_rate"), rv)?),
-        None => default.and_then(|d| d.reverse_rate.clone()),
-    };
-    let delay = match (t.opt_duration("delay")?, default) {
-        (Some(d), _) => d,
-        (None, Some(d)) => d.delay,
-        (None, None) => return err(&t.key_path("delay"), "missing required key"),
-    };
-    let loss = t.opt_f64("loss", 0.0, 1.0, false)?.unwrap_or(0.0);
-    let drop_packets = drop_list(&mut t)?;
-    t.finish(LINK_KEYS)?;
-    Ok(LinkCfg { rate, reverse_rate, delay, loss, drop_packets })
-}
-
 fn topology(v: &Value) -> Res<Topology> {
     let mut t = Table::new("topology", v)?;
     match t.opt_choice("kind", "topology kind", super::topology::KINDS)? {
@@ -164,32 +122,6 @@ fn topology(v: &Value) -> Res<Topology> {
     };
     t.finish(TOPOLOGY_KEYS)?;
     Ok(Topology { kind, bottleneck, bottleneck_queue, reverse_queue, access, access_queue, gateway, ues: 1, graph: None })
-}
-
-/// The bottleneck and access links and their queues, as the dumbbell (and the parking lot,
-/// for each of its bottlenecks) reads them.
-pub(super) struct Pair {
-    pub(super) bottleneck: LinkCfg,
-    pub(super) access: LinkCfg,
-    pub(super) bottleneck_queue: QueueCfg,
-    pub(super) reverse_queue: QueueCfg,
-    pub(super) access_queue: QueueCfg,
-}
-
-pub(super) fn pair(t: &mut Table) -> Res<Pair> {
-    let bottleneck = link("topology.bottleneck", t.require("bottleneck")?, None)?;
-    let access = match t.get("access") {
-        Some(a) => link("topology.access", a, Some(&default_access()))?,
-        None => default_access(),
-    };
-    let bottleneck_queue = queue::queue("topology.bottleneck_queue", t.get("bottleneck_queue"))?;
-    let reverse_queue = queue::queue("topology.reverse_queue", t.get("reverse_queue"))?;
-    let access_queue = queue::queue("topology.access_queue", t.get("access_queue"))?;
-    Ok(Pair { bottleneck, access, bottleneck_queue, reverse_queue, access_queue })
-}
-
-fn default_access() -> LinkCfg {
-    LinkCfg { rate: RateSpec::Constant(Rate(10_000_000_000)), reverse_rate: None, delay: Dur::ZERO, loss: 0.0, drop_packets: Vec::new() }
 }
 
 /// TCP settings as read from one table: unset keys fall through to the next level.
@@ -252,24 +184,25 @@ impl TcpPartial {
     }
 
     fn resolve(&self, path: &str) -> Res<TcpCfg> {
+        let d = TcpCfg::linux(&crate::linux::SCENARIO_TCP);
         let cfg = TcpCfg {
-            mss: self.mss.unwrap_or(1448),
-            init_cwnd: self.init_cwnd.unwrap_or(10),
+            mss: self.mss.unwrap_or(d.mss),
+            init_cwnd: self.init_cwnd.unwrap_or(d.init_cwnd),
             // SACK recovery for every controller, as in Linux and ns-3: the papers' "NewReno"
             // runs (Linux, ns-3) used it, and RFC 6582's one-hole-per-RTT repair stalls for
             // minutes after a slow-start overshoot into a deep buffer.
-            recovery: self.recovery.unwrap_or(Recovery::Sack),
-            delack: self.delack.unwrap_or(Dur::from_millis(40)),
-            ack_every: self.ack_every.unwrap_or(2),
-            rto_min: self.rto_min.unwrap_or(Dur::from_millis(200)),
-            rto_initial: self.rto_initial.unwrap_or(Dur::from_secs(1)),
-            rto_max: self.rto_max.unwrap_or(Dur::from_secs(120)),
-            timestamps: self.timestamps.unwrap_or(true),
-            rcvbuf: self.rcvbuf.unwrap_or(6_000_000),
-            pacing: self.pacing.unwrap_or(false),
-            ecn: self.ecn.as_ref().map_or(EcnMode::Off, |e| e.0),
+            recovery: self.recovery.unwrap_or(d.recovery),
+            delack: self.delack.unwrap_or(d.delack),
+            ack_every: self.ack_every.unwrap_or(d.ack_every),
+            rto_min: self.rto_min.unwrap_or(d.rto_min),
+            rto_initial: self.rto_initial.unwrap_or(d.rto_initial),
+            rto_max: self.rto_max.unwrap_or(d.rto_max),
+            timestamps: self.timestamps.unwrap_or(d.timestamps),
+            rcvbuf: self.rcvbuf.unwrap_or(d.rcvbuf),
+            pacing: self.pacing.unwrap_or(d.pacing),
+            ecn: self.ecn.as_ref().map_or(d.ecn, |e| e.0),
             mech: mechanisms(&self.mech),
-            hz: self.hz.unwrap_or(DEFAULT_HZ),
+            hz: self.hz.unwrap_or(d.hz),
         };
         if cfg.rto_max < cfg.rto_min {
             return err(&join(path, "rto_max"), format!("must be at least rto_min ({})", cfg.rto_min));
@@ -372,7 +305,7 @@ fn rwnd_policy(t: &mut Table, topo: &Topology) -> Res<RwndPolicy> {
     let known: Vec<&'static str> = POLICIES.iter().map(|e| e.name).collect();
     let name = t.opt_choice("rwnd", "receive-window policy", &known)?.unwrap_or("static");
     let entry = POLICIES.iter().find(|e| e.name == name).expect("opt_choice() only returns known names");
-    if entry.needs_channel && topo.kind != TopologyKind::Cellular {
+    if entry.extra.channel && topo.kind != TopologyKind::Cellular {
         return err(
             &t.key_path("rwnd"),
             format!("{name} reads the capacity of the receiver's radio link, which only the cellular topology models (kind = \"cellular\")"),
@@ -381,8 +314,8 @@ fn rwnd_policy(t: &mut Table, topo: &Topology) -> Res<RwndPolicy> {
     let pp = t.key_path("rwnd_params");
     let empty = Value::Object(Default::default());
     let mut pt = Table::new(&pp, t.get("rwnd_params").unwrap_or(&empty))?;
-    let params = (entry.parse)(&mut pt)?;
-    pt.finish(entry.params)?;
+    let params = (entry.parse)(&mut pt, &())?;
+    pt.finish(entry.keys)?;
     Ok(RwndPolicy::new(entry, params))
 }
 

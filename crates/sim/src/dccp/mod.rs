@@ -8,24 +8,23 @@
 //! DCCP-Data. Every packet, pure ACKs included, takes a sequence number (48-bit on the wire;
 //! a run never wraps them). Nothing is retransmitted.
 //!
-//! Parts: `header` (packet types and sizes), `ackvec` (the Ack Vector option), `lossrate` (the
-//! receiver's loss rate over a sliding window, eqs. 6 and 11 of the DCCP-BBR paper), `sender`
-//! (the sent-packet history, loss detection, RTT/RTO, Ack Ratio, pacing) and `receiver`. The
-//! congestion controllers (`ccid2`, `bbr`, `bbr-adaptive`) are TCP's
-//! [`CongestionControl`](crate::cc::CongestionControl) trait objects from the `cc` registry;
-//! the endpoint hands them windows in bytes of whole data packets.
+//! Parts: the header and the Ack Vector option (`crate::wire::dccp`, `crate::wire::ackvec`:
+//! packets carry them), `lossrate` (the receiver's loss rate over a sliding window, eqs. 6
+//! and 11 of the DCCP-BBR paper), `sender` (the sent-packet history, loss detection, RTT/RTO,
+//! Ack Ratio, pacing) and `receiver`. The congestion controllers (`ccid2`, `bbr`,
+//! `bbr-adaptive`) are [`DccpControl`](crate::cc::DccpControl) trait objects from the `cc`
+//! registry — TCP's controller interface plus DCCP's own inputs; the endpoint hands them
+//! windows in bytes of whole data packets.
 //! See `docs/dccp.md` for the choices made where the RFCs or the paper leave room.
 
-pub mod ackvec;
-mod header;
 pub mod lossrate;
 mod receiver;
 mod sender;
 
-pub use header::*;
+pub use crate::wire::ackvec;
+pub use crate::wire::dccp::*;
 
-use crate::cc::{AckSample, BuildCtx, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::config::{DccpApp, DccpCfg};
+use crate::cc::{AckSample, BuildCtx, CaState, CongestionEvent, CongestionKind, DccpControl, Window};
 use crate::engine::{Event, SimRng, TimerKind};
 use crate::ids::{FlowId, RouteId, SockId};
 use crate::metrics::{delay_histogram, record_delay};
@@ -37,6 +36,31 @@ use crate::metrics::DelayHist;
 use lossrate::LossWindow;
 use sender::SentRec;
 use std::collections::VecDeque;
+
+/// What drives a DCCP sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DccpApp {
+    /// As many datagrams as the controller allows.
+    Greedy,
+    /// Datagrams at a constant rate (counted in wire bytes), queued while the controller
+    /// holds them back.
+    Cbr(Rate),
+}
+
+/// A DCCP flow's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DccpCfg {
+    /// Its congestion control (a DCCP entry of the `cc` registry: the CCID).
+    pub cc: crate::cc::CcSpec,
+    /// ACK after this many data packets (RFC 4341 default 2).
+    pub ack_ratio: u32,
+    /// The receiver's loss-rate window (`bbr-adaptive`; the paper's 10 s).
+    pub loss_window: Dur,
+    /// Application payload bytes per datagram.
+    pub packet_size: u32,
+    pub app: DccpApp,
+}
+
 
 /// History the receiver keeps for its Ack Vector (packets below the newest).
 pub const RX_HISTORY: u64 = 256;
@@ -95,7 +119,7 @@ pub struct DccpEndpoint {
     server: bool,
     next_seq: u64,
     // ---- sender (client) ----
-    pub cc: Box<dyn CongestionControl>,
+    pub cc: Box<dyn DccpControl>,
     /// The controller's window, in bytes of whole data packets (`w.mss` = one data packet).
     pub w: Window,
     /// When the last congestion event was answered: the losses of packets sent before it
@@ -161,7 +185,7 @@ impl DccpEndpoint {
         let iss = rng.range_u64(0, 1 << 40);
         let data_wire = IP_HEADER_BYTES + GENERIC_HEADER_BYTES + cfg.packet_size;
         // Windows are counted in whole data packets: the Window's mss is one data packet.
-        let mut cc = cfg.cc.build(BuildCtx { mss: data_wire as u64, rng: rng.clone(), hz: crate::config::DEFAULT_HZ });
+        let mut cc = cfg.cc.build_dccp(BuildCtx { mss: data_wire as u64, rng: rng.clone(), hz: crate::linux::DEFAULT_HZ });
         let mut w = Window { cwnd: 0, ssthresh: u64::MAX, mss: data_wire as u64 };
         cc.on_init(&mut w);
         let (ack_ratio, loss_window) = (cfg.ack_ratio as u64, cfg.loss_window);

@@ -352,7 +352,7 @@ impl DccpEndpoint {
 mod tests {
     use super::*;
     use crate::cc::{CcSpec, CcTransport};
-    use crate::config::DccpCfg;
+    use crate::dccp::DccpCfg;
     use crate::engine::{EventQueue, Stream};
     use crate::net::PacketPool;
 

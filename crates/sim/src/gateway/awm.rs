@@ -10,14 +10,15 @@
 //! congestion episode.
 
 use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
-use crate::config::{Res, Table};
-use crate::config::{err, within_buffer};
+use super::within_buffer;
+use crate::params::{err, Res, Table};
 use std::sync::Arc;
 
 pub(super) const ENTRY: RewriterEntry = RewriterEntry {
     name: "awm",
     doc: "Active Window Management (Barbera et al. 2007)",
-    params: &["alpha", "target", "flows"],
+    keys: &["alpha", "target", "flows"],
+    extra: (),
     parse: |t, ctx| Ok(Arc::new(read(t, ctx.capacity_bytes)?)),
 };
 

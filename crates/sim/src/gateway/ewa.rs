@@ -10,16 +10,17 @@
 //! packet gives the one-MSS floor. docs/gateway.md lists the parameter choices.
 
 use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
-use crate::config::{Res, Table};
-use crate::config::{err, within_buffer};
-use crate::config::MTU_BYTES;
+use super::within_buffer;
+use crate::params::{err, Res, Table};
+use crate::wire::MTU_BYTES;
 use crate::units::{Dur, SimTime};
 use std::sync::Arc;
 
 pub(super) const ENTRY: RewriterEntry = RewriterEntry {
     name: "ewa",
     doc: "Explicit Window Adaptation (Kalampoukas et al. 2002)",
-    params: &["alpha", "g", "interval", "low", "high", "w_up", "w_down"],
+    keys: &["alpha", "g", "interval", "low", "high", "w_up", "w_down"],
+    extra: (),
     parse: |t, ctx| Ok(Arc::new(read(t, ctx.capacity_bytes)?)),
 };
 

@@ -7,14 +7,15 @@
 //! the text.)
 
 use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
-use crate::config::{Res, Table};
-use crate::config::within_buffer;
+use super::within_buffer;
+use crate::params::{Res, Table};
 use std::sync::Arc;
 
 pub(super) const ENTRY: RewriterEntry = RewriterEntry {
     name: "ewt",
     doc: "Early Window Tailoring (Talau et al. 2019)",
-    params: &["start"],
+    keys: &["start"],
+    extra: (),
     parse: |t, ctx| Ok(Arc::new(read(t, ctx.capacity_bytes)?)),
 };
 

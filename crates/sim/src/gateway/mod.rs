@@ -12,11 +12,10 @@ pub use awm::{Awm, AwmParams};
 pub use ewa::{Ewa, EwaParams};
 pub use ewt::{Ewt, EwtParams};
 
-use crate::config::{Res, Table};
+use crate::params::plugin::{Entry, Params, Spec};
+use crate::params::{amount_bytes, err, Res, Table};
 use crate::queue::Backlog;
 use crate::units::SimTime;
-use std::fmt::Debug;
-use std::sync::Arc;
 
 /// What a rewriter's parameters may depend on when they are read.
 pub struct RewriterCtx {
@@ -25,56 +24,22 @@ pub struct RewriterCtx {
 }
 
 /// Validated parameters of one rewriter: build the gateway's instance.
-pub trait RewriterBuild: Debug + Send + Sync {
+pub trait RewriterBuild: Params {
     fn build(&self) -> Box<dyn AckRewriter>;
 }
 
-/// One registered ACK rewriter (`topology.gateway.kind`): declared in its own file.
-pub struct RewriterEntry {
-    pub name: &'static str,
-    /// One line for docs and listings.
-    pub doc: &'static str,
-    /// Keys of `topology.gateway` it reads besides `kind`.
-    pub params: &'static [&'static str],
-    /// Reads those keys; the caller rejects any other key afterwards.
-    pub parse: fn(&mut Table, &RewriterCtx) -> Res<Arc<dyn RewriterBuild>>,
-}
+crate::as_params!(dyn RewriterBuild);
+
+/// One registered ACK rewriter (`topology.gateway.kind`), declared in its own file: its parse
+/// reads the keys of `topology.gateway` besides `kind`, given the forward buffer.
+pub type RewriterEntry = Entry<dyn RewriterBuild, RewriterCtx>;
 
 /// Every ACK rewriter, in listing order.
 pub static REWRITERS: &[RewriterEntry] = &[ewt::ENTRY, ewa::ENTRY, awm::ENTRY];
 
 /// A gateway ACK-rewriting scheme and its parameters (see docs/gateway.md). Sizes are bytes,
 /// already resolved against the forward bottleneck buffer.
-#[derive(Clone)]
-pub struct GatewayCfg {
-    entry: &'static RewriterEntry,
-    params: Arc<dyn RewriterBuild>,
-}
-
-impl GatewayCfg {
-    pub fn new(entry: &'static RewriterEntry, params: Arc<dyn RewriterBuild>) -> GatewayCfg {
-        GatewayCfg { entry, params }
-    }
-    pub fn name(&self) -> &'static str {
-        self.entry.name
-    }
-    pub fn params(&self) -> &dyn RewriterBuild {
-        &*self.params
-    }
-}
-
-impl Debug for GatewayCfg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", self.params)
-    }
-}
-
-impl PartialEq for GatewayCfg {
-    fn eq(&self, o: &GatewayCfg) -> bool {
-        // Parameters are plain values: their Debug form is their identity.
-        std::ptr::eq(self.entry, o.entry) && format!("{:?}", self.params) == format!("{:?}", o.params)
-    }
-}
+pub type GatewayCfg = Spec<dyn RewriterBuild, RewriterCtx>;
 
 /// What a rewriter may read of the forward bottleneck queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,4 +78,18 @@ pub fn rewritten_field(rw: &mut dyn AckRewriter, field: u16, shift: u32, mss: u6
 
 pub fn build(cfg: &GatewayCfg) -> Box<dyn AckRewriter> {
     cfg.params.build()
+}
+
+/// A size key (bytes or packets) that must lie within the buffer B.
+pub(crate) fn within_buffer(t: &mut Table, key: &'static str, b: u64) -> Res<Option<u64>> {
+    let p = t.key_path(key);
+    let Some(v) = t.get(key) else { return Ok(None) };
+    let bytes = amount_bytes(&p, v)?.round() as u64;
+    if bytes > b {
+        return err(
+            &p,
+            format!("{bytes}B is above the forward bottleneck buffer ({b}B, topology.bottleneck_queue.limit)"),
+        );
+    }
+    Ok(Some(bytes))
 }

@@ -8,7 +8,7 @@ pub mod stats;
 mod summary;
 
 pub use measure::{Busy, DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, QueueMeasure, RunMeasure};
-pub use series::Series;
+pub use series::{Column, Series, Table};
 pub use stats::{jain, mean_ci95, t95};
 pub use summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};
 

@@ -1,6 +1,19 @@
 //! Sampled time series in long format: one row per flow (or link) per sample.
 
-use crate::api::{Column, Table};
+/// One column of a time-series table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    Str(Vec<String>),
+}
+
+/// A named table in long format (one row per sample per entity).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<(String, Column)>,
+}
 
 #[derive(Debug, Default)]
 pub struct Series {

@@ -1,6 +1,5 @@
 //! Packets and links: the pieces that carry bytes between endpoints.
 
-pub mod graph;
 pub mod link;
 pub mod packet;
 pub mod pcap;

@@ -2,27 +2,9 @@
 //! slots are recycled, so a run in steady state allocates nothing per packet.
 
 use crate::ids::{FlowId, PacketId, RouteId};
-use crate::queue::PureAck;
+pub use crate::wire::Ecn;
+use crate::wire::flowkey::PureAck;
 use crate::units::SimTime;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-/// The IP header's two ECN bits (RFC 3168, RFC 9331): ECT(0) marks a classic ECN-capable
-/// packet, ECT(1) an L4S one; CE is the congestion mark an AQM sets on either.
-pub enum Ecn {
-    #[default]
-    NotEct,
-    Ect0,
-    Ect1,
-    Ce,
-}
-
-impl Ecn {
-    /// ECN-capable transport: an AQM may mark instead of dropping.
-    #[inline]
-    pub fn is_ect(self) -> bool {
-        self != Ecn::NotEct
-    }
-}
 
 /// TCP flag bits: the eight of byte 13 plus AE (RFC 9768, the former NS bit), bit 8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -116,7 +98,7 @@ pub struct UdpHeader {
 pub enum Header {
     Tcp(TcpHeader),
     Udp(UdpHeader),
-    Dccp(crate::dccp::DccpHeader),
+    Dccp(crate::wire::dccp::DccpHeader),
 }
 
 /// In declaration order (`repr(C)`): what forwarding reads at every hop (flow, route, hop,

@@ -147,10 +147,10 @@ impl PcapWriter {
                     b.extend_from_slice(&[0, 0]);
                     b.extend_from_slice(&(h.ack & 0xFFFF_FFFF_FFFF).to_be_bytes()[2..]);
                 }
-                if matches!(h.ptype, crate::dccp::DccpType::Request | crate::dccp::DccpType::Response) {
+                if matches!(h.ptype, crate::wire::dccp::DccpType::Request | crate::wire::dccp::DccpType::Response) {
                     b.extend_from_slice(&[0, 0, 0, 0]); // Service Code 0
                 }
-                if h.ptype == crate::dccp::DccpType::Request {
+                if h.ptype == crate::wire::dccp::DccpType::Request {
                     b.extend_from_slice(&[32, 4, 1, h.ccid]); // Change L(CCID)
                 }
                 if let Some(r) = h.ack_ratio {

@@ -1,7 +1,7 @@
 //! Routes: the fixed sequence of links a flow's packets take in one direction, ending at an
 //! endpoint. Routing is per flow (the builders' trees, a graph's static routes or shortest
-//! paths with per-flow ECMP: net/graph.rs), so a route per flow direction is exact and saves
-//! a lookup per hop.
+//! paths with per-flow ECMP: config/topology/routes.rs), so a route per flow direction is
+//! exact and saves a lookup per hop.
 
 use crate::ids::{LinkId, SockId};
 

@@ -16,12 +16,14 @@ use super::ast::*;
 use super::expr;
 use super::{Options, Outcome};
 use crate::cc::{build, BuildCtx, CcSpec};
-use crate::config::{EcnMode, Recovery, TcpCfg};
+use crate::linux;
+use crate::tcp::{Recovery, TcpCfg};
+use crate::wire::EcnMode;
 use crate::engine::{Event as SimEvent, EventQueue, SimRng, Stream};
 use crate::ids::{FlowId, RouteId, SockId};
 use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
 use crate::tcp::{Cx, TcpInfo, TcpSocket, TcpState};
-use crate::units::{Dur, SimTime};
+use crate::units::SimTime;
 
 /// Linux's TCP timestamp clock: one tick per millisecond. Script TS values are in ticks.
 const TS_TICK_NS: u64 = 1_000_000;
@@ -120,40 +122,19 @@ pub fn run(script: &Script, opts: &Options) -> Outcome {
     Outcome::Passed
 }
 
-/// Linux's defaults as far as the simulator models them: MSS from a 1500-byte MTU, IW10,
-/// SACK, timestamps, 40 ms delayed ACKs, RTO 1 s initial / 200 ms min / 120 s max, a 6 MB
-/// receive buffer (window scale 7), CUBIC, no pacing.
+/// Linux's defaults as far as the simulator models them, as a freshly booted kernel has them
+/// ([`linux::SYSCTL_TCP`]).
 fn linux_defaults() -> TcpCfg {
-    TcpCfg {
-        mss: 1460,
-        init_cwnd: 10,
-        recovery: Recovery::Sack,
-        delack: Dur::from_millis(40),
-        ack_every: 2,
-        rto_min: Dur::from_millis(200),
-        rto_initial: Dur::from_secs(1),
-        rto_max: Dur::from_secs(120),
-        timestamps: true,
-        rcvbuf: 6_291_456,
-        pacing: false,
-        ecn: EcnMode::Off,
-        mech: crate::tcp::Mechanisms::default(),
-        hz: 1000,
-    }
+    TcpCfg::linux(&linux::SYSCTL_TCP)
 }
 
-/// Linux's name for a controller (TCP_CONGESTION), and the simulator's controller for one.
+/// The simulator's controller for Linux's name of one (TCP_CONGESTION).
 fn linux_cc(name: &str) -> Option<CcSpec> {
-    let sim = match name {
-        "reno" | "cubic" | "vegas" | "bbr" | "dctcp" | "prague" => name,
-        "westwood" => "westwood+",
-        _ => return None,
-    };
-    CcSpec::parse(sim, None, "cc_params").ok()
+    CcSpec::parse(linux::sim_cc(name)?, None, "cc_params").ok()
 }
 
 fn linux_cc_name(spec_name: &str) -> &str {
-    if spec_name == "westwood+" { "westwood" } else { spec_name }
+    linux::kernel_cc(spec_name).unwrap_or(spec_name)
 }
 
 /// The settings a shell command makes (sysctl assignments); other commands are unsupported,
@@ -501,7 +482,7 @@ impl Runner {
             flow: FlowId(0),
             route: RouteId(0),
             hop: 0,
-            wire_bytes: p.len + crate::config::TCP_HEADER_BYTES,
+            wire_bytes: p.len + crate::wire::TCP_HEADER_BYTES,
             ecn,
             sent_at: self.now,
             conn: 0,

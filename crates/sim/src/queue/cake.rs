@@ -26,9 +26,11 @@
 use super::fq_codel::List;
 use super::codel::{CodelParams, CodelState};
 use super::flowkey::{bucket, hash_key, FlowKey};
-use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::{dscp_by_name, positive_duration};
-use crate::config::{err, QueueLimit, MTU_BYTES};
+use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use crate::params::{dscp_by_name, positive_duration};
+use crate::params::err;
+use crate::queue::QueueLimit;
+use crate::wire::MTU_BYTES;
 use crate::engine::SimRng;
 use crate::units::{Dur, Rate, SimTime};
 use std::collections::VecDeque;
@@ -69,13 +71,14 @@ pub struct CakeParams {
     pub rtt: Dur,
 }
 
-pub const DEF: QueueDef = QueueDef {
+pub const DEF: QueueEntry = QueueEntry {
     name: "cake",
+    doc: "CAKE (Høiland-Jørgensen et al. 2018): shaper, flow/host isolation, diffserv tins",
     keys: &["bandwidth", "overhead", "mpu", "isolation", "diffserv", "ack-filter", "target", "rtt"],
     // tc-cake(8) defaults: unlimited, no overhead, triple-isolate, diffserv3 (we offer
     // besteffort and diffserv4; besteffort is the default), no ACK filter, rtt 100 ms,
     // target 5 ms; memory limit 4 MB when no bandwidth is given.
-    default_limit: QueueLimit::Bytes(4 << 20),
+    extra: QueueLimit::Bytes(4 << 20),
     parse: |t, _| {
         let bandwidth = t.opt_rate("bandwidth")?;
         let overhead = t.opt_int("overhead", -64, 256)?.unwrap_or(0) as i32;
@@ -100,13 +103,16 @@ pub const DEF: QueueDef = QueueDef {
         if target >= rtt {
             return err(&t.key_path("target"), format!("must be below rtt ({} ms)", rtt.0 as f64 / 1e6));
         }
-        Ok(QueueParams::new(CakeParams { bandwidth, overhead, mpu, isolation, diffserv, ack_filter, target, rtt }))
-    },
-    build: |p, mut cx: BuildCx| {
-        let key = hash_key(&mut cx.rng);
-        Box::new(Cake::new(cx.limit, *p.expect::<CakeParams>(), cx.rate, key, cx.rng))
+        Ok(super::share(CakeParams { bandwidth, overhead, mpu, isolation, diffserv, ack_filter, target, rtt }))
     },
 };
+
+impl QueueBuild for CakeParams {
+    fn build(&self, mut cx: BuildCx) -> Box<dyn QueueDisc> {
+        let key = hash_key(&mut cx.rng);
+        Box::new(Cake::new(cx.limit, *self, cx.rate, key, cx.rng))
+    }
+}
 
 const QUEUES: usize = 1024;
 const WAYS: usize = 8;
@@ -499,7 +505,7 @@ mod tests {
     use super::super::test_util::entry;
     use super::*;
     use crate::engine::Stream;
-    use crate::net::Ecn;
+    use crate::wire::Ecn;
 
     fn params() -> CakeParams {
         CakeParams {

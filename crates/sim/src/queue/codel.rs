@@ -15,9 +15,10 @@
 //! The control law lives in [`CodelState`], which works on any [`Fifo`]: the `codel` queue
 //! has one, FQ-CoDel one per flow queue.
 
-use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::positive_duration;
-use crate::config::{QueueLimit, MTU_BYTES};
+use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use crate::params::positive_duration;
+use crate::queue::QueueLimit;
+use crate::wire::MTU_BYTES;
 use crate::units::{Dur, SimTime};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,19 +28,25 @@ pub struct CodelParams {
     pub ecn: bool,
 }
 
-pub const DEF: QueueDef = QueueDef {
+pub const DEF: QueueEntry = QueueEntry {
     name: "codel",
+    doc: "CoDel (RFC 8289): drops at dequeue while the sojourn time stays above target",
     keys: &["target", "interval", "ecn"],
-    default_limit: super::DEFAULT_LIMIT,
+    extra: super::DEFAULT_LIMIT,
     // RFC 8289 / Linux defaults: target 5 ms, interval 100 ms, ECN off.
     parse: |t, _| {
         let target = positive_duration(t, "target", Dur::from_millis(5))?;
         let interval = positive_duration(t, "interval", Dur::from_millis(100))?;
         let ecn = t.opt_bool("ecn")?.unwrap_or(false);
-        Ok(QueueParams::new(CodelParams { target, interval, ecn }))
+        Ok(super::share(CodelParams { target, interval, ecn }))
     },
-    build: |p, cx: BuildCx| Box::new(Codel::new(cx.limit, *p.expect::<CodelParams>())),
 };
+
+impl QueueBuild for CodelParams {
+    fn build(&self, cx: BuildCx) -> Box<dyn QueueDisc> {
+        Box::new(Codel::new(cx.limit, *self))
+    }
+}
 
 /// CoDel's per-queue control state (RFC 8289 §5).
 #[derive(Debug, Clone, Default)]

@@ -1,16 +1,26 @@
 //! Drop-tail FIFO with a byte or packet limit.
 
-use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::QueueLimit;
+use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use crate::queue::QueueLimit;
 use crate::units::SimTime;
 
-pub const DEF: QueueDef = QueueDef {
+pub const DEF: QueueEntry = QueueEntry {
     name: "droptail",
+    doc: "drop-tail FIFO: drops arrivals that do not fit the limit",
     keys: &[],
-    default_limit: super::DEFAULT_LIMIT,
-    parse: |_, _| Ok(QueueParams::new(())),
-    build: |_, cx: BuildCx| Box::new(DropTail::new(cx.limit)),
+    extra: super::DEFAULT_LIMIT,
+    parse: |_, _| Ok(super::share(DropTailParams)),
 };
+
+/// Drop-tail has no parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DropTailParams;
+
+impl QueueBuild for DropTailParams {
+    fn build(&self, cx: BuildCx) -> Box<dyn QueueDisc> {
+        Box::new(DropTail::new(cx.limit))
+    }
+}
 
 pub struct DropTail {
     q: Fifo,
@@ -61,7 +71,7 @@ mod tests {
     use super::super::test_util::entry;
     use super::*;
     use crate::ids::PacketId;
-    use crate::net::Ecn;
+    use crate::wire::Ecn;
 
     fn e(i: u32, bytes: u32) -> QEntry {
         entry(i, bytes, SimTime(0), Ecn::NotEct)

@@ -16,11 +16,12 @@
 //! between events the heads do not change, so the delay at a past tick is that tick minus the
 //! head's enqueue time — exactly what a real timer would have measured.
 
-use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::positive_duration;
-use crate::config::{err, QueueLimit};
+use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use crate::params::positive_duration;
+use crate::params::err;
+use crate::queue::QueueLimit;
 use crate::engine::SimRng;
-use crate::net::Ecn;
+use crate::wire::Ecn;
 use crate::units::{Dur, SimTime};
 
 /// The L queue's native AQM threshold.
@@ -49,12 +50,13 @@ pub struct DualPi2Params {
     pub tshift: Dur,
 }
 
-pub const DEF: QueueDef = QueueDef {
+pub const DEF: QueueEntry = QueueEntry {
     name: "dualpi2",
+    doc: "DualPI2 (RFC 9332): coupled L4S and classic queues",
     keys: &["target", "tupdate", "alpha", "beta", "step_thresh", "min_qlen_step", "coupling_factor", "drop_on_overload", "tshift"],
     // RFC 9332 §A.1 / Linux defaults: target 15 ms, tupdate 16 ms, alpha 0.16 Hz, beta 3.2 Hz,
     // step 1 ms, k = 2, limit 10000 packets; tshift = 2·target (RFC 9332 §A.1's TS-FIFO).
-    default_limit: QueueLimit::Packets(10_000),
+    extra: QueueLimit::Packets(10_000),
     parse: |t, _| {
         let target = positive_duration(t, "target", Dur::from_millis(15))?;
         let tupdate = positive_duration(t, "tupdate", Dur::from_millis(16))?;
@@ -82,10 +84,15 @@ pub const DEF: QueueDef = QueueDef {
         }
         let drop_on_overload = t.opt_bool("drop_on_overload")?.unwrap_or(true);
         let tshift = t.opt_duration("tshift")?.unwrap_or(Dur(2 * target.0));
-        Ok(QueueParams::new(DualPi2Params { target, tupdate, alpha, beta, step_thresh, min_qlen_step, coupling_factor, drop_on_overload, tshift }))
+        Ok(super::share(DualPi2Params { target, tupdate, alpha, beta, step_thresh, min_qlen_step, coupling_factor, drop_on_overload, tshift }))
     },
-    build: |p, cx: BuildCx| Box::new(DualPi2::new(cx.limit, *p.expect::<DualPi2Params>(), cx.rng)),
 };
+
+impl QueueBuild for DualPi2Params {
+    fn build(&self, cx: BuildCx) -> Box<dyn QueueDisc> {
+        Box::new(DualPi2::new(cx.limit, *self, cx.rng))
+    }
+}
 
 pub struct DualPi2 {
     l: Fifo,

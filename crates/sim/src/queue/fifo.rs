@@ -2,7 +2,7 @@
 //! overflow check against the limit (one copy of the enqueue bookkeeping).
 
 use super::{capacity_bytes, Backlog, QEntry};
-use crate::config::QueueLimit;
+use crate::queue::QueueLimit;
 use std::collections::VecDeque;
 
 /// How many entries ahead of the head [`Fifo::pop`] prefetches (four 48-byte entries: three
@@ -118,7 +118,7 @@ impl Fifo {
 mod tests {
     use super::super::test_util::entry;
     use super::*;
-    use crate::net::Ecn;
+    use crate::wire::Ecn;
     use crate::units::SimTime;
 
     #[test]

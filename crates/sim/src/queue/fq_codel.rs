@@ -17,9 +17,11 @@
 
 use super::codel::{CodelParams, CodelState};
 use super::flowkey::bucket;
-use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::positive_duration;
-use crate::config::{err, QueueLimit, MTU_BYTES};
+use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use crate::params::positive_duration;
+use crate::params::err;
+use crate::queue::QueueLimit;
+use crate::wire::MTU_BYTES;
 use crate::units::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -37,13 +39,14 @@ pub struct FqCodelParams {
     pub drop_batch: u32,
 }
 
-pub const DEF: QueueDef = QueueDef {
+pub const DEF: QueueEntry = QueueEntry {
     name: "fq_codel",
+    doc: "FQ-CoDel (RFC 8290): per-flow queues, deficit round robin, CoDel in each",
     keys: &["flows", "quantum", "target", "interval", "memory_limit", "ecn", "ce_threshold", "drop_batch"],
     // Linux defaults (tc-fq_codel(8)): limit 10240 packets, 1024 flows, quantum 1514 (one
     // Ethernet MTU), target 5 ms, interval 100 ms, memory_limit 32 MB, ECN on, no CE
     // threshold, drop_batch 64.
-    default_limit: QueueLimit::Packets(10_240),
+    extra: QueueLimit::Packets(10_240),
     parse: |t, _| {
         let flows = t.opt_int("flows", 1, 65_536)?.unwrap_or(1024) as u32;
         let qp = t.key_path("quantum");
@@ -66,10 +69,15 @@ pub const DEF: QueueDef = QueueDef {
         }
         let drop_batch = t.opt_int("drop_batch", 1, 65_536)?.unwrap_or(64) as u32;
         let codel = CodelParams { target, interval, ecn };
-        Ok(QueueParams::new(FqCodelParams { flows, quantum, codel, memory_limit, ce_threshold, drop_batch }))
+        Ok(super::share(FqCodelParams { flows, quantum, codel, memory_limit, ce_threshold, drop_batch }))
     },
-    build: |p, mut cx: BuildCx| Box::new(FqCodel::new(cx.limit, *p.expect::<FqCodelParams>(), super::flowkey::hash_key(&mut cx.rng))),
 };
+
+impl QueueBuild for FqCodelParams {
+    fn build(&self, mut cx: BuildCx) -> Box<dyn QueueDisc> {
+        Box::new(FqCodel::new(cx.limit, *self, super::flowkey::hash_key(&mut cx.rng)))
+    }
+}
 
 /// Which round-robin list a flow queue is on (RFC 8290 §4.1): new flows are served first
 /// (the sparse-flow boost), old flows after; CAKE keeps the same lists.
@@ -263,7 +271,7 @@ mod tests {
     use super::super::flowkey::FlowKey;
     use super::super::test_util::entry;
     use super::*;
-    use crate::net::Ecn;
+    use crate::wire::Ecn;
 
     const MS: u64 = 1_000_000;
 

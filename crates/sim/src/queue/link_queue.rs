@@ -66,7 +66,7 @@ impl QueueDisc for LinkQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::QueueLimit;
+    use crate::queue::QueueLimit;
     use crate::engine::{SimRng, Stream};
     use crate::units::Rate;
 
@@ -74,9 +74,10 @@ mod tests {
     fn drop_tail_is_built_inline_and_others_boxed() {
         for d in super::super::DISCIPLINES {
             let v = serde_json::json!({});
-            let mut t = crate::config::Table::new("q", &v).unwrap();
+            let mut t = crate::params::Table::new("q", &v).unwrap();
             let limit = QueueLimit::Packets(10);
-            let cfg = crate::config::QueueCfg { def: d, params: (d.parse)(&mut t, limit).unwrap(), limit };
+            let spec = crate::queue::QueueSpec::new(d, (d.parse)(&mut t, &limit).unwrap());
+            let cfg = crate::queue::QueueCfg { spec, limit };
             let q = super::super::build(&cfg, SimRng::new(1, Stream::Queue, 0), Rate(10_000_000));
             assert_eq!(q.name(), d.name);
             assert_eq!(matches!(q, LinkQueue::DropTail(_)), d.name == "droptail", "{}", d.name);

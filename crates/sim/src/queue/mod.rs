@@ -2,16 +2,28 @@
 //! The trait is shaped for AQMs: enqueue may drop or mark, dequeue may drop (CoDel does) or
 //! ask for a mark on the packet it returns.
 //!
-//! Every discipline lives in one file that declares its name, its scenario parameters (read
-//! with the config reader, so errors name the key path) and its builder as a [`QueueDef`];
-//! [`DISCIPLINES`] lists them once. See docs/extending.md, "Adding a queue discipline".
+//! Every discipline lives in one file that declares its [`QueueEntry`] (name, doc line, keys,
+//! default limit, and a parse function that reads its parameters with the parameter reader, so
+//! errors name the key path) and its parameter type, which builds the discipline
+//! ([`QueueBuild`]); [`DISCIPLINES`] lists them once. See docs/extending.md.
 
 mod cake;
 mod codel;
 mod droptail;
 mod dualpi2;
 mod fifo;
-mod flowkey;
+/// The 5-tuple flow-aware disciplines classify on (defined below the queues: packets carry
+/// it too) and the hash key each such queue draws from its own random stream.
+mod flowkey {
+    pub use crate::wire::flowkey::*;
+
+    /// A 64-bit hash key from a queue's random stream (two 53-bit draws).
+    pub fn hash_key(rng: &mut crate::engine::SimRng) -> u64 {
+        let a = (rng.uniform() * (1u64 << 53) as f64) as u64;
+        let b = (rng.uniform() * (1u64 << 53) as f64) as u64;
+        (a << 11) ^ b
+    }
+}
 mod fq_codel;
 mod link_queue;
 mod pie;
@@ -30,14 +42,44 @@ pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 pub use step::{Step, StepParams, Threshold};
 
-use crate::config::{QueueCfg, QueueLimit, Res, Table, MTU_BYTES};
 use crate::engine::SimRng;
 use crate::ids::PacketId;
-use crate::net::Ecn;
+use crate::params::plugin::{self, Entry, Params, Spec};
+use crate::wire::{Ecn, MTU_BYTES};
 use crate::units::{Rate, SimTime};
-use std::any::Any;
-use std::fmt;
 use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueLimit {
+    Bytes(u64),
+    Packets(u64),
+}
+
+/// A queue discipline chosen from the registry [`DISCIPLINES`] with its parsed parameters,
+/// and its limit (see docs/gateway.md).
+#[derive(Debug, Clone)]
+pub struct QueueCfg {
+    pub spec: QueueSpec,
+    pub limit: QueueLimit,
+}
+
+impl QueueCfg {
+    /// A drop-tail queue of `limit` (the default of every queue).
+    pub fn droptail(limit: QueueLimit) -> QueueCfg {
+        QueueCfg { spec: QueueSpec::new(&droptail::DEF, share(droptail::DropTailParams)), limit }
+    }
+
+    /// The discipline's name (`kind`).
+    pub fn kind(&self) -> &'static str {
+        self.spec.name()
+    }
+
+    /// The parameters as the discipline's own type (tests inspect them).
+    #[cfg(test)]
+    pub(crate) fn params_as<T: 'static>(&self) -> Option<&T> {
+        self.spec.params().as_any().downcast_ref()
+    }
+}
 
 /// What a queue knows about a packet: enough to decide without touching the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,83 +187,45 @@ pub struct BuildCx {
     pub rng: SimRng,
 }
 
-/// A discipline's parsed parameters, type-erased so that adding a discipline does not touch
-/// the config types; the discipline's own `build` reads them back with [`QueueParams::get`].
-#[derive(Clone)]
-pub struct QueueParams(Arc<dyn AnyParams>);
-
-trait AnyParams: Any + fmt::Debug + Send + Sync {
-    fn as_any(&self) -> &dyn Any;
+/// A discipline's validated parameters: they build one queue per link (the registry shape of
+/// every extension point, [`crate::params::plugin`]).
+pub trait QueueBuild: Params {
+    fn build(&self, cx: BuildCx) -> Box<dyn QueueDisc>;
 }
 
-impl<T: Any + fmt::Debug + Send + Sync> AnyParams for T {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+crate::as_params!(dyn QueueBuild);
 
-impl QueueParams {
-    pub fn new<T: Any + fmt::Debug + Send + Sync>(p: T) -> QueueParams {
-        QueueParams(Arc::new(p))
-    }
+/// One queue discipline of the registry: its parse reads the table's own keys given the
+/// queue's limit (`Cx`); `extra` is its default limit.
+pub type QueueEntry = Entry<dyn QueueBuild, QueueLimit, QueueLimit>;
 
-    /// The parameters as `T`, if they are a `T`.
-    pub fn get<T: Any>(&self) -> Option<&T> {
-        // Deref first: the Arc itself is also `Any`.
-        (*self.0).as_any().downcast_ref()
-    }
+/// A discipline with its parameters.
+pub type QueueSpec = Spec<dyn QueueBuild, QueueLimit, QueueLimit>;
 
-    /// The parameters as the `T` a discipline's own parse produced (a mismatch is a
-    /// registry bug, not bad input).
-    pub fn expect<T: Any>(&self) -> &T {
-        self.get().expect("queue parameters of another discipline")
-    }
-}
-
-impl fmt::Debug for QueueParams {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// One queue discipline of the registry.
-pub struct QueueDef {
-    /// `kind` in scenarios.
-    pub name: &'static str,
-    /// Its parameter keys besides `kind` and `limit`.
-    pub keys: &'static [&'static str],
-    /// The limit when the scenario gives none.
-    pub default_limit: QueueLimit,
-    /// Reads the parameters from the queue's table (range checks name the key path).
-    pub parse: fn(&mut Table, QueueLimit) -> Res<QueueParams>,
-    pub build: fn(&QueueParams, BuildCx) -> Box<dyn QueueDisc>,
-}
-
-impl fmt::Debug for QueueDef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "QueueDef({})", self.name)
-    }
+/// Parameters as the registry holds them.
+pub(crate) fn share<P: QueueBuild>(p: P) -> Arc<dyn QueueBuild> {
+    Arc::new(p)
 }
 
 /// The default limit of most queues (Linux's txqueuelen, CoDel's and PIE's default limit).
 pub const DEFAULT_LIMIT: QueueLimit = QueueLimit::Packets(1000);
 
 /// Every queue discipline, in the order error messages list them.
-pub static DISCIPLINES: &[QueueDef] =
+pub static DISCIPLINES: &[QueueEntry] =
     &[droptail::DEF, red::RED_DEF, red::ARED_DEF, codel::DEF, pie::DEF, step::DEF, fq_codel::DEF, dualpi2::DEF, cake::DEF];
 
 /// The discipline called `name`.
-pub fn lookup(name: &str) -> Option<&'static QueueDef> {
-    DISCIPLINES.iter().find(|d| d.name == name)
+pub fn lookup(name: &str) -> Option<&'static QueueEntry> {
+    plugin::lookup(DISCIPLINES, name)
 }
 
 /// Builds a discipline for a link of nominal rate `rate`; `rng` is its own random stream.
 /// Drop-tail comes back inline (see [`LinkQueue`]), every other discipline boxed.
 pub fn build(cfg: &QueueCfg, rng: SimRng, rate: Rate) -> LinkQueue {
-    if cfg.def.name == droptail::DEF.name {
+    if cfg.spec.name() == droptail::DEF.name {
         return LinkQueue::DropTail(DropTail::new(cfg.limit));
     }
-    (cfg.def.build)(&cfg.params, BuildCx { limit: cfg.limit, rate, rng }).into()
+    cfg.spec.params().build(BuildCx { limit: cfg.limit, rate, rng }).into()
 }
 
 pub fn capacity_bytes(limit: QueueLimit) -> u64 {
@@ -255,19 +259,25 @@ mod tests {
 
     #[test]
     fn registry_names_are_unique_and_keys_exclude_kind_and_limit() {
-        for (i, d) in DISCIPLINES.iter().enumerate() {
-            assert!(DISCIPLINES[i + 1..].iter().all(|o| o.name != d.name), "{} twice", d.name);
-            assert!(!d.keys.contains(&"kind") && !d.keys.contains(&"limit"), "{}", d.name);
+        plugin::check_list(DISCIPLINES, &["kind", "limit"]);
+        for d in DISCIPLINES {
             assert_eq!(lookup(d.name).unwrap().name, d.name);
         }
         assert!(lookup("nope").is_none());
     }
 
     #[test]
-    fn params_downcast_to_their_own_type_only() {
-        let p = QueueParams::new(7u32);
-        assert_eq!(p.get::<u32>(), Some(&7));
-        assert!(p.get::<u64>().is_none());
-        assert_eq!(format!("{p:?}"), "7");
+    fn configs_compare_by_discipline_and_parameters() {
+        use crate::units::Dur;
+        let a = QueueCfg::droptail(DEFAULT_LIMIT);
+        assert_eq!(a.spec, a.clone().spec);
+        let codel = |target| {
+            let p = CodelParams { target, interval: Dur(100), ecn: false };
+            QueueSpec::new(&codel::DEF, share(p))
+        };
+        assert_eq!(codel(Dur(5)), codel(Dur(5)));
+        assert_ne!(codel(Dur(5)), codel(Dur(6)));
+        assert_ne!(a.spec, codel(Dur(5)));
+        assert_eq!(format!("{:?}", a.spec), "droptailDropTailParams");
     }
 }

@@ -18,9 +18,10 @@
 //! runs lazily at the next enqueue or dequeue for every T_UPDATE tick that has passed; the
 //! inputs of an update only change at those events, so this equals a real timer.
 
-use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::positive_duration;
-use crate::config::{QueueLimit, MTU_BYTES};
+use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use crate::params::positive_duration;
+use crate::queue::QueueLimit;
+use crate::wire::MTU_BYTES;
 use crate::engine::SimRng;
 use crate::units::{Dur, SimTime};
 
@@ -39,10 +40,11 @@ pub struct PieParams {
     pub derandomize: bool,
 }
 
-pub const DEF: QueueDef = QueueDef {
+pub const DEF: QueueEntry = QueueEntry {
     name: "pie",
+    doc: "PIE (RFC 8033): a drop probability steered by the queueing delay",
     keys: &["target", "t_update", "alpha", "beta", "max_burst", "ecn", "derandomize"],
-    default_limit: super::DEFAULT_LIMIT,
+    extra: super::DEFAULT_LIMIT,
     // RFC 8033 / Linux defaults: target 15 ms, T_UPDATE 15 ms, α 0.125, β 1.25, MAX_BURST
     // 150 ms, de-randomisation on, ECN off.
     parse: |t, _| {
@@ -53,10 +55,15 @@ pub const DEF: QueueDef = QueueDef {
         let max_burst = t.opt_duration("max_burst")?.unwrap_or(Dur::from_millis(150));
         let ecn = t.opt_bool("ecn")?.unwrap_or(false);
         let derandomize = t.opt_bool("derandomize")?.unwrap_or(true);
-        Ok(QueueParams::new(PieParams { target, t_update, alpha, beta, max_burst, ecn, derandomize }))
+        Ok(super::share(PieParams { target, t_update, alpha, beta, max_burst, ecn, derandomize }))
     },
-    build: |p, cx: BuildCx| Box::new(Pie::new(cx.limit, *p.expect::<PieParams>(), cx.rng)),
 };
+
+impl QueueBuild for PieParams {
+    fn build(&self, cx: BuildCx) -> Box<dyn QueueDisc> {
+        Box::new(Pie::new(cx.limit, *self, cx.rng))
+    }
+}
 
 /// ECN marking replaces early drops only while p is at most this (RFC 8033 §5.1, Linux).
 const MARK_ECN_THRESHOLD: f64 = 0.1;

@@ -19,9 +19,11 @@
 //! dequeues and uses AVPKT bytes (tc's recommended avpkt) as the typical packet; until the
 //! first measurement it assumes tc's default bandwidth of 10 Mbit/s.
 
-use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::{amount_bytes, fmt_num, positive_duration};
-use crate::config::{err, QueueLimit, Res, Table, MTU_BYTES};
+use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use crate::params::{amount_bytes, fmt_num, positive_duration};
+use crate::params::{err, Res, Table};
+use crate::queue::QueueLimit;
+use crate::wire::MTU_BYTES;
 use crate::engine::SimRng;
 use crate::units::{Dur, SimTime};
 
@@ -45,21 +47,27 @@ pub struct RedParams {
 
 const RED_KEYS: &[&str] = &["min_th", "max_th", "q_w", "max_p", "gentle", "ecn"];
 
-pub const RED_DEF: QueueDef = QueueDef {
+pub const RED_DEF: QueueEntry = QueueEntry {
     name: "red",
+    doc: "RED (Floyd & Jacobson 1993), optionally gentle and ECN-marking",
     keys: RED_KEYS,
-    default_limit: super::DEFAULT_LIMIT,
-    parse: |t, limit| parse(t, limit, false).map(QueueParams::new),
-    build: |p, cx: BuildCx| Box::new(Red::new(cx.limit, *p.expect::<RedParams>(), cx.rng)),
+    extra: super::DEFAULT_LIMIT,
+    parse: |t, &limit| parse(t, limit, false).map(super::share),
 };
 
-pub const ARED_DEF: QueueDef = QueueDef {
+pub const ARED_DEF: QueueEntry = QueueEntry {
     name: "ared",
+    doc: "Adaptive RED (Floyd, Gummadi & Shenker 2001): RED adapting max_p",
     keys: &["min_th", "max_th", "q_w", "max_p", "gentle", "ecn", "interval"],
-    default_limit: super::DEFAULT_LIMIT,
-    parse: |t, limit| parse(t, limit, true).map(QueueParams::new),
-    build: RED_DEF.build,
+    extra: super::DEFAULT_LIMIT,
+    parse: |t, &limit| parse(t, limit, true).map(super::share),
 };
+
+impl QueueBuild for RedParams {
+    fn build(&self, cx: BuildCx) -> Box<dyn QueueDisc> {
+        Box::new(Red::new(cx.limit, *self, cx.rng))
+    }
+}
 
 /// The queue limit in the unit RED measures the queue in (bytes or packets).
 fn limit_units(limit: QueueLimit) -> f64 {

@@ -7,9 +7,10 @@
 //! rate), a size (`"30KB"`) or a packet count (`"20p"`). This file is also the one-file
 //! example of how a discipline registers itself (docs/extending.md).
 
-use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueDef, QueueDisc, QueueParams, Verdict};
-use crate::config::queue::fmt_num;
-use crate::config::{err, QueueLimit, Res, Table};
+use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use crate::params::fmt_num;
+use crate::params::{err, Res, Table};
+use crate::queue::QueueLimit;
 use crate::units::{self, Dur, SimTime};
 
 /// K, as the scenario gave it.
@@ -26,13 +27,19 @@ pub struct StepParams {
     pub threshold: Threshold,
 }
 
-pub const DEF: QueueDef = QueueDef {
+pub const DEF: QueueEntry = QueueEntry {
     name: "step",
+    doc: "a step marker: ECN-marks (or drops) every packet above a queue threshold",
     keys: &["threshold"],
-    default_limit: super::DEFAULT_LIMIT,
-    parse: |t, limit| Ok(QueueParams::new(StepParams { threshold: parse_threshold(t, limit)? })),
-    build: |p, cx: BuildCx| Box::new(Step::new(cx.limit, p.expect::<StepParams>().threshold, cx.rate)),
+    extra: super::DEFAULT_LIMIT,
+    parse: |t, &limit| Ok(super::share(StepParams { threshold: parse_threshold(t, limit)? })),
 };
+
+impl QueueBuild for StepParams {
+    fn build(&self, cx: BuildCx) -> Box<dyn QueueDisc> {
+        Box::new(Step::new(cx.limit, self.threshold, cx.rate))
+    }
+}
 
 /// The L4S step of RFC 9332 (1 ms) is the default: DCTCP-style senders keep the queue near it.
 const DEFAULT_THRESHOLD: Threshold = Threshold::Time(Dur(1_000_000));
@@ -71,8 +78,8 @@ fn parse_threshold(t: &mut Table, limit: QueueLimit) -> Res<Threshold> {
     let (k_units, lim_units, unit) = match (k, limit) {
         (Threshold::Bytes(b), QueueLimit::Bytes(l)) => (b as f64, l as f64, "B"),
         (Threshold::Packets(p), QueueLimit::Packets(l)) => (p as f64, l as f64, "p"),
-        (Threshold::Bytes(b), QueueLimit::Packets(l)) => (b as f64, (l * crate::config::MTU_BYTES) as f64, "B"),
-        (Threshold::Packets(p), QueueLimit::Bytes(l)) => (p as f64, l as f64 / crate::config::MTU_BYTES as f64, "p"),
+        (Threshold::Bytes(b), QueueLimit::Packets(l)) => (b as f64, (l * crate::wire::MTU_BYTES) as f64, "B"),
+        (Threshold::Packets(p), QueueLimit::Bytes(l)) => (p as f64, l as f64 / crate::wire::MTU_BYTES as f64, "p"),
         (Threshold::Time(_), _) => (0.0, 1.0, ""),
     };
     if k_units >= lim_units {
@@ -110,7 +117,7 @@ impl Step {
     pub fn threshold_bytes(&self) -> u64 {
         match self.k {
             K::Bytes(b) => b,
-            K::Packets(p) => p * crate::config::MTU_BYTES,
+            K::Packets(p) => p * crate::wire::MTU_BYTES,
         }
     }
 }
@@ -155,7 +162,7 @@ impl QueueDisc for Step {
 mod tests {
     use super::super::test_util::entry;
     use super::*;
-    use crate::net::Ecn;
+    use crate::wire::Ecn;
     use crate::units::Rate;
 
     fn e(i: u32, ecn: Ecn) -> QEntry {

@@ -13,10 +13,70 @@ mod scoreboard;
 mod socket;
 
 pub use recovery::Mechanisms;
-pub use rate::{RateSample, RateSampler, TxStamp};
+pub use crate::cc::RateSample;
+pub use rate::{RateSampler, TxStamp};
 pub use rcvbuf::RcvTune;
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Seg};
 pub use socket::{Cx, SockStats, TcpInfo, TcpSocket, TcpState};
 #[cfg(test)]
 pub(crate) use socket::NO_SHORTCUTS;
+
+use crate::units::Dur;
+use crate::wire::EcnMode;
+
+/// Loss-recovery algorithm of a TCP sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 6675 SACK-based recovery (SACK negotiated).
+    Sack,
+    /// RFC 6582 NewReno (no SACK).
+    NewReno,
+    /// RFC 5681 Reno fast recovery (no SACK).
+    Reno,
+}
+
+#[derive(Debug, Clone)]
+pub struct TcpCfg {
+    pub mss: u32,
+    pub init_cwnd: u32,
+    pub recovery: Recovery,
+    pub delack: Dur,
+    pub ack_every: u32,
+    pub rto_min: Dur,
+    pub rto_initial: Dur,
+    pub rto_max: Dur,
+    pub timestamps: bool,
+    pub rcvbuf: u64,
+    pub pacing: bool,
+    /// The ECN feedback this endpoint requests and accepts on the handshake.
+    pub ecn: EcnMode,
+    /// Linux's loss-recovery mechanisms, each switchable (`prr`, `frto`, `undo`, ...).
+    pub mech: Mechanisms,
+    /// The kernel tick (`tcp.hz`, Linux CONFIG_HZ) the RACK reordering timer and the tail
+    /// loss probe fire on.
+    pub hz: u32,
+}
+
+impl TcpCfg {
+    /// Linux's behaviour with the numbers `d` ([`crate::linux`]): SACK recovery, no ECN
+    /// request, every mechanism of [`Mechanisms::default`].
+    pub fn linux(d: &crate::linux::TcpDefaults) -> TcpCfg {
+        TcpCfg {
+            mss: d.mss,
+            init_cwnd: d.init_cwnd,
+            recovery: Recovery::Sack,
+            delack: d.delack,
+            ack_every: d.ack_every,
+            rto_min: d.rto_min,
+            rto_initial: d.rto_initial,
+            rto_max: d.rto_max,
+            timestamps: d.timestamps,
+            rcvbuf: d.rcvbuf,
+            pacing: d.pacing,
+            ecn: EcnMode::Off,
+            mech: Mechanisms::default(),
+            hz: d.hz,
+        }
+    }
+}

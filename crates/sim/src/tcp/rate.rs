@@ -3,6 +3,7 @@
 //! (S)ACKed, the most recently sent of the newly delivered segments gives the sample
 //! rate = delivered bytes / max(send interval, ack interval).
 
+use crate::cc::RateSample;
 use crate::units::{Dur, Rate, SimTime};
 
 /// Delivery state stamped on a segment when it is (re)transmitted.
@@ -11,19 +12,6 @@ pub struct TxStamp {
     pub delivered: u64,
     pub delivered_at: SimTime,
     pub first_tx_at: SimTime,
-    pub app_limited: bool,
-}
-
-/// One delivery-rate sample, handed to congestion controls.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RateSample {
-    /// Bytes delivered over the interval.
-    pub delivered: u64,
-    pub interval: Dur,
-    pub rate: Rate,
-    /// The connection's `delivered` when the reference segment was sent (BBR round counting).
-    pub prior_delivered: u64,
-    /// The sample was taken while the application, not the network, limited sending.
     pub app_limited: bool,
 }
 

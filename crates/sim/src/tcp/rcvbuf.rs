@@ -196,7 +196,7 @@ mod tests {
     use super::*;
 
     const MSS: u64 = 1448;
-    const ADVMSS: u64 = MSS + crate::config::TCP_TS_OPTION_BYTES;
+    const ADVMSS: u64 = MSS + crate::wire::TCP_TS_OPTION_BYTES;
 
     fn ms(x: u64) -> SimTime {
         SimTime(x * 1_000_000)

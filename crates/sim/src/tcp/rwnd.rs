@@ -3,7 +3,9 @@
 //! buffer (the window only ever limits the sender through min(cwnd, rwnd)).
 //!
 //! One table, [`POLICIES`]: each policy's file declares its [`RwndEntry`] (name, doc line,
-//! the keys of `rwnd_params`, a parse function and whether it reads the radio capacity).
+//! the keys of `rwnd_params`, whether it reads the radio capacity, and a parse function whose
+//! parameters build the policy), the registry shape of every extension point
+//! ([`crate::params::plugin`]).
 
 mod abrwda;
 mod drwa;
@@ -11,10 +13,9 @@ mod drwa;
 pub use abrwda::{Abrwda, AbrwdaParams};
 pub use drwa::{Drwa, DrwaParams};
 
-use crate::config::{Res, Table};
+use crate::params::plugin::{Entry, Params, Spec};
 use crate::units::{Dur, Rate, SimTime};
 use serde_json::Value;
-use std::fmt::Debug;
 use std::sync::Arc;
 
 /// A receiver's window policy at run time.
@@ -27,27 +28,27 @@ pub trait ReceiveWindow: Send {
 }
 
 /// Validated parameters of a policy: build one receiver's instance.
-pub trait RwndBuild: Debug + Send + Sync {
+pub trait RwndBuild: Params {
     fn build(&self, mss: u64) -> Box<dyn ReceiveWindow>;
     /// The parameters as JSON (the emulator's plan).
     fn json(&self) -> Value;
 }
 
-/// One registered receive-window policy (`flows[i].rwnd`).
-pub struct RwndEntry {
-    pub name: &'static str,
-    /// One line for docs and listings.
-    pub doc: &'static str,
-    /// Keys of `rwnd_params`.
-    pub params: &'static [&'static str],
-    /// Reads the capacity of the receiver's radio link (only the cellular topology has one).
-    pub needs_channel: bool,
-    /// Reads the keys; the caller rejects any other key afterwards.
-    pub parse: fn(&mut Table) -> Res<Arc<dyn RwndBuild>>,
+crate::as_params!(dyn RwndBuild);
+
+/// What the world must supply a policy with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RwndNeeds {
+    /// The capacity of the receiver's radio link (only the cellular topology has one).
+    pub channel: bool,
 }
 
+/// One registered receive-window policy (`flows[i].rwnd`), declared in its own file: its
+/// parse reads the keys of `rwnd_params`.
+pub type RwndEntry = Entry<dyn RwndBuild, (), RwndNeeds>;
+
 /// `static`: advertise the receive buffer.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 struct StaticWindow;
 
 impl RwndBuild for StaticWindow {
@@ -62,33 +63,23 @@ impl RwndBuild for StaticWindow {
 const STATIC: RwndEntry = RwndEntry {
     name: "static",
     doc: "advertise the receive buffer",
-    params: &[],
-    needs_channel: false,
-    parse: |_| Ok(Arc::new(StaticWindow)),
+    keys: &[],
+    extra: RwndNeeds { channel: false },
+    parse: |_, _| Ok(Arc::new(StaticWindow)),
 };
 
 /// Every receive-window policy, in listing order.
 pub static POLICIES: &[RwndEntry] = &[STATIC, drwa::ENTRY, abrwda::ENTRY];
 
 /// A validated policy with its parameters (`flows[i].rwnd`, `flows[i].rwnd_params`).
-#[derive(Clone)]
-pub struct RwndPolicy {
-    entry: &'static RwndEntry,
-    params: Arc<dyn RwndBuild>,
-}
+pub type RwndPolicy = Spec<dyn RwndBuild, (), RwndNeeds>;
 
 impl RwndPolicy {
-    pub fn new(entry: &'static RwndEntry, params: Arc<dyn RwndBuild>) -> RwndPolicy {
-        RwndPolicy { entry, params }
-    }
-    pub fn name(&self) -> &'static str {
-        self.entry.name
-    }
     pub fn is_static(&self) -> bool {
         std::ptr::eq(self.entry, &POLICIES[0])
     }
     pub fn needs_channel(&self) -> bool {
-        self.entry.needs_channel
+        self.entry.extra.channel
     }
     /// `{"kind": name, ...params}`.
     pub fn to_json(&self) -> Value {
@@ -103,19 +94,7 @@ impl RwndPolicy {
 
 impl Default for RwndPolicy {
     fn default() -> Self {
-        RwndPolicy { entry: &POLICIES[0], params: Arc::new(StaticWindow) }
-    }
-}
-
-impl Debug for RwndPolicy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}{:?}", self.entry.name, self.params)
-    }
-}
-
-impl PartialEq for RwndPolicy {
-    fn eq(&self, o: &RwndPolicy) -> bool {
-        std::ptr::eq(self.entry, o.entry) && format!("{:?}", self.params) == format!("{:?}", o.params)
+        RwndPolicy::new(&POLICIES[0], Arc::new(StaticWindow))
     }
 }
 

@@ -12,7 +12,8 @@ use super::rwnd::RwndState;
 use super::rcvbuf::RcvTune;
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::config::{EcnMode, Recovery, TcpCfg, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES};
+use crate::tcp::{Recovery, TcpCfg};
+use crate::wire::{EcnMode, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES};
 use crate::engine::{Event, EventQueue, TimerKind};
 use crate::ids::{FlowId, PacketId, RouteId, SockId};
 use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
@@ -263,7 +264,7 @@ impl TcpSocket {
     // ----- application interface -------------------------------------------------------
 
     /// Sets how this endpoint sizes the window it advertises.
-    pub fn set_rwnd_policy(&mut self, policy: &crate::config::RwndPolicy) {
+    pub fn set_rwnd_policy(&mut self, policy: &crate::tcp::rwnd::RwndPolicy) {
         self.rwnd = RwndState::new(policy, self.cfg.mss as u64);
     }
 
@@ -1313,7 +1314,7 @@ mod tests {
     //! packets the receiver sends (as a gateway would).
     use super::*;
     use crate::cc::{build, BuildCtx, CcSpec};
-    use crate::config::{Recovery, TcpCfg};
+    use crate::tcp::{Recovery, TcpCfg};
     use crate::engine::{SimRng, Stream};
     use std::collections::VecDeque;
 
@@ -1332,7 +1333,7 @@ mod tests {
             pacing: false,
             ecn: EcnMode::Off,
             mech: crate::tcp::Mechanisms::default(),
-            hz: crate::config::DEFAULT_HZ,
+            hz: crate::linux::DEFAULT_HZ,
         }
     }
 
@@ -1348,7 +1349,7 @@ mod tests {
     impl Wire {
         fn new() -> Wire {
             let mk = |i: u32| {
-                let cc = build(&CcSpec::tcp("reno").unwrap(), BuildCtx { mss: 1000, rng: SimRng::new(1, Stream::Endpoint, i as u64), hz: crate::config::DEFAULT_HZ });
+                let cc = build(&CcSpec::tcp("reno").unwrap(), BuildCtx { mss: 1000, rng: SimRng::new(1, Stream::Endpoint, i as u64), hz: crate::linux::DEFAULT_HZ });
                 TcpSocket::new(SockId(i), FlowId(0), RouteId(i), &cfg(), cc)
             };
             Wire { socks: [mk(0), mk(1)], pool: PacketPool::default(), events: EventQueue::new(), now: SimTime::ZERO, delay: Dur::from_millis(10), flying: VecDeque::new() }

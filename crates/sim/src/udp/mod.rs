@@ -4,7 +4,7 @@
 //! isochronous latency probes that the sink echoes back at once, as irtt's server does, so the
 //! source measures round-trip times under load.
 
-use crate::config::{UdpApp, UdpCfg, UDP_HEADER_BYTES};
+use crate::wire::UDP_HEADER_BYTES;
 use crate::engine::{Event, TimerKind};
 use crate::ids::{FlowId, RouteId, SockId};
 use crate::net::{Ecn, Header, Packet, UdpHeader};
@@ -12,6 +12,38 @@ use crate::tcp::Cx;
 use crate::units::{Dur, SimTime};
 use crate::metrics::record_delay;
 use crate::metrics::DelayHist;
+
+/// What a UDP flow's source does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UdpApp {
+    /// Constant bit rate, one way (Talau et al.'s unresponsive traffic).
+    Cbr,
+    /// Isochronous latency probes that the sink echoes back (as irtt does): round-trip and
+    /// one-way delays, loss.
+    Probe,
+    /// Voice-like frames one way (20 ms by default): one-way delay, jitter, loss.
+    Voip,
+}
+
+impl UdpApp {
+    pub fn name(self) -> &'static str {
+        match self {
+            UdpApp::Cbr => "cbr",
+            UdpApp::Probe => "probe",
+            UdpApp::Voip => "voip",
+        }
+    }
+}
+
+/// A UDP source sending one datagram every `gap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdpCfg {
+    pub app: UdpApp,
+    /// Time between datagrams (for CBR, the wire size at the configured rate).
+    pub gap: Dur,
+    /// UDP payload bytes per datagram.
+    pub payload: u32,
+}
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UdpStats {

@@ -1,12 +1,12 @@
 //! The graph topology's part of the build: flow tables expanded into host pairs, the one-way
-//! links of every graph link, each flow's 5-tuple and its two routes (net/graph.rs finds
-//! them), and the links whose queues are reported.
+//! links of every graph link, each flow's 5-tuple and its two routes (config/topology/routes.rs
+//! finds them), and the links whose queues are reported.
 
 use super::build::{make_link, Dir};
 use crate::config::{reverse_name, FlowSpec, GraphCfg, Pattern, Scenario, Transport};
 use crate::engine::{SimRng, Stream};
 use crate::ids::LinkId;
-use crate::net::graph::{self, Path, Request};
+use crate::config::routes::{self as graph, Path, Request};
 use crate::net::Link;
 use crate::queue::{self, FlowKey};
 use crate::units::Dur;

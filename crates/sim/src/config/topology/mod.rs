@@ -7,11 +7,12 @@
 
 mod classic;
 mod presets;
+pub mod routes;
 
 pub use classic::{expand_classic, Classic};
 
-use super::reader::{self, err, Res, Table};
-use super::scenario::link;
+use crate::params::{self as reader, err, Res, Table};
+use super::link::link;
 use super::{gateway, queue, LinkCfg, QueueCfg, Topology, TopologyKind};
 use crate::net::route::MAX_HOPS;
 use serde_json::Value;
@@ -284,7 +285,7 @@ fn read_link(path: &str, v: &Value, g: &mut GraphCfg) -> Res<()> {
     t.finish(LINK_OWN_KEYS)?;
     let lk = link(path, &Value::Object(rest), None).map_err(|mut e| {
         if e.message.starts_with("unknown key (allowed: ") {
-            e.message = format!("unknown key (allowed: {}, {})", LINK_OWN_KEYS.join(", "), super::scenario::LINK_KEYS.join(", "));
+            e.message = format!("unknown key (allowed: {}, {})", LINK_OWN_KEYS.join(", "), super::link::LINK_KEYS.join(", "));
         }
         e
     })?;
@@ -392,7 +393,7 @@ pub(super) fn flow_endpoints(t: &mut Table, g: &GraphCfg) -> Res<Pattern> {
     let dst = host(t, "dst")?;
     let pattern = t.opt_choice("pattern", "flow pattern", PATTERNS)?;
     // Unreachable hosts and paths longer than a route holds are refused here, by key.
-    let check = |pairs: &[(u32, u32)], path: &str| match crate::net::graph::longest_hops(g, pairs) {
+    let check = |pairs: &[(u32, u32)], path: &str| match routes::longest_hops(g, pairs) {
         Err((s, d)) => err(path, format!("host \"{}\" is unreachable from \"{}\"", g.nodes[d as usize].name, g.nodes[s as usize].name)),
         Ok(h) if h as usize > MAX_HOPS => err(path, format!("a path of this flow crosses {h} links (a route holds at most {MAX_HOPS})")),
         Ok(_) => Ok(()),

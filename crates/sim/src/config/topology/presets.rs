@@ -2,8 +2,8 @@
 //! and the k-ary `fat_tree`. Node and link names follow fixed rules (docs/topology.md) so
 //! that `capture`, `[metrics] links` and `gateway.link` can name them.
 
-use super::super::reader::{err, Res, Table};
-use super::super::scenario::{link, pair, Pair};
+use crate::params::{err, Res, Table};
+use super::super::link::{link, pair, Pair};
 use super::super::{queue, LinkCfg, QueueCfg, RateSpec};
 use super::{ecmp, push_link, Ecmp, GraphCfg, GraphLink};
 use crate::net::route::MAX_HOPS;

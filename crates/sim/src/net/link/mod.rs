@@ -515,7 +515,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::QueueLimit;
+    use crate::queue::QueueLimit;
     use crate::engine::Stream;
     use crate::net::Ecn;
     use crate::queue::DropTail;

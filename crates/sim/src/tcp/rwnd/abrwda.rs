@@ -1,7 +1,7 @@
 //! ABRWDA (`rwnd = "abrwda"`): the receive window from the radio capacity and the minimum RTT.
 
-use super::{ReceiveWindow, RwndBuild, RwndEntry};
-use crate::config::{err, Res, Table};
+use super::{ReceiveWindow, RwndBuild, RwndEntry, RwndNeeds};
+use crate::params::{err, Res, Table};
 use crate::units::{Dur, Rate, SimTime};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -9,9 +9,9 @@ use std::sync::Arc;
 pub(super) const ENTRY: RwndEntry = RwndEntry {
     name: "abrwda",
     doc: "ABRWDA (Algorithm 1): rwnd from the radio capacity and the minimum RTT (cellular only)",
-    params: &["alpha", "lambda"],
-    needs_channel: true,
-    parse: |t| Ok(Arc::new(AbrwdaParams::read(t)?)),
+    keys: &["alpha", "lambda"],
+    extra: RwndNeeds { channel: true },
+    parse: |t, _| Ok(Arc::new(AbrwdaParams::read(t)?)),
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,6 +1,6 @@
 //! DRWA, Dynamic Receive Window Adjustment (`rwnd = "drwa"`).
 
-use super::{ReceiveWindow, RwndBuild, RwndEntry};
+use super::{ReceiveWindow, RwndBuild, RwndEntry, RwndNeeds};
 use crate::units::{Dur, Rate, SimTime};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -8,9 +8,9 @@ use std::sync::Arc;
 pub(super) const ENTRY: RwndEntry = RwndEntry {
     name: "drwa",
     doc: "DRWA (Jiang et al. 2012): rwnd = λ · (RTT_min / RTT_est) · cwnd_est, once per RTT",
-    params: &["lambda"],
-    needs_channel: false,
-    parse: |t| Ok(Arc::new(DrwaParams { lambda: t.opt_f64("lambda", 0.1, 100.0, true)?.unwrap_or(3.0) })),
+    keys: &["lambda"],
+    extra: RwndNeeds { channel: false },
+    parse: |t, _| Ok(Arc::new(DrwaParams { lambda: t.opt_f64("lambda", 0.1, 100.0, true)?.unwrap_or(3.0) })),
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -8,7 +8,7 @@
 //!   CE-marked packets modulo 8 on every ACK, and the AccECN option the byte counters.
 
 use crate::cc::EcnUse;
-use crate::config::EcnMode;
+use crate::wire::EcnMode;
 use crate::net::{AccEcnOption, Ecn, TcpFlags, TcpHeader};
 
 const AE: u16 = TcpFlags::AE;

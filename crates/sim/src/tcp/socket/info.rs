@@ -136,7 +136,7 @@ impl TcpSocket {
 
     /// The controller needs ECN feedback (Linux's TCP_CONG_NEEDS_ECN / NEEDS_ACCECN): ask for
     /// it on the handshake whatever the configured mode, if the handshake has not started.
-    pub fn request_ecn(&mut self, mode: crate::config::EcnMode) {
+    pub fn request_ecn(&mut self, mode: crate::wire::EcnMode) {
         if matches!(self.state, TcpState::Closed | TcpState::Listen) && self.cfg.ecn < mode {
             self.cfg.ecn = mode;
         }

@@ -4,7 +4,7 @@
 
 use super::{Cx, TcpSocket, TcpState, DUPTHRESH};
 use crate::cc::{CaState, CongestionEvent, CongestionKind};
-use crate::config::Recovery;
+use crate::tcp::Recovery;
 use crate::tcp::rate::RateSampler;
 use crate::tcp::recovery::{tick_expiry, Rack, XmitTimer, MAX_QUICKACKS, TIMEOUT_MIN};
 use crate::tcp::scoreboard::{Seg, EVER_RETRANS};

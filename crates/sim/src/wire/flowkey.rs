@@ -76,13 +76,6 @@ impl FlowKey {
     }
 }
 
-/// A 64-bit hash key from a queue's random stream (two 53-bit draws).
-pub fn hash_key(rng: &mut crate::engine::SimRng) -> u64 {
-    let a = (rng.uniform() * (1u64 << 53) as f64) as u64;
-    let b = (rng.uniform() * (1u64 << 53) as f64) as u64;
-    (a << 11) ^ b
-}
-
 /// `hash` scaled into [0, n) (multiply-shift, as Linux's reciprocal_scale).
 #[inline]
 pub fn bucket(hash: u64, n: u32) -> u32 {

@@ -5,10 +5,10 @@
 //! (ECMP). A route is computed once per flow and direction and carried by its packets as a
 //! route id, so the per-packet path costs no lookup.
 
-use super::route::MAX_HOPS;
-use crate::config::{Ecmp, GraphCfg};
+use super::{Ecmp, GraphCfg};
+use crate::net::route::MAX_HOPS;
 use crate::ids::LinkId;
-use crate::queue::FlowKey;
+use crate::wire::flowkey::FlowKey;
 use std::collections::HashMap;
 
 /// The graph's adjacency: per node, its (neighbour, one-way link from it) pairs, ordered by

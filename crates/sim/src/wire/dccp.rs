@@ -93,7 +93,7 @@ impl DccpHeader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dccp::ackvec::STATE_RECEIVED;
+    use super::super::ackvec::STATE_RECEIVED;
 
     #[test]
     fn header_sizes_on_the_wire() {

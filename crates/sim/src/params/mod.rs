@@ -1,10 +1,35 @@
-//! A path-tracking reader over a JSON value. Every error names the key path in the contract's
-//! form (`topology.bottleneck.rate`, `flows[0].cc`) and says what is allowed, and every key a
-//! table does not consume is reported as unknown, with the allowed keys listed.
+//! Reading parameters, the bottom layer every parameterised part reads its settings with: a
+//! path-tracking reader over a JSON value and its error type. Every error names the key path
+//! in the contract's form (`topology.bottleneck.rate`, `flows[0].cc`) and says what is
+//! allowed, and every key a table does not consume is reported as unknown, with the allowed
+//! keys listed. The algorithms (`cc`, `queue`, `gateway`, `tcp::rwnd`) parse their own keys
+//! with it; `config` composes them into a scenario. It reads nothing above `units` and `wire`.
 
-use crate::api::ScenarioError;
+mod amounts;
+pub mod plugin;
+
+pub use amounts::{amount_bytes, dscp_by_name, fmt_num, positive_duration};
+
 use crate::units::{self, Dur, Rate};
 use serde_json::{Map, Value};
+use std::fmt;
+
+/// An invalid scenario: the key path (`flows[0].cc`) and what is wrong / allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
 
 pub type Res<T> = Result<T, ScenarioError>;
 
