@@ -7,6 +7,9 @@
 //! protocol), `udp` and `dccp` (datagram transports), `cc` (congestion controls), `app`
 //! (traffic sources), `metrics`, `world`.
 
+// No `unsafe` but the prefetch hints' (engine/prefetch.rs, allowed there alone).
+#![deny(unsafe_code)]
+
 pub mod api;
 pub mod app;
 pub mod cc;

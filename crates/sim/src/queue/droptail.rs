@@ -20,12 +20,6 @@ impl DropTail {
     pub fn new(limit: QueueLimit) -> DropTail {
         DropTail { q: Fifo::new(limit) }
     }
-
-    /// Empty, and `e` fits: enqueued now it would be the next to leave (the link's cut-through).
-    #[inline]
-    pub fn admits_into_empty(&self, e: &QEntry) -> bool {
-        self.q.is_empty() && !self.q.overflows(e)
-    }
 }
 
 impl QueueDisc for DropTail {
@@ -45,6 +39,13 @@ impl QueueDisc for DropTail {
     #[inline]
     fn dequeue(&mut self, _now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
         self.q.pop().map(Dequeued::plain)
+    }
+
+    /// Empty, and `e` fits: enqueued now it would be the next to leave, and an empty FIFO
+    /// pushed and popped is the FIFO it was.
+    #[inline]
+    fn cut_through(&self, e: &QEntry) -> bool {
+        self.q.is_empty() && !self.q.overflows(e)
     }
 
     fn backlog(&self) -> Backlog {

@@ -43,6 +43,18 @@ pub struct Cx<'a> {
     pub channel: Option<Rate>,
 }
 
+/// What an event about to reach a socket does there (which of its lines it reads: see
+/// [`TcpSocket::lines_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touch {
+    /// A data segment delivered to a receiver.
+    Receive,
+    /// A pure ACK delivered to a sender.
+    Ack,
+    /// One of the socket's timers fires.
+    Timer,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TcpState {
     Closed,
@@ -91,9 +103,9 @@ thread_local! {
 /// touches, whichever half it is for (the receiver's delivery path, a few lines), then the
 /// send half's state that an ACK works through, then what is read rarely (the handshake,
 /// counters for the summary, the RTT histogram). At thousands of flows each line a segment
-/// touches is a cache miss; the compiler's own order spread a receiver's few fields over all
-/// 25 lines of the socket. Aligned to a cache line, so that the lines named here (and
-/// prefetched: [`TcpSocket::RECEIVE_LINES`]) are the machine's lines.
+/// touches is a cache miss, and the compiler's own order would spread a receiver's few
+/// fields over all the socket's lines. Aligned to a cache line, so that the lines named here
+/// (and prefetched: [`TcpSocket::lines_for`]) are the machine's lines.
 #[repr(C, align(64))]
 pub struct TcpSocket {
     // ----- Every segment.
@@ -177,20 +189,31 @@ impl TcpSocket {
     /// The cache lines (a bit each) a data segment's delivery to a one-way flow's receiver
     /// touches: everything up to the loss state's first line (see the layout's notes; the
     /// ACK processing and the send loop take their shortcuts, `acks_nothing` and
-    /// `nothing_to_send`). The event loop prefetches these, not the whole socket, ahead of
-    /// such a delivery.
+    /// `nothing_to_send`).
     pub const RECEIVE_LINES: u64 = crate::engine::line_span(0, std::mem::offset_of!(TcpSocket, lr) + 64);
+
+    /// The lines a timer event reads first: the first (the socket's id, the `Endpoint` tag's
+    /// neighbours) and the timers'. Most timer events find their timer moved or cleared and
+    /// read nothing else.
+    pub const TIMER_LINES: u64 = 1 | crate::engine::line_span(std::mem::offset_of!(TcpSocket, timers), std::mem::size_of::<[TimerSlot; 3]>());
+
+    /// The socket's cache lines (bit i: bytes 64·i to 64·i + 63) that an event of kind `t`
+    /// reads, for the event loop to prefetch ahead of it: a data segment's receiver about half
+    /// of the socket, a pure ACK's sender nearly all of it, a timer two lines.
+    #[inline]
+    pub const fn lines_for(t: Touch) -> u64 {
+        match t {
+            Touch::Receive => Self::RECEIVE_LINES,
+            Touch::Ack => u64::MAX,
+            Touch::Timer => Self::TIMER_LINES,
+        }
+    }
 
     /// The route this socket sends on.
     #[inline]
     pub fn route(&self) -> RouteId {
         self.route
     }
-
-    /// The lines a timer event reads first: the first (the socket's id, the `Endpoint` tag's
-    /// neighbours) and the timers'. Most timer events find their timer moved or cleared and
-    /// read nothing else.
-    pub const TIMER_LINES: u64 = 1 | crate::engine::line_span(std::mem::offset_of!(TcpSocket, timers), std::mem::size_of::<[TimerSlot; 3]>());
 
     /// Starts loading what an ACK's processing reads outside the socket: the congestion
     /// controller's state, the scoreboard's two oldest segments and the slot its next segment
