@@ -161,3 +161,41 @@ impl World {
         self.eps[s.idx()].prefetch(t);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Packet;
+
+    /// What the look-ahead's line counts assume of the packet: forwarding reads its first
+    /// line only, a delivery all of it, and it never straddles more lines than it must.
+    #[test]
+    fn a_packet_forwards_from_its_first_32_bytes_and_delivers_from_160() {
+        let first = std::mem::offset_of!(Packet, pure_ack) + std::mem::size_of::<Option<crate::queue::PureAck>>();
+        assert!(
+            first <= 32,
+            "what forwarding reads of a packet (flow .. pure_ack) ends at byte {first}: it must \
+             fit in the first 32 bytes, the part of a 32-aligned packet that is one line"
+        );
+        assert_eq!(
+            std::mem::align_of::<Packet>(),
+            32,
+            "Packet must be 32-aligned: its first 32 bytes then never straddle two lines"
+        );
+        let size = std::mem::size_of::<Packet>();
+        assert!(
+            size <= 160,
+            "Packet is {size} bytes (at most 160: three lines a delivery, and millions of \
+             packets in deep queues)"
+        );
+    }
+
+    /// The endpoint the look-ahead prefetches is a TCP socket's size (checked when compiling,
+    /// above) and no larger than two kilobytes.
+    #[test]
+    fn an_endpoint_is_a_socket() {
+        let size = std::mem::size_of::<Endpoint>();
+        assert!(size <= 2048, "Endpoint is {size} bytes (at most 2 kB: two per flow)");
+        assert_eq!(std::mem::align_of::<Endpoint>(), 64, "Endpoint must be line-aligned");
+    }
+}
