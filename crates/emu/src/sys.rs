@@ -32,7 +32,8 @@ struct IfReq {
 /// 1 to 15 bytes.
 pub fn tun_set_iff(fd: RawFd, name: &str) -> io::Result<()> {
     if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad device name {name:?} (1 to 15 bytes)")));
+        let msg = format!("bad device name {name:?} (1 to 15 bytes)");
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
     let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
     req.name[..name.len()].copy_from_slice(name.as_bytes());

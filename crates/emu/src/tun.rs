@@ -34,7 +34,9 @@ impl Tun {
         // One read(2) (std's `File::read` does not retry on EINTR either).
         match (&self.file).read(buf) {
             Ok(n) => Ok(Some(n)),
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => Ok(None),
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {
+                Ok(None)
+            }
             Err(e) => Err(e),
         }
     }

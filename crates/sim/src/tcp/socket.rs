@@ -1532,7 +1532,7 @@ mod tests {
         let timer = TcpSocket::TIMER_LINES.count_ones();
         assert!(
             timer <= 4,
-            "a timer event touches {timer} lines (at most 4: the first and the 96 bytes of `timers`)"
+            "a timer event touches {timer} lines (at most 4: the first, and `timers`' 96 bytes)"
         );
         let size = std::mem::size_of::<TcpSocket>();
         assert!(

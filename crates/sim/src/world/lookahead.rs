@@ -171,7 +171,8 @@ mod tests {
     /// line only, a delivery all of it, and it never straddles more lines than it must.
     #[test]
     fn a_packet_forwards_from_its_first_32_bytes_and_delivers_from_160() {
-        let first = std::mem::offset_of!(Packet, pure_ack) + std::mem::size_of::<Option<crate::queue::PureAck>>();
+        let pure_ack = std::mem::size_of::<Option<crate::queue::PureAck>>();
+        let first = std::mem::offset_of!(Packet, pure_ack) + pure_ack;
         assert!(
             first <= 32,
             "what forwarding reads of a packet (flow .. pure_ack) ends at byte {first}: it must \

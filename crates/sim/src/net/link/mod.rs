@@ -288,7 +288,11 @@ impl Link {
         self.stats.arrival();
         // Unmonitored (no sojourn or backlog to record), idle, and a discipline that would
         // hand the packet out at this very instant (`QueueDisc::cut_through`).
-        if self.idle(now) && !self.stats.monitored && self.handoff.is_none() && self.queue.cut_through(&e) {
+        if self.idle(now)
+            && !self.stats.monitored
+            && self.handoff.is_none()
+            && self.queue.cut_through(&e)
+        {
             self.handoff = Some((id, e.bytes));
             return true;
         }
