@@ -265,10 +265,10 @@ def _bench_scale(benchmod: Any, *, quick: bool, time_scale: float, max_flows: in
         from pathlib import Path
 
         from .plot import save
-        from .store import atomic_write
+        from .atomic import write_bytes
 
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-        atomic_write(Path(out_dir) / "scale.json", (json.dumps(rep, indent=2) + "\n").encode(), fsync=False)
+        write_bytes(Path(out_dir) / "scale.json", (json.dumps(rep, indent=2) + "\n").encode())
         save(benchmod.scale_figure(rep), Path(out_dir) / "scale.svg")
     if as_json:
         click.echo(json.dumps(rep, indent=2))

@@ -59,14 +59,14 @@ def _figure(width: float, height: float) -> Figure:
 
 def save(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 120) -> Path:
     """Writes ``fig`` as PNG or SVG (by the file suffix), atomically."""
-    from .store import atomic_write
+    from .atomic import write_bytes
 
     p = Path(path)
     fmt = p.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise ScenarioError(os.fspath(path), f"unknown image format (known: {', '.join(FORMATS)})")
     p.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(p, to_bytes(fig, fmt, dpi=dpi), fsync=False)
+    write_bytes(p, to_bytes(fig, fmt, dpi=dpi))
     return p
 
 

@@ -135,7 +135,8 @@ def write_report(path: str | os.PathLike[str], out: str | os.PathLike[str] | Non
                  confidence: float = 0.95) -> Path:
     """Writes the report of a sweep store or a run directory; returns the HTML file
     (default ``DIR/report.html``)."""
-    from .store import atomic_write, is_store
+    from .atomic import write_bytes
+    from .store import is_store
 
     d = Path(path)
     if not d.is_dir():
@@ -148,7 +149,7 @@ def write_report(path: str | os.PathLike[str], out: str | os.PathLike[str] | Non
         raise ScenarioError(os.fspath(path), "not a sweep store (sweep.json) or a run directory (summary.json)")
     target = Path(out) if out is not None else d / REPORT_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, page.encode("utf-8"), fsync=False)
+    write_bytes(target, page.encode("utf-8"))
     return target
 
 

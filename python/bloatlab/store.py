@@ -43,6 +43,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .atomic import replace_dir, staged_file, sync_dir, write_bytes, write_file
 from .errors import ScenarioError
 
 if TYPE_CHECKING:
@@ -73,40 +74,6 @@ FORMAT = 1
 
 class StoreBusy(ScenarioError):
     """Another process is writing to the store."""
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_file(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    with open(path, "wb") as f:
-        f.write(data)
-        if fsync:
-            f.flush()
-            os.fsync(f.fileno())
-
-
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Writes ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
-    try:
-        write_file(tmp, data, fsync=fsync)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    if fsync:
-        _fsync_dir(path.parent)
 
 
 def _json_bytes(obj: Any) -> bytes:
@@ -190,7 +157,7 @@ class StoreWriter:
             "params": sweep.param_names,
             "runs": [{"run_id": r.run_id, "point": r.point, "seed": r.seed, "params": r.params} for r in runs],
         }
-        atomic_write(self.path / SWEEP_FILE, _json_bytes(doc), fsync=self.fsync)
+        write_bytes(self.path / SWEEP_FILE, _json_bytes(doc), fsync=self.fsync)
 
     def records(self, run_ids: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
         return read_records(self.path, run_ids)
@@ -219,13 +186,7 @@ class StoreWriter:
             if self.fsync:
                 _make_durable(stage)
             final = self.path / RUNS / rid
-            if final.exists():
-                trash = self.path / TMP / f"old-{rid}-{secrets.token_hex(4)}"
-                os.rename(final, trash)
-                os.rename(stage, final)
-                shutil.rmtree(trash, ignore_errors=True)
-            else:
-                os.rename(stage, final)
+            replace_dir(stage, final, trash_dir=self.path / TMP)
             # No fsync of runs/ here: if a crash loses the rename, the run is simply run again.
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)
@@ -259,7 +220,7 @@ def _make_durable(stage: Path) -> None:
     for p in stage.iterdir():
         with open(p, "rb") as f:
             os.fsync(f.fileno())
-    _fsync_dir(stage)
+    sync_dir(stage)
 
 
 def is_whole(run_dir: Path, rec: Mapping[str, Any]) -> bool:
@@ -593,12 +554,8 @@ class Store:
         meta = {_META_KEY: json.dumps({"format": FORMAT, "runs": stamps}).encode()}
         try:
             (self.path / TABLES).mkdir(exist_ok=True)
-            tmp = cache.with_name(f".{cache.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
-            try:
+            with staged_file(cache) as tmp:
                 pq.write_table(table.replace_schema_metadata(meta), tmp, compression="zstd")
-                os.replace(tmp, cache)
-            finally:
-                tmp.unlink(missing_ok=True)
         except OSError:
             pass  # a read-only store still reads
         return table

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import staged_dir
 from ..result import Result
 from ..scenario import ScenarioLike, resolve
 
@@ -109,11 +108,7 @@ def write(c: Comparison, out: str | os.PathLike[str]) -> Path:
     """Writes compare.json, compare.png, sim/ and emu/ (each a run's output files) into ``out``;
     it appears whole or not at all when it did not exist."""
     target = Path(out)
-    parent = target.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = parent / f".{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir()
-    try:
+    with staged_dir(target) as tmp:
         (tmp / "compare.json").write_text(json.dumps({"scenario": c.scenario, "rows": c.table}, indent=2) + "\n")
         c.sim.to_dir(tmp / "sim")
         c.emu.to_dir(tmp / "emu")
@@ -122,16 +117,6 @@ def write(c: Comparison, out: str | os.PathLike[str]) -> Path:
         import matplotlib.pyplot as plt
 
         plt.close(fig)
-        if not target.exists():
-            os.rename(tmp, target)
-        else:
-            for p in tmp.iterdir():
-                dest = target / p.name
-                if dest.is_dir():
-                    shutil.rmtree(dest)
-                os.replace(p, dest)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return target
 
 

@@ -13,7 +13,6 @@ counts delivered bytes per flow and applies DRWA with TCP_WINDOW_CLAMP.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sys
 import threading
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text
 from . import tcpinfo, udp, web
 
 SAMPLE_NS = 10_000_000  # TCP_INFO sampling for RTT statistics
@@ -52,9 +52,7 @@ def wait_go(spec: dict[str, Any]) -> int:
 
 def write_out(spec: dict[str, Any], data: dict[str, Any]) -> None:
     out = Path(spec["out_file"])
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, out)
+    write_text(out, json.dumps(data))
 
 
 def device_drops(name: str) -> dict[str, int] | None:

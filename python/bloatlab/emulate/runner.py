@@ -11,7 +11,6 @@ each namespace routing the other's /24 through its TUN device.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
+from ..atomic import write_text
 from ..errors import ScenarioError
 from ..result import Result
 from ..scenario import ScenarioLike, resolve, to_json
@@ -174,8 +174,7 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
         for role in ("receiver", "sender"):
             _wait_file(work / f"{role}.ready", procs, 60, work)
         t0 = time.monotonic_ns() + 50_000_000
-        (work / "go.tmp").write_text(f"{t0}\n")
-        os.replace(work / "go.tmp", go)
+        write_text(go, f"{t0}\n")
         progress(f"running {p['name']} for {p['duration_ns'] / 1e9:g} s on the wall clock ...")
         end = t0 / 1e9 + p["duration_ns"] / 1e9 + GRACE_S
         for name, pr in procs:

@@ -73,7 +73,7 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     from ..backends import make_backend
     from ..store import StoreWriter
     from .engines import preflight
-    from .framework import write_bytes_atomic
+    from ..atomic import write_bytes
     from .render import index_markdown, markdown_to_html, write_claims, write_outputs
 
     names = list(MODULES) if name == "all" else [name]
@@ -121,8 +121,8 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     if name == "all":
         write_claims(out / "claims.json", all_claims)
         md = index_markdown(entries)
-        write_bytes_atomic(out / "report.md", md.encode())
-        write_bytes_atomic(out / "report.html",
+        write_bytes(out / "report.md", md.encode())
+        write_bytes(out / "report.html",
                            markdown_to_html(md, "bloatlab: the five papers reproduced").encode())
     return all_claims
 
@@ -185,11 +185,11 @@ class _Emulated:
         if self.engine == "both" and many:
             write_compare(self.out, self.compared, self.titles)
         if self.engine != "sim" and many and self.not_run:
-            from .framework import write_bytes_atomic
+            from ..atomic import write_bytes
 
             self.out.mkdir(parents=True, exist_ok=True)
             text = "".join(f"- {n}: {why}\n" for n, why in self.not_run)
-            write_bytes_atomic(self.out / "not-emulated.md",
+            write_bytes(self.out / "not-emulated.md",
                                ("# Experiments Linux cannot run\n\n" + text).encode())
 
 

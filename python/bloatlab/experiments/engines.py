@@ -26,8 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..atomic import write_bytes
 from ..errors import ScenarioError
-from .framework import Claim, RunResult, Stat, Table, _finite, _num, cis_overlap, write_bytes_atomic
+from .framework import Claim, RunResult, Stat, Table, _finite, _num, cis_overlap
 
 if TYPE_CHECKING:
     from .framework import Context, Experiment, Spec
@@ -237,6 +238,6 @@ def write_compare(out: Path, cmps: Sequence[dict[str, Any]], titles: Sequence[st
     md = "# bloatlab: simulation and emulation side by side\n\n" + "\n".join(
         compare_markdown(c, t) for c, t in zip(cmps, titles))
     out.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(out / "engines.md", md.encode())
-    write_bytes_atomic(out / "engines.json",
+    write_bytes(out / "engines.md", md.encode())
+    write_bytes(out / "engines.json",
                        (json.dumps(list(cmps), indent=2, ensure_ascii=False) + "\n").encode())

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -410,12 +409,6 @@ def by_label(results: Iterable[RunResult], **labels: Any) -> list[RunResult]:
 
 def fmt(x: float | None, digits: int = 3) -> str:
     return _num(x, digits)
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def to_csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .framework import Claim, Context, FigureItem, Table, Text, _finite, _num, ratio, to_csv_text, write_bytes_atomic
+from ..atomic import write_bytes
+from .framework import Claim, Context, FigureItem, Table, Text, _finite, _num, ratio, to_csv_text
 
 CSS = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1d2330;
@@ -133,17 +134,17 @@ def write_outputs(ctx: Context, meta: dict[str, Any]) -> None:
         if isinstance(item, Table):
             tdir.mkdir(parents=True, exist_ok=True)
             md = f"# {item.title}\n\n{table_markdown(item)}\n" + (f"\n{item.note}\n" if item.note else "")
-            write_bytes_atomic(tdir / f"{item.name}.md", md.encode())
-            write_bytes_atomic(tdir / f"{item.name}.csv", table_csv(item).encode())
+            write_bytes(tdir / f"{item.name}.md", md.encode())
+            write_bytes(tdir / f"{item.name}.csv", table_csv(item).encode())
     write_claims(ctx.out / "claims.json", ctx.claims)
     md = report_markdown(ctx, meta)
-    write_bytes_atomic(ctx.out / "report.md", md.encode())
-    write_bytes_atomic(ctx.out / "report.html", markdown_to_html(md, ctx.experiment.title).encode())
+    write_bytes(ctx.out / "report.md", md.encode())
+    write_bytes(ctx.out / "report.html", markdown_to_html(md, ctx.experiment.title).encode())
 
 
 def write_claims(path: Path, claims: Sequence[Claim]) -> None:
     text = json.dumps([c.to_json() for c in claims], indent=2, ensure_ascii=False) + "\n"
-    write_bytes_atomic(path, text.encode())
+    write_bytes(path, text.encode())
 
 
 def index_markdown(entries: Sequence[tuple[str, str, Sequence[Claim]]]) -> str:

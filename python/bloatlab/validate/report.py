@@ -8,25 +8,19 @@ import base64
 import html
 import io
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_bytes
 from .metrics import METRICS, score
 
 FILES = ("validate.json", "report.md", "report.html", "heatmap.png")
 
 
-def _atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def write_json(result: Mapping[str, Any], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    _atomic(out / "validate.json", (json.dumps(result, indent=2, allow_nan=False) + "\n").encode())
+    write_bytes(out / "validate.json", (json.dumps(result, indent=2, allow_nan=False) + "\n").encode())
 
 
 def worst_first(cells: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -170,12 +164,12 @@ def html_report(result: Mapping[str, Any], png: bytes | None) -> str:
 def write(result: Mapping[str, Any], out: Path) -> list[str]:
     """Writes every output into ``out``; returns the names written."""
     write_json(result, out)
-    _atomic(out / "report.md", markdown(result).encode())
+    write_bytes(out / "report.md", markdown(result).encode())
     png = heatmap_png(result)
     names = ["validate.json", "report.md"]
     if png is not None:
-        _atomic(out / "heatmap.png", png)
+        write_bytes(out / "heatmap.png", png)
         names.append("heatmap.png")
-    _atomic(out / "report.html", html_report(result, png).encode())
+    write_bytes(out / "report.html", html_report(result, png).encode())
     names.append("report.html")
     return names
