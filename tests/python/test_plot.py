@@ -110,7 +110,7 @@ def test_plot_errors(sweep_dir: Path, run_dir: Path, tmp_path: Path):
 
 
 def test_figures_from_python(sweep_dir: Path, run_dir: Path, tmp_path: Path):
-    from bloatlab import plot
+    from bloatlab.outputs import plot
 
     fig = plot.sweep_bars(sweep_dir, "goodput_mbps", x="flows[0].cc")
     assert fig.axes[0].get_xlabel() == "flows[0].cc"

@@ -16,9 +16,9 @@ from helpers import assert_invalid, cli, without_wall_clock
 from test_sweep_spec import TINY
 
 import bloatlab
-from bloatlab import store as S
+from bloatlab.sweeps import store as S
 from bloatlab.result import OUTPUT_FILES
-from bloatlab.store import Store, StoreWriter
+from bloatlab.sweeps.store import Store, StoreWriter
 
 AXES = {"flows[0].cc": ["newreno", "cubic"]}
 
@@ -60,7 +60,7 @@ def test_rerun_skips_done_runs_and_extends(tmp_path: Path, monkeypatch: pytest.M
     out = tmp_path / "store"
     bloatlab.sweep(TINY, AXES, seeds=2, backend="serial", out=out, progress=False)
     before = {rid: (out / "runs" / rid / "run.json").stat().st_mtime_ns for rid in run_dirs(out)}
-    import bloatlab.backends as B
+    import bloatlab.sweeps.backends as B
 
     ran: list[str] = []
     real = B.execute
@@ -279,7 +279,7 @@ def test_a_run_with_a_damaged_file_is_run_again(tmp_path: Path, monkeypatch: pyt
     assert set(rec["files"]) == {"summary.json", "scenario.json", "timeseries.parquet", "queues.parquet"}
     (out / "runs" / victim / "timeseries.parquet").write_bytes(b"")
     assert len(Store(out).flows) == 2  # not read as a finished run
-    import bloatlab.backends as B
+    import bloatlab.sweeps.backends as B
 
     ran: list[str] = []
     real = B.execute

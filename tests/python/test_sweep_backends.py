@@ -21,8 +21,8 @@ from test_sweep_spec import TINY
 
 import bloatlab
 from bloatlab import _core
-from bloatlab.backends import LocalBackend, RayBackend, SerialBackend, execute
-from bloatlab.store import Store
+from bloatlab.sweeps.backends import LocalBackend, RayBackend, SerialBackend, execute
+from bloatlab.sweeps.store import Store
 
 WALL = ["engine.wall_s", "engine.packets_per_wall_s", "engine.setup_s", "elapsed_s", "finished_at"]
 AXES = {"flows[0].cc": ["newreno", "cubic"]}
@@ -173,7 +173,7 @@ def test_a_killed_worker_is_survived():
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not killed:
             kids = _children(os.getpid())
-            workers = [k for k in kids if b"bloatlab.worker" in Path(f"/proc/{k}/cmdline").read_bytes()] if kids else []
+            workers = [k for k in kids if b"bloatlab.sweeps.worker" in Path(f"/proc/{k}/cmdline").read_bytes()] if kids else []
             if len(workers) == 2:
                 time.sleep(0.3)  # let them start a run
                 os.kill(workers[0], signal.SIGKILL)
@@ -192,7 +192,7 @@ def test_a_killed_worker_is_survived():
 
 def test_a_worker_that_always_dies_is_recorded_as_failed(monkeypatch: pytest.MonkeyPatch):
     """A run that kills its worker every time fails after two tries; the others finish."""
-    import bloatlab.backends as B
+    import bloatlab.sweeps.backends as B
 
     original = B._Worker.call
 

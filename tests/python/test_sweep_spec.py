@@ -12,7 +12,7 @@ import pytest
 from helpers import REPO, assert_invalid, cli
 
 import bloatlab
-from bloatlab.sweeps import load_sweep, make_sweep, run_id, validate
+from bloatlab.sweeps.spec import load_sweep, make_sweep, run_id, validate
 
 # A tiny base: 2 Mbit/s, 2 s; the second flow's start is drawn from the seed, so seeds differ.
 TINY: dict[str, Any] = {

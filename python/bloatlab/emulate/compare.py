@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import staged_dir
+from ..outputs.numbers import floats
 from ..result import Result
 from ..scenario import ScenarioLike, resolve
 
@@ -121,11 +122,7 @@ def write(c: Comparison, out: str | os.PathLike[str]) -> Path:
 
 
 def _fmt(x: Any) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    return str(x)
+    return floats(x, ".4g", missing="-")
 
 
 def render(c: Comparison) -> None:

@@ -70,8 +70,8 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     plan in both engines and ``engines.md`` / ``engines.json`` side by side). With ``emulate``
     the claims returned are the emulation's.
     """
-    from ..backends import make_backend
-    from ..store import StoreWriter
+    from ..sweeps.backends import make_backend
+    from ..sweeps.store import StoreWriter
     from .engines import preflight
     from ..atomic import write_bytes
     from .render import index_markdown, markdown_to_html, write_claims, write_outputs
@@ -95,7 +95,7 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     all_claims: list[Claim] = []
     emulated = _Emulated(engine, out, cache_dir.with_name(cache_dir.name + "-emu"))
     try:
-        # The cache is a results store (bloatlab.store), written like a sweep's: locked, each
+        # The cache is a results store (bloatlab.sweeps.store), written like a sweep's: locked, each
         # run committed whole by one rename with its files' sizes and CRC-32. No fsync: a run
         # torn by a crash fails the size check and is simply run again.
         with StoreWriter(cache_dir, fsync=False) as store:
@@ -197,7 +197,7 @@ def _check_cache(cache: Path) -> None:
     """The cache must be a results store, or new. Earlier builds kept it as a plain directory
     of run directories, which this build would not reuse anyway (run ids include a digest of
     the compiled simulator)."""
-    from ..store import is_store
+    from ..sweeps.store import is_store
 
     if cache.exists() and not cache.is_dir():
         raise ScenarioError("--out", f"{cache} exists and is not a directory")

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..atomic import write_bytes
+from ..outputs.numbers import sig
 from ..errors import ScenarioError
-from .framework import Claim, RunResult, Stat, Table, _finite, _num, cis_overlap
+from .framework import Claim, RunResult, Stat, Table, _finite, cis_overlap
 
 if TYPE_CHECKING:
     from .framework import Context, Experiment, Spec
@@ -92,7 +93,7 @@ def run_emulated(ctx: Context, specs: Sequence[Spec], what: str) -> list[RunResu
     of the results (the others keep their order)."""
     from ..emulate.runner import emulate
     from ..scenario import to_json
-    from ..sweeps import build_id, run_id
+    from ..sweeps.spec import build_id, run_id
 
     version = f"{build_id()}+emulate+{platform.release()}"
     cache = ctx.emu_cache
@@ -199,7 +200,7 @@ def compare_markdown(cmp: dict[str, Any], title: str) -> str:
              "| claim | simulation, paper's configurations | simulation | emulation | same verdict | key number: "
              "simulation / emulation (ratio) |", "|---|---|---|---|---|---|"]
     for c in cmp["claims"]:
-        key = "—" if c["key"] is None else (f"{c['key']}: {_num(c['key_sim'])} / {_num(c['key_emulate'])}"
+        key = "—" if c["key"] is None else (f"{c['key']}: {sig(c['key_sim'])} / {sig(c['key_emulate'])}"
                                              + ("" if c["ratio"] is None else f" ({c['ratio']:.2f})"))
         lines.append(f"| {c['id']} | {_verdict(c['sim_paper_configs'])} | {_verdict(c['sim'])} | "
                      f"{_verdict(c['emulate'])} | {'yes' if c['same_verdict'] else '**no**'} | {key} |")

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_bytes
-from .framework import Claim, Context, FigureItem, Table, Text, _finite, _num, ratio, to_csv_text
+from ..outputs.numbers import sig
+from .framework import Claim, Context, FigureItem, Table, Text, _finite, ratio, to_csv_text
 
 CSS = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1d2330;
@@ -46,7 +47,7 @@ def table_markdown(t: Table) -> str:
         q = ratio(r.ours.mean, r.paper)
         cells = [_cell(r.keys.get(k)) for k in keys]
         cells += [r.metric + (f" ({r.unit})" if r.unit else ""),
-                  "—" if r.paper is None else _num(r.paper) + unit,
+                  "—" if r.paper is None else sig(r.paper) + unit,
                   r.ours.fmt() + (unit if not math.isnan(r.ours.mean) else ""),
                   str(r.ours.n), "—" if q is None else f"{q:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_bytes
+from ..outputs.numbers import floats
 from .metrics import METRICS, score
 
 FILES = ("validate.json", "report.md", "report.html", "heatmap.png")
@@ -33,11 +34,7 @@ def worst_first(cells: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def _num(x: Any) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
-    return str(x)
+    return floats(x, ".3g" if isinstance(x, float) and abs(x) < 100 else ".0f", missing="–")
 
 
 def _err(x: float | None) -> str:

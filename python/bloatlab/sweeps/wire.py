@@ -1,8 +1,8 @@
 """The message framing between the local back end and its worker processes: each message is
 an 8-byte big-endian length and a pickle (the driver is the parent process: trusted).
 
-Its own module so that :mod:`bloatlab.backends` (the driver side) and :mod:`bloatlab.worker`
-(the worker side, which runs :func:`bloatlab.backends.execute`) do not import each other.
+Its own module so that :mod:`bloatlab.sweeps.backends` (the driver side) and :mod:`bloatlab.sweeps.worker`
+(the worker side, which runs :func:`bloatlab.sweeps.backends.execute`) do not import each other.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ A sweep file (TOML)::
 
 Runs = grid axes x zip groups x seeds. Each run is identified by ``run_id``, a
 content hash of (resolved scenario with its seed, bloatlab version): the key of
-the results store (see :mod:`bloatlab.store`), so a re-run skips what is done.
+the results store (see :mod:`bloatlab.sweeps.store`), so a re-run skips what is done.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ScenarioError
-from .scenario import ScenarioLike, _plain, apply_overrides, check_seed, format_path, load, parse_path, set_path
+from ..errors import ScenarioError
+from ..scenario import ScenarioLike, _plain, apply_overrides, check_seed, format_path, load, parse_path, set_path
 
 SWEEP_KEYS = ("name", "base", "seeds", "set", "grid", "zip")
 # Keys a sweep may not vary on an axis: the seed has its own list; the name labels every run.
@@ -54,11 +54,10 @@ def build_id() -> str:
     """The bloatlab version and a digest of the compiled simulator (``0.1.0+1f2e...``): what a
     stored run is valid for, so that a rebuilt simulator (same version, new code) never reuses
     runs of the old one."""
-    from . import _core
-    from .simcore import __version__
+    from ..simcore import __version__, extension_file
 
     h = hashlib.sha256()
-    with open(_core.__file__, "rb") as f:
+    with open(extension_file(), "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return f"{__version__}+{h.hexdigest()[:16]}"
@@ -329,7 +328,7 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
             base_path = p.parent / base_path
         base = base_path
     elif isinstance(base, Mapping):
-        from .scenario import _resolve_files
+        from ..scenario import _resolve_files
 
         base = _resolve_files(copy.deepcopy(dict(base)), p.parent)  # trace files: relative to this file
     else:
@@ -387,7 +386,7 @@ def validate(sweep: Sweep, runs: list[RunSpec] | None = None) -> list[RunSpec]:
 
     Raises ScenarioError naming the key path, with the sweep point in the message.
     """
-    from .simcore import validate_scenario
+    from ..simcore import validate_scenario
 
     points = sweep.points()
     for params in points:  # apply every axis first: cheap, and errors name the axis

@@ -43,14 +43,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .atomic import replace_dir, staged_file, sync_dir, write_bytes, write_file
-from .errors import ScenarioError
+from ..atomic import replace_dir, staged_file, sync_dir, write_bytes, write_file
+from ..errors import ScenarioError
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from .sweeps import RunSpec, Sweep
+    from .spec import RunSpec, Sweep
 
 SWEEP_FILE = "sweep.json"
 RUNS = "runs"
@@ -147,7 +147,7 @@ class StoreWriter:
     # -- content
 
     def write_plan(self, sweep: Sweep, runs: list[RunSpec]) -> None:
-        from .simcore import __version__
+        from ..simcore import __version__
 
         doc = {
             "format": FORMAT,
@@ -449,7 +449,7 @@ class Store:
     def _with_plan(self, df: pd.DataFrame, *, all_runs: bool, name: str) -> pd.DataFrame:
         import pandas as pd
 
-        from .sweeps import value_label
+        from .spec import value_label
 
         plan = self.plan()
         params = self.params

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
+from .numbers import compact
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,23 +56,6 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return "—"
-        a = abs(v)
-        if a >= 1e4:
-            return f"{v:,.0f}"
-        if a == 0:
-            return "0"
-        if a < 1e-3:
-            return f"{v:.2e}"
-        return f"{v:.4g}"
-    return str(v)
-
-
 def _img(fig: Any, alt: str, caption: str = "") -> str:
     from .plot import to_bytes
 
@@ -90,7 +74,7 @@ def _table(df: pd.DataFrame, *, text_cols: Sequence[str] = ()) -> str:
             if isinstance(v, str) and v.startswith("<span"):
                 cells.append(f"<td>{v}</td>")  # preformatted mean ± CI
             else:
-                cells.append(f'<td class="{"t" if c in text_cols else ""}">{_e(_fmt(v))}</td>')
+                cells.append(f'<td class="{"t" if c in text_cols else ""}">{_e(compact(v))}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f'<div class="scroll"><table><tr>{head}</tr>{"".join(rows)}</table></div>'
 
@@ -99,15 +83,15 @@ def _mean_ci_cell(mean: float, half: float) -> str:
     if mean is None or not math.isfinite(mean):
         return "<span>—</span>"
     if half is None or not math.isfinite(half):
-        return f"<span>{_e(_fmt(mean))}</span>"
-    return f'<span>{_e(_fmt(mean))} <span class="ci">± {_e(_fmt(half))}</span></span>'
+        return f"<span>{_e(compact(mean))}</span>"
+    return f'<span>{_e(compact(mean))} <span class="ci">± {_e(compact(half))}</span></span>'
 
 
 def ci_table(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str], *, confidence: float = 0.95) -> pd.DataFrame:
     """Wide table: the ``by`` columns, ``n`` and one "mean ± half-width" cell per metric."""
     import pandas as pd
 
-    from .aggregate import summarize
+    from ..sweeps.aggregate import summarize
 
     metrics = [m for m in metrics if m in df.columns and pd.to_numeric(df[m], errors="coerce").notna().any()]
     if not metrics or df.empty:
@@ -135,8 +119,8 @@ def write_report(path: str | os.PathLike[str], out: str | os.PathLike[str] | Non
                  confidence: float = 0.95) -> Path:
     """Writes the report of a sweep store or a run directory; returns the HTML file
     (default ``DIR/report.html``)."""
-    from .atomic import write_bytes
-    from .store import is_store
+    from ..atomic import write_bytes
+    from ..sweeps.store import is_store
 
     d = Path(path)
     if not d.is_dir():
@@ -154,7 +138,7 @@ def write_report(path: str | os.PathLike[str], out: str | os.PathLike[str] | Non
 
 
 def _page(title: str, body: str) -> str:
-    from .simcore import __version__
+    from ..simcore import __version__
 
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     return (
@@ -179,7 +163,7 @@ def run_page(d: Path) -> str:
     parts += ["<h2>Flows</h2>", _table(flows[cols], text_cols=["group", "cc"])]
     b = {k: v for k, v in (summary.get("bottleneck") or {}).items() if not isinstance(v, dict)}
     parts += ["<h2>Bottleneck</h2>", _table(pd.DataFrame([b]), text_cols=["aqm"])]
-    parts.append(f"<p>Jain's index (goodput): {_e(_fmt((summary.get('fairness') or {}).get('jain_goodput')))}</p>")
+    parts.append(f"<p>Jain's index (goodput): {_e(compact((summary.get('fairness') or {}).get('jain_goodput')))}</p>")
     parts += ["<h2>Time series</h2>", _img(timeseries_figure(d), "time series")]
     parts.append(_img(run_cdf_figure(d, "srtt_ms"), "RTT CDF"))
     return _page(f"bloatlab: {summary.get('name', 'run')}", "".join(parts))
@@ -188,9 +172,9 @@ def run_page(d: Path) -> str:
 def sweep_page(d: Path, *, confidence: float = 0.95) -> str:
     import pandas as pd
 
-    from .aggregate import jain
+    from ..sweeps.aggregate import jain
     from .plot import POINT, point_labels, sweep_bars, sweep_cdf, timeseries_figure
-    from .store import Store
+    from ..sweeps.store import Store
 
     st = Store(d)
     info = st.info

@@ -25,12 +25,12 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 BACKENDS = ("local", "ray", "serial")
 RAY_INSTALL = "pip install 'bloatlab[ray]'"
 
-Task = dict[str, Any]  # {"run_id": str, "scenario_json": str, "capture": bool}
+Task = dict[str, Any]  # {"run_id": str, "scenario_json": str, "capture": bool, "series": bool (default true)}
 Outcome = dict[str, Any]
 
 
@@ -38,7 +38,7 @@ Outcome = dict[str, Any]
 
 
 def _error(exc: BaseException, *, with_traceback: bool) -> dict[str, Any]:
-    from . import _core
+    from .. import _core
 
     if isinstance(exc, _core.ScenarioError):
         args = exc.args
@@ -55,9 +55,9 @@ def execute(task: Task) -> Outcome:
     (but KeyboardInterrupt/SystemExit)."""
     import io
 
-    from . import _core
-    from .simcore import __version__, call_core
-    from .result import Result
+    from .. import _core
+    from ..simcore import __version__, call_core
+    from ..result import Result
 
     t0 = time.perf_counter()
     out: Outcome = {
@@ -66,16 +66,18 @@ def execute(task: Task) -> Outcome:
     }
     capture_dir = tempfile.mkdtemp(prefix="bloatlab-pcap-") if task.get("capture") else None
     try:
-        summary_json, tables = call_core(task["scenario_json"], series=True, capture_dir=capture_dir)
+        series = task.get("series", True)
+        summary_json, tables = call_core(task["scenario_json"], series=series, capture_dir=capture_dir)
         t_sim = time.perf_counter() - t0
-        result = Result(summary_json, tables, {})
         files: dict[str, bytes] = {
             "summary.json": (summary_json if summary_json.endswith("\n") else summary_json + "\n").encode("utf-8")
         }
-        for filename, table in (("timeseries.parquet", "flows"), ("queues.parquet", "queues")):
-            buf = io.BytesIO()
-            result.write_parquet(table, buf)
-            files[filename] = buf.getvalue()
+        if series:  # without series (a summary is all the caller wants) no Parquet either
+            result = Result(summary_json, tables, {})
+            for filename, table in (("timeseries.parquet", "flows"), ("queues.parquet", "queues")):
+                buf = io.BytesIO()
+                result.write_parquet(table, buf)
+                files[filename] = buf.getvalue()
         if capture_dir is not None:
             for name in sorted(os.listdir(capture_dir)):
                 if name.endswith(".pcap"):
@@ -153,16 +155,16 @@ class WorkerDied(RuntimeError):
 
 
 class _Worker:
-    """One ``python -m bloatlab.worker`` process."""
+    """One ``python -m bloatlab.sweeps.worker`` process."""
 
     def __init__(self) -> None:
         import subprocess
 
         # The worker imports this very bloatlab, also when it is not on the default path.
-        pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         boot = ("import sys; p = sys.argv.pop(1)\n"
                 "if p not in sys.path: sys.path.append(p)\n"
-                "from bloatlab.worker import main; sys.exit(main(sys.argv[1:]))")
+                "from bloatlab.sweeps.worker import main; sys.exit(main(sys.argv[1:]))")
         self.proc = subprocess.Popen(
             [sys.executable, "-c", boot, pkg_parent, str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -224,7 +226,7 @@ class _Worker:
 
 
 class LocalBackend(Backend):
-    """Worker processes on this machine (``python -m bloatlab.worker``), one per core by default.
+    """Worker processes on this machine (``python -m bloatlab.sweeps.worker``), one per core by default.
 
     Each worker runs one task at a time, so when a worker dies (killed, out of memory,
     a crash in the simulator) the driver knows which run it was: that run is retried

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .backends import Backend, make_backend
-from .errors import ScenarioError
-from .scenario import to_json
+from ..errors import ScenarioError
+from ..scenario import to_json
 from .store import StoreWriter, is_store
-from .sweeps import RunSpec, Sweep, validate
+from .spec import RunSpec, Sweep, validate
 
 Log = Callable[[str], None]
 
@@ -142,7 +142,7 @@ def run_and_commit(writer: StoreWriter, todo: Sequence[RunSpec],
     """Runs ``todo`` on the back end and commits each run to the store as it finishes (ok or
     failed); yields (run, its record, the back end's result) after each commit. The one
     run-and-store path of sweeps and of ``bloatlab reproduce``."""
-    from .simcore import __version__, wants_capture
+    from ..simcore import __version__, wants_capture
 
     tasks = [{"run_id": r.run_id, "scenario_json": to_json(r.scenario), "capture": wants_capture(r.scenario)}
              for r in todo]

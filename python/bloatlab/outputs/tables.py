@@ -9,38 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-DASH = "—"
-
-
-def num(value: Any, fmt: str = ".2f") -> str:
-    """Formats a number; ``—`` for null/missing."""
-    if value is None or isinstance(value, bool):
-        return DASH
-    try:
-        return format(value, fmt)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def size(nbytes: Any) -> str:
-    """Bytes in SI units (1 KB = 1000 B, as in scenario files)."""
-    if not isinstance(nbytes, (int, float)) or isinstance(nbytes, bool):
-        return DASH
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if abs(nbytes) >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
-    return f"{nbytes:.0f} B"
-
-
-def per_second(value: Any) -> str:
-    """A large number with an SI prefix: 1234567 -> '1.23M'."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return DASH
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g}{unit}"
-    return f"{value:.3g}"
-
+from .numbers import DASH, num, per_second, size
 
 def flows_table(flows: list[dict[str, Any]]) -> Table:
     table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True)

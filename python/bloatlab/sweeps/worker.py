@@ -1,4 +1,4 @@
-"""A worker process of the local sweep back end (started by :class:`bloatlab.backends.LocalBackend`).
+"""A worker process of the local sweep back end (started by :class:`bloatlab.sweeps.backends.LocalBackend`).
 
 Reads tasks from stdin and writes outcomes to stdout, each as an 8-byte big-endian
 length and a pickle (the driver is the parent process: trusted). One task at a time,
