@@ -20,7 +20,12 @@ from typing import Any
 from ..errors import ScenarioError
 from .framework import Claim, Context, Experiment, Options
 
-#: experiment name -> module (imported on demand)
+#: experiment name -> its package (imported on demand). Every package has the same parts:
+#: ``scenarios`` (the paper's setup as scenario dicts, and what is read from a run),
+#: ``paper`` (the published numbers), ``plots`` (its figures), ``claims`` (``reproduce(ctx)``:
+#: runs, tables, claims and the report's text), ``emu`` (the emulation plan: ``reproduce(ctx)``
+#: and ``ENGINE_NOTES``, or ``REFUSED``, why Linux cannot run it); ``__init__`` has the
+#: :class:`Experiment` (``EXPERIMENT``).
 MODULES = {
     "cubic-plus": "cubic_plus",
     "cellular-bufferbloat": "cellular_bufferbloat",
@@ -31,30 +36,26 @@ MODULES = {
 NAMES = (*MODULES, "all")
 
 
-#: experiment name -> module of its emulation plan (``--engine emulate|both``); a plan module
-#: uses its experiment's module, so the registry joins the two (neither imports the other's
-#: registry entry)
-PLANS = {
-    "cubic-plus": "cubic_plus_emu",
-    "cellular-bufferbloat": "cellular_bufferbloat_emu",
-    "ewt": "ewt_emu",
-    "abrwda": "abrwda_emu",
-}
+def _plan(name: str) -> Any:
+    """The experiment's ``emu`` module (its emulation plan, or the reason there is none)."""
+    return importlib.import_module(f".{MODULES[name]}.emu", __name__)
 
 
 def get(name: str) -> Experiment:
     if name not in MODULES:
         raise ScenarioError("EXPERIMENT", f"unknown experiment {name!r} (known: {', '.join(NAMES)})")
     exp: Experiment = importlib.import_module(f".{MODULES[name]}", __name__).EXPERIMENT
-    if name in PLANS:
-        mod = importlib.import_module(f".{PLANS[name]}", __name__)
-        exp = dataclasses.replace(exp, emulation=mod.reproduce, engine_notes=getattr(mod, "ENGINE_NOTES", {}))
+    plan = _plan(name)
+    if getattr(plan, "reproduce", None) is not None:
+        exp = dataclasses.replace(exp, emulation=plan.reproduce, engine_notes=getattr(plan, "ENGINE_NOTES", {}))
+    else:
+        exp = dataclasses.replace(exp, emulation_refused=plan.REFUSED)
     return exp
 
 
 def emulable_names() -> list[str]:
     """The experiments with an emulation plan."""
-    return [n for n in MODULES if n in PLANS]
+    return [n for n in MODULES if getattr(_plan(n), "reproduce", None) is not None]
 
 
 def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, seeds: int | None = None,
@@ -78,7 +79,8 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
 
     names = list(MODULES) if name == "all" else [name]
     experiments = [get(n) for n in names]
-    preflight(experiments, engine, single=name != "all", emulable=emulable_names())
+    preflight(experiments, engine, single=name != "all",
+              emulable=emulable_names() if engine != "sim" else ())
     if seeds is not None and seeds < 1:
         raise ScenarioError("--seeds", f"must be at least 1 (got {seeds})")
     if jobs is not None and jobs < 1:

@@ -16,6 +16,7 @@ PAPER_T2: dict[tuple[str, str], dict[str, tuple[float, float, float, float]]] = 
     ("II", "300KB"): {"cubic": (203.93, 0.2187, 1.81, 0.42), "cubic+": (285.68, 0.0537, 0.56, 0.13),
                       "vegas": (166.83, 0.0046, 0.11, 0.027)},
 }
+
 #: Table 3: (scenario, buffer) -> protocol -> (throughput 1, throughput 2 [Mbit/s], loss 1, loss 2 [%],
 #: queueing delay [ms]); flows "1" and "2" as the paper numbers them
 PAPER_T3: dict[tuple[str, str], dict[str, tuple[float, float, float, float, float]]] = {
@@ -30,6 +31,7 @@ PAPER_T3: dict[tuple[str, str], dict[str, tuple[float, float, float, float, floa
                        "cubic+": (195.07, 183.21, 0.0104, 0.0097, 0.12),
                        "vegas": (173.81, 202.33, 0.0146, 0.0147, 0.12)},
 }
+
 #: Table 4: Jain's index of the two same flows, (scenario, buffer) -> protocol -> FI
 PAPER_T4: dict[tuple[str, str], dict[str, float]] = {
     ("I", "50KB"): {"cubic": 0.9996, "cubic+": 0.9623},
@@ -37,6 +39,7 @@ PAPER_T4: dict[tuple[str, str], dict[str, float]] = {
     ("II", "300KB"): {"cubic": 0.9999, "cubic+": 0.9998},
     ("II", "1500KB"): {"cubic": 0.9999, "cubic+": 0.9990},
 }
+
 #: Table 5 (scenario I): (buffer, RTT ratio) -> protocol -> (T1, T2, EI [Mbit/s], FI); T1 is
 #: the long-RTT flow (it is the smaller in every row of the paper)
 PAPER_T5: dict[tuple[str, int], dict[str, tuple[float, float, float, float]]] = {
@@ -49,6 +52,7 @@ PAPER_T5: dict[tuple[str, int], dict[str, tuple[float, float, float, float]]] = 
     ("500KB", 3): {"reno": (0.94, 1.06, 2.00, 0.9959), "cubic": (0.73, 1.27, 2.00, 0.9325),
                    "cubic+": (0.87, 1.13, 2.00, 0.9830)},
 }
+
 #: Fig. 7 (completion time of the foreground transfer, s), values the text states:
 #: (scenario, buffer, background, foreground) -> s
 PAPER_FIG7: dict[tuple[str, str, str, str], float] = {
@@ -57,9 +61,12 @@ PAPER_FIG7: dict[tuple[str, str, str, str], float] = {
     ("II", "300KB", "cubic", "reno"): 123.0, ("II", "300KB", "cubic", "sack"): 44.0,
     ("II", "300KB", "cubic+", "reno"): 69.0, ("II", "300KB", "cubic+", "sack"): 38.0,
 }
+
 #: Fig. 7(I b): the text gives only the reduction beside Cubic+ at 500 KB: foreground -> %
 PAPER_FIG7_CUT_500KB = {"reno": 87.74, "sack": 75.47}
+
 #: Fig. 8 (scenario I, loss of the foreground flow, %): no loss beside Cubic+ at 500 KB; the
 #: largest beside Cubic is 3.08 % (SACK; the text does not say at which buffer)
 PAPER_FIG8: dict[tuple[str, str, str], float] = {("500KB", "cubic+", "reno"): 0.0, ("500KB", "cubic+", "sack"): 0.0}
+
 PAPER_FIG8_MAX_BESIDE_CUBIC = 3.08

@@ -1,268 +1,77 @@
-"""Liu, Ren et al., ABRWDA (paper 003): receiver-side window control against bufferbloat.
-
-Setup (Table I, an ns-2 simulation): a server 1 Gbit/s / 50 ms from the base station (NB),
-whose 500-packet drop-tail buffer feeds a radio link of 3.1-9.3 Mbit/s down and
-1.8-5.4 Mbit/s up (25 ms) to one UE; 1500-byte packets, NewReno with an initial window
-of 10 packets. The link rate is drawn from two random variables (signal regime, rate).
-
-- Fig. 4 / 5: throughput, queue length and RTT over 60 s of one long flow for NewReno,
-  ABRWDA, DRWA and Vegas; numbers the text states (max queue, time with an empty queue,
-  RTT range, ...) are compared in a table, the abstract's ratios in another.
-- Fig. 6 / 7: sensitivity of ABRWDA to α (λ = 1) and λ (α = 1/4): CDFs of link
-  utilisation and RTT; the paper picks α = 1/4, λ = 1.2.
-- Fig. 8 / 9: average completion time (AFCT) of 1-, 30- and 200-packet flows that start
-  one after the other next to one long flow, at several propagation delays, and the
-  reduction against NewReno.
-
-The paper shows single runs of a random channel. Our seeds draw different channel
-realisations (the only random element); 10 seeds give a confidence interval on the mean
-over channels at a negligible cost (a 60 s run takes ~20 ms), 2 with --quick.
-"""
+"""The abrwda experiment's reproduction, ``reproduce(ctx)``: it runs the scenarios, makes the
+tables, checks the paper's claims (each with the threshold it uses) and writes the report's text."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from .abrwda_plots import plot_afct, plot_improvement, plot_sensitivity, plot_timeseries
-from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, fmt
-
-# --------------------------------------------------------------------------- the paper's numbers
-
-#: Table I (simulation parameters), used as they are.
-PAPER_TABLE1: dict[str, str] = {
-    "packet size": "1500B",
-    "queue management": "droptail",
-    "buffer in NB": "500p",
-    "server-NB bandwidth": "1Gbps",
-    "NB-UE downlink": "3.1-9.3 Mbit/s",
-    "NB-UE uplink": "1.8-5.4 Mbit/s",
-    "server-NB delay": "50ms",
-    "NB-UE delay": "25ms",
-    "CWND_INIT": "10 packets",
-}
-
-#: Fig. 4 / 5, numbers stated in §V-A: (scheme, metric) -> value.
-PAPER_FIG45: dict[tuple[str, str], float] = {
-    ("newreno", "max_queue_pkts"): 500,  # "the queue size reaches the maximum ..."
-    ("newreno", "t_full_s"): 3.51,  # "... at 3.51 seconds"
-    ("newreno", "t_empty_s"): 8.92,  # "it decreases to the zero at 8.92 seconds"
-    ("abrwda", "max_queue_pkts"): 63,  # "the maximum queue length does not exceed 63 packets"
-    ("abrwda", "min_rtt_ms"): 154,  # "RTT ... in the range of 0.154 ..."
-    ("abrwda", "max_rtt_ms"): 330,  # "... to 0.33 second"
-    ("vegas", "mean_queue_pkts"): 6,  # "The average queue length is only 6 packets"
-    ("vegas", "max_queue_pkts"): 84,  # "with the maximum of 84 packets"
-    ("vegas", "empty_pct"): 40.76,  # "In 40.76% of simulation time, the queue length is zero"
-    ("vegas", "mean_rtt_ms"): 166,  # "The average value is 0.166 second"
-    ("vegas", "max_rtt_ms"): 449,  # "a 0.449 second of maximum at the very beginning"
-}
-
-#: The abstract: ABRWDA's queue and latency as a share of NewReno's and DRWA's
-#: ("0.1x and 0.4x shorter queues, 0.5x and 0.8x lower latency"), read as ratios.
-PAPER_RATIOS: dict[tuple[str, str], float] = {
-    ("queue", "newreno"): 0.1,
-    ("queue", "drwa"): 0.4,
-    ("latency", "newreno"): 0.5,
-    ("latency", "drwa"): 0.8,
-}
-
-#: §I: AFCT "reduced by 25% to 78% compared to TCP NewReno".
-PAPER_AFCT_REDUCTION_PCT = (25.0, 78.0)
-#: the paper's tuned parameters (§V-B)
-PAPER_ALPHA = 0.25
-PAPER_LAMBDA = 1.2
-
-# --------------------------------------------------------------------------- our choices
-
-SCHEMES = ("newreno", "abrwda", "drwa", "vegas")
-LABEL = {"newreno": "NewReno", "abrwda": "ABRWDA", "drwa": "DRWA", "vegas": "Vegas"}
-
-#: DRWA's λ (Jiang et al.; bloatlab's default, see docs/cellular.md)
-DRWA_LAMBDA = 3.0
-#: ns-2's Vegas defaults (v_alpha_, v_beta_, v_gamma_), the Vegas the paper ran
-VEGAS_PARAMS = {"alpha": 1, "beta": 3, "gamma": 1}
-
-#: the sensitivity grids (the paper's values are in its figures' legends, not its text)
-ALPHAS_FULL = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 1.0)
-LAMBDAS_FULL = (1.0, 1.1, 1.2, 1.3, 1.5, 2.0)
-ALPHAS_SMOKE = (1 / 4, 1.0)
-LAMBDAS_SMOKE = (1.0, 1.2)
-#: utilisation CDF: bytes carried / capacity offered over windows of this length (s)
-UTIL_WINDOW_S = 1.0
-
-#: Fig. 8: the core's one-way delay (the radio adds 25 ms); base RTT = 2 (core + 25 ms)
-CORE_DELAYS_FULL = (10, 30, 50, 100, 150)
-CORE_DELAYS_QUICK = (10, 50, 150)
-CORE_DELAYS_SMOKE = (50,)
-SHORT_SIZES = (1, 30, 200)  # packets
-#: the spacing of short-flow starts, long enough that they do not overlap (checked)
-SHORT_GAP_S = {1: 4.0, 30: 6.0, 200: 15.0}
-#: the long flow's head start before the first short flow (NewReno fills the buffer in ~3.5 s)
-SHORT_T0_S = 5.0
+from ..framework import Context, RunResult, Stat, TableRow, by_label, fmt
+from .paper import (
+    PAPER_AFCT_REDUCTION_PCT,
+    PAPER_ALPHA,
+    PAPER_FIG45,
+    PAPER_LAMBDA,
+    PAPER_RATIOS,
+    PAPER_TABLE1,
+)
+from .plots import plot_afct, plot_improvement, plot_sensitivity, plot_timeseries
+from .scenarios import (
+    ALPHAS_FULL,
+    ALPHAS_SMOKE,
+    BASE_RTT_MS,
+    BDP_PKTS,
+    CORE_DELAYS_FULL,
+    CORE_DELAYS_QUICK,
+    CORE_DELAYS_SMOKE,
+    DRWA_LAMBDA,
+    FULL_SHARE,
+    LABEL,
+    LAMBDAS_FULL,
+    LAMBDAS_SMOKE,
+    PKT,
+    SCHEMES,
+    SHORT_GAP_S,
+    SHORT_SIZES,
+    SHORT_T0_S,
+    UTIL_WINDOW_S,
+    VEGAS_PARAMS,
+    LongMeasures,
+    afct_spec,
+    down_queue,
+    long_spec,
+    measure_long,
+    rtt_samples,
+    stat_of,
+    window_utilisation,
+)
 
 # --------------------------------------------------------------------------- claim thresholds
 
-#: "fills the buffer": the largest sampled queue is at least this share of the 500 packets
-FULL_SHARE = 0.95
 #: "near a BDP": ABRWDA's mean queue ≤ one BDP and its 95th-percentile queue ≤ NEAR_BDP_P95 BDPs
 #: (BDP at the link's mean rate, 6.2 Mbit/s, and the base RTT)
 NEAR_BDP_P95 = 2.0
+
 #: "RTT close to the base": mean RTT ≤ this × base RTT
 RTT_CLOSE_FACTOR = 1.5
+
 #: "the same throughput": goodput within this share of NewReno's
 SAME_THROUGHPUT = 0.03
+
 #: "empties the queue": Vegas's mean queue at most this many packets (the paper: 6)
 VEGAS_EMPTY_PKTS = 10.0
+
 #: "best trade-off": the highest utilisation among settings whose 95th-percentile RTT is
 #: within this share of the lowest of the sweep (rule fixed before the runs)
 RTT_TOLERANCE = 0.10
+
 #: DRWA "loses its effect" at 200 packets: its AFCT reduction there (mean over delays) is
 #: below this share of its mean reduction at 1 and 30 packets
 LOST_EFFECT_SHARE = 0.5
 
-PKT = 1500  # bytes on the wire per full packet
-MSS = 1448
-BASE_RTT_MS = 150.0
-MEAN_RATE_MBPS = 6.2
-BDP_PKTS = MEAN_RATE_MBPS * 1e6 / 8 * BASE_RTT_MS / 1e3 / PKT  # 77.5
-
-
-# --------------------------------------------------------------------------- scenarios
-
-
-def _rate(lo: str, hi: str) -> dict[str, str]:
-    # The paper's two random variables; interval and dwell are our choices (docs/cellular.md).
-    return {"model": "cellular", "min": lo, "max": hi, "interval": "10ms", "dwell": "5s"}
-
-
-def topology(core_delay_ms: float = 50) -> dict[str, Any]:
-    """Table I; only the core delay varies (Fig. 8)."""
-    return {
-        "kind": "cellular",
-        "core": {"rate": "1Gbps", "delay": f"{core_delay_ms}ms"},
-        "bs_queue": {"kind": "droptail", "limit": "500p"},
-        "radio": {"delay": "25ms", "down": _rate("3.1Mbps", "9.3Mbps"), "up": _rate("1.8Mbps", "5.4Mbps")},
-    }
-
-
-def tcp_flow(scheme: str, alpha: float = PAPER_ALPHA, lam: float = PAPER_LAMBDA, **extra: Any) -> dict[str, Any]:
-    """A TCP flow of one scheme: NewReno with a receive-window policy, or Vegas."""
-    flow: dict[str, Any] = {"transport": "tcp", "cc": "vegas" if scheme == "vegas" else "newreno"}
-    if scheme == "vegas":
-        flow["cc_params"] = dict(VEGAS_PARAMS)
-    elif scheme == "abrwda":
-        flow.update(rwnd="abrwda", rwnd_params={"alpha": alpha, "lambda": lam})
-    elif scheme == "drwa":
-        flow.update(rwnd="drwa", rwnd_params={"lambda": DRWA_LAMBDA})
-    flow.update(extra)
-    return flow
-
-
-def long_spec(scheme: str, seed: int, duration: str, alpha: float = PAPER_ALPHA, lam: float = PAPER_LAMBDA,
-              **labels: Any) -> Spec:
-    """One long flow for `duration` (Fig. 4-7), sampled every 10 ms (the rate's own step)."""
-    doc = {
-        "name": f"abrwda-long-{scheme}",
-        "duration": duration,
-        "seed": seed,
-        "metrics": {"interval": "10ms"},
-        "topology": topology(),
-        "flows": [tcp_flow(scheme, alpha, lam)],
-    }
-    return Spec(doc, {"scheme": scheme, "seed": seed, **labels})
-
-
-def afct_spec(scheme: str, size_pkts: int, core_ms: float, seed: int, n_short: int) -> Spec:
-    """Fig. 8: one long flow from 0 s, then `n_short` sized flows one after the other."""
-    gap = SHORT_GAP_S[size_pkts]
-    shorts = [tcp_flow(scheme, group="short", size=f"{size_pkts * MSS}B", start=f"{SHORT_T0_S + k * gap:g}s")
-              for k in range(n_short)]
-    doc = {
-        "name": f"abrwda-afct-{scheme}-{size_pkts}p-{core_ms}ms",
-        "duration": f"{SHORT_T0_S + n_short * gap:g}s",
-        "seed": seed,
-        "metrics": {"interval": "0s"},
-        "topology": topology(core_ms),
-        "flows": [tcp_flow(scheme, group="long"), *shorts],
-    }
-    return Spec(doc, {"scheme": scheme, "size": size_pkts, "core_ms": core_ms, "seed": seed})
-
-
-# --------------------------------------------------------------------------- per-run measures
-
-
-def down_queue(r: RunResult) -> Any:
-    """The base station's queue towards the UE (the bottleneck), one row per sample."""
-    q = r.queues
-    return q[q.link == "ue0_down"].reset_index(drop=True)
-
-
-def rtt_samples(r: RunResult) -> Any:
-    return r.timeseries.rtt_ms.dropna()
-
-
-@dataclass
-class LongMeasures:
-    """What Fig. 4 / 5's text reports for one run."""
-
-    mean_queue_pkts: float
-    max_queue_pkts: float
-    p95_queue_pkts: float
-    empty_pct: float
-    t_full_s: float | None
-    t_empty_s: float | None
-    mean_rtt_ms: float
-    min_rtt_ms: float
-    max_rtt_ms: float
-    goodput_mbps: float
-    util_pct: float
-    drops: int
-    max_cwnd_pkts: float
-
-
-def measure_long(r: RunResult) -> LongMeasures:
-    q = down_queue(r)
-    pk = q.backlog_pkts
-    full = q.t_s[pk >= FULL_SHARE * 500]
-    t_full = float(full.iloc[0]) if len(full) else None
-    # the first time the queue is empty again after it filled (the paper's 8.92 s)
-    later = q.t_s[(q.t_s > t_full) & (pk == 0)] if t_full is not None else q.t_s.iloc[:0]
-    rtts = rtt_samples(r)
-    f = r.flows[0]
-    return LongMeasures(
-        mean_queue_pkts=r.bottleneck["mean_bytes"] / PKT,
-        max_queue_pkts=float(pk.max()),
-        p95_queue_pkts=float(pk.quantile(0.95)),
-        empty_pct=100.0 * float((pk == 0).mean()),
-        t_full_s=t_full,
-        t_empty_s=float(later.iloc[0]) if len(later) else None,
-        mean_rtt_ms=f["rtt_mean_ms"],
-        min_rtt_ms=float(rtts.min()),
-        max_rtt_ms=float(rtts.max()),
-        goodput_mbps=f["goodput_mbps"],
-        util_pct=r.bottleneck["utilization_pct"],
-        drops=int(r.bottleneck["drops"]),
-        max_cwnd_pkts=float(r.timeseries.cwnd_bytes.max()) / MSS,
-    )
-
-
-def window_utilisation(r: RunResult, window_s: float = UTIL_WINDOW_S) -> list[float]:
-    """Bytes carried over capacity offered, per window (10 ms samples of both)."""
-    q = down_queue(r)
-    w = (q.t_s / window_s - 1e-9).astype(int)  # samples stamp their interval's end
-    g = q.groupby(w)
-    util = g.tx_mbps.sum() / g.capacity_mbps.sum()
-    return [min(1.0, float(u)) for u in util]  # a sample's capacity is its end's: ±1 step
-
-
-def stat_of(ms: Sequence[LongMeasures], field: str) -> Stat:
-    return Stat.of(getattr(m, field) for m in ms)
-
 
 # --------------------------------------------------------------------------- the experiment
-
 
 def reproduce(ctx: Context) -> None:
     seeds = ctx.seeds()
@@ -321,7 +130,6 @@ def _setup_text(ctx: Context, duration: str, alphas: Sequence[float], lambdas: S
 
 
 # --------------------------------------------------------------------------- Fig. 4 / 5
-
 
 def _fig45(ctx: Context, runs: list[RunResult], measures: dict[str, list[LongMeasures]]) -> None:
     metrics = [
@@ -448,7 +256,6 @@ def _claims45(ctx: Context, m: dict[str, list[LongMeasures]], ratios: dict[tuple
 
 # --------------------------------------------------------------------------- Fig. 6 / 7
 
-
 def _sweep_stats(runs: list[RunResult], sweep: str, values: Sequence[float]) -> dict[float, dict[str, Stat]]:
     out = {}
     for v in values:
@@ -523,7 +330,6 @@ def _pick_note(symbol: str, stats: dict[float, dict[str, Stat]], best: float, pa
 
 
 # --------------------------------------------------------------------------- Fig. 8 / 9
-
 
 def _afct_per_seed(runs: list[RunResult], scheme: str, size: int, d: float) -> dict[int, float]:
     out = {}
@@ -640,7 +446,6 @@ def _mean(xs: Any) -> float:
 
 # --------------------------------------------------------------------------- unstated parameters
 
-
 def _unstated_text(ctx: Context) -> None:
     ctx.text(
         "- **Radio rate model**: the paper names two random variables (signal regime, rate) and the range only. "
@@ -668,18 +473,3 @@ def _unstated_text(ctx: Context) -> None:
         "- **Reading the abstract**: '0.1× shorter queues' is taken as ABRWDA's queue = 0.1 × NewReno's.",
         heading="Parameters the paper does not state, and our choices",
     )
-
-
-EXPERIMENT = Experiment(
-    name="abrwda",
-    title="ABRWDA: receiver-based window control against bufferbloat (Liu, Ren et al.)",
-    paper="Xiaolan Liu, Fengyuan Ren, Ran Shu, Tong Zhang, Tao Dai, Mitigating Bufferbloat with Receiver-based "
-          "TCP Flow Control Mechanism in Cellular Networks",
-    reproduce=reproduce,
-    seeds_full=10,
-    seeds_quick=2,
-    summary="One UE behind a 500-packet base-station buffer and a 3.1-9.3 Mbit/s radio link: NewReno, ABRWDA, "
-            "DRWA and Vegas over 60 s (Fig. 4/5), ABRWDA's α and λ (Fig. 6/7), and short-flow completion times "
-            "next to a long flow (Fig. 8/9).",
-    emulation_ccs=("reno",),
-)

@@ -1,4 +1,4 @@
-"""The figures of the cubic-plus experiment (:mod:`.cubic_plus`), drawn like the paper's:
+"""The figures of the cubic-plus experiment (:mod:`bloatlab.experiments.cubic_plus`), drawn like the paper's:
 grouped bars of mean throughput, completion time or loss, with 95 % CI error bars."""
 
 from __future__ import annotations
@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .framework import Context, Stat
-from .plotting import bar_panels, finish, pyplot
+from ..framework import Context, Stat
+from ..plotting import bar_panels, finish, pyplot
 
 LABEL = {"cubic": "Cubic", "cubic+": "Cubic+", "vegas": "Vegas", "reno": "Reno", "sack": "SACK"}
+
 COLORS = {"cubic": "tab:red", "cubic+": "tab:blue", "vegas": "tab:green", "reno": "tab:gray"}
 
 

@@ -1,4 +1,4 @@
-"""The figures of the ewt experiment (:mod:`.ewt`), drawn like the paper's: per congestion
+"""The figures of the ewt experiment (:mod:`bloatlab.experiments.ewt`), drawn like the paper's: per congestion
 level, one bar per scheme with its 95 % CI (Fig. 5-9, 11-17), and one flow's window (Fig. 10)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .framework import Context, RunResult, Stat
-from .plotting import grouped_bars, pyplot
+from ..framework import Context, RunResult, Stat
+from ..plotting import grouped_bars, pyplot
 
 COLORS = {"droptail": "tab:gray", "red": "tab:red", "ared": "tab:orange", "ewa": "tab:purple",
           "awm": "tab:green", "ewt": "tab:blue"}

@@ -1,205 +1,73 @@
-"""Wang & Yuan 2016, TCP delayed window update mechanism for fighting the bufferbloat
-(paper 000): Table 2-5, Fig. 6-9.
-
-The paper's Cubic+ is CUBIC inside a wrapper that, every ``period``, estimates the
-bandwidth utilisation U from the share of RTT samples above the minimum and the delay jitter,
-suspends window growth under mild congestion and cuts the window by 1 − θ under serious
-congestion (bloatlab: ``cc = "cubic+"``, docs/congestion-control.md). It was evaluated in
-OPNET Modeler on a dumbbell with two parameter sets (Table 1):
-
-- scenario I: 2 Mbit/s bottleneck, 20 ms RTT, 10 Mbit/s access, buffer 500 KB / 50 KB,
-  period 100 ms, threshold 30 ms;
-- scenario II: 400 Mbit/s, 120 ms RTT, 1 Gbit/s access, buffer 1500 KB / 300 KB, period
-  200 ms, threshold 0.6 ms; θ = 0.9, 1500-byte packets, FIFO (drop-tail), 200 s.
-
-Tables and figures reproduced: Table 2 (one flow of Cubic, Cubic+ or Vegas), Table 3 (two
-flows of the same protocol) and Table 4 (their Jain index), Fig. 6 (one Reno flow against
-Vegas / Cubic+ / Cubic), Fig. 7 and 8 (a Reno or SACK transfer starting 15 s after a
-Cubic / Cubic+ background flow: completion time and loss), Table 5 (heterogeneous RTT in
-scenario I), Fig. 9 (two Cubic / Cubic+ flows with two Reno flows in scenario II).
-
-The paper gives one run per configuration and no confidence intervals; we run 5 seeds
-(2 with --quick). The paper's numbers live in :mod:`.cubic_plus_paper`, the plotting in
-:mod:`.cubic_plus_plots`, the report's setup text in :mod:`.cubic_plus_text`.
-"""
+"""The cubic-plus experiment's reproduction, ``reproduce(ctx)``: it runs the scenarios, makes the
+tables, checks the paper's claims (each with the threshold it uses) and writes the report's text.
+The report text includes the setup and every parameter the paper leaves unstated, with the
+choice made."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from . import cubic_plus_plots as plots
-from . import cubic_plus_text as texts
-from .cubic_plus_plots import LABEL
-from .cubic_plus_paper import (PAPER_FIG7, PAPER_FIG7_CUT_500KB, PAPER_FIG8, PAPER_FIG8_MAX_BESIDE_CUBIC,
-                               PAPER_T2, PAPER_T3, PAPER_T4, PAPER_T5)
-from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, fmt, jain
-
-# --------------------------------------------------------------------------- the paper's setup
-
-THETA = 0.9
-#: the paper's "average throughput" is what a flow gets through the link, at the wire (Table 2:
-#: 1.9992 Mbit/s on a 2 Mbit/s link); ours is the flow's goodput (unique TCP payload delivered,
-#: 1448 B per 1500-byte packet) scaled by 1500/1448. (bloatlab's ``throughput_mbps`` counts what
-#: the sender sent, dropped packets included, so it exceeds the link rate under loss.)
-WIRE = 1500 / 1448
-#: every flow starts at a uniform random time in [0, START_JITTER] (after its nominal start):
-#: the paper starts its flows together, and a deterministic simulator with simultaneous starts
-#: gives the same run for every seed (the wrapper's suspend timer is the only other random
-#: element, and plain CUBIC/Vegas/Reno have none). 100 ms is five scenario-I RTTs and under one
-#: scenario-II RTT: small against 200 s.
-START_JITTER_S = 0.1
-#: Fig. 7: the foreground transfer starts this long after the background flow
-FG_DELAY_S = 15.0
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One column of the paper's Table 1 (plus what the dumbbell needs to realise it)."""
-
-    rate: str
-    delay: str  # bottleneck one-way delay: base RTT = 2 * (2 * access_delay + delay)
-    access: str
-    access_delay: str
-    buffers: tuple[str, str]  # (large, small), in the paper's column order
-    period: str
-    threshold: str
-    rcvbuf: str  # larger than BDP + buffer, so the receiver never limits a flow
-    fg_size: dict[str, str]  # Fig. 7: foreground transfer size per buffer
-
-
-SETTINGS: dict[str, Setting] = {
-    "I": Setting("2Mbps", "5ms", "10Mbps", "2.5ms", ("500KB", "50KB"), "100ms", "30ms", "6MB",
-                 {"500KB": "500KB", "50KB": "5MB"}),
-    "II": Setting("400Mbps", "55ms", "1Gbps", "2.5ms", ("1500KB", "300KB"), "200ms", "0.6ms", "32MB",
-                  {"1500KB": "300MB", "300KB": "300MB"}),
-}
-
-#: protocol -> (bloatlab cc, loss recovery). "TCP Reno" is Reno without SACK (ns/OPNET's Reno),
-#: "TCP SACK" is Reno with SACK recovery; CUBIC, Cubic+ and Vegas recover with SACK (Linux).
-PROTOCOLS: dict[str, tuple[str, str]] = {
-    "cubic": ("cubic", "sack"),
-    "cubic+": ("cubic+", "sack"),
-    "vegas": ("vegas", "sack"),
-    "reno": ("reno", "reno"),
-    "sack": ("reno", "sack"),
-}
-SINGLE = ("cubic", "cubic+", "vegas")
+from ..framework import Context, RunResult, Stat, TableRow, by_label, fmt, jain
+from . import plots
+from .paper import (
+    PAPER_FIG7,
+    PAPER_FIG7_CUT_500KB,
+    PAPER_FIG8,
+    PAPER_FIG8_MAX_BESIDE_CUBIC,
+    PAPER_T2,
+    PAPER_T3,
+    PAPER_T4,
+    PAPER_T5,
+)
+from .plots import LABEL
+from .scenarios import (
+    FG_DELAY_S,
+    SETTINGS,
+    SINGLE,
+    START_JITTER_S,
+    THETA,
+    all_buffers,
+    fct,
+    flow,
+    make_spec,
+    per_run,
+    thr,
+    thr_mean,
+    unfinished,
+)
 
 # --------------------------------------------------------------------------- claim thresholds
 
 DELAY_CUT_500KB = 0.90  # Cubic+'s queueing delay at most 10 % of Cubic's (paper: −98 %)
+
 DELAY_SHARE_50KB = 1 / 3  # at most a third (paper: 30 ms vs 130 ms)
+
 THROUGHPUT_TOL = 0.01  # "throughput within 1 % of Cubic"
+
 LOSS_SHARE_300KB = 0.25  # Cubic+ loses at most a quarter of Cubic's packets (paper: 0.0537 vs 0.2187 %)
+
 FAR_LESS = 0.75  # "far less": Vegas below 3/4 of Cubic+ (paper: 166.83 vs 285.68 Mbit/s, 0.58)
+
 JAIN_MIN = 0.95  # Table 4: Cubic+'s index (paper: ≥ 0.9623)
-
-
-# --------------------------------------------------------------------------- scenario builders
-
-
-def _start(offset_s: float = 0.0) -> dict[str, list[str]]:
-    return {"uniform": [f"{offset_s}s", f"{offset_s + START_JITTER_S}s"]}
-
-
-def flow(proto: str, sc: str, group: str, *, offset_s: float = 0.0, size: str | None = None,
-         rtt: str | None = None) -> dict[str, Any]:
-    """One TCP flow of ``proto`` (a key of PROTOCOLS) with the scenario's Cubic+ parameters."""
-    cc, recovery = PROTOCOLS[proto]
-    f: dict[str, Any] = {"transport": "tcp", "cc": cc, "group": group, "start": _start(offset_s),
-                         "tcp": {"recovery": recovery}}
-    if proto == "cubic+":
-        s = SETTINGS[sc]
-        f["cc_params"] = {"period": s.period, "threshold": s.threshold, "theta": THETA}
-    if size is not None:
-        f["size"] = size
-    if rtt is not None:
-        f["rtt"] = rtt
-    return f
-
-
-def scenario(sc: str, buffer: str, flows: list[dict[str, Any]], seed: int, duration: str,
-             name: str) -> dict[str, Any]:
-    """The Table 1 dumbbell of scenario ``sc`` with a drop-tail ``buffer`` and these flows."""
-    s = SETTINGS[sc]
-    return {
-        "name": f"wang2016-{sc}-{buffer}-{name}",
-        "duration": duration,
-        "seed": seed,
-        "metrics": {"interval": "500ms"},
-        "topology": {
-            "kind": "dumbbell",
-            "bottleneck": {"rate": s.rate, "delay": s.delay},
-            "bottleneck_queue": {"kind": "droptail", "limit": buffer},
-            "access": {"rate": s.access, "delay": s.access_delay},
-        },
-        "tcp": {"mss": "1448B", "rcvbuf": s.rcvbuf},  # 1448 B + 52 B of headers: 1500-byte packets
-        "flows": flows,
-    }
-
-
-def make_spec(part: str, sc: str, buffer: str, flows: list[dict[str, Any]], seed: int, duration: str,
-              **labels: Any) -> Spec:
-    name = "-".join([part, *(str(v) for v in labels.values())])
-    return Spec(scenario(sc, buffer, flows, seed, duration, name),
-                {"part": part, "sc": sc, "buf": buffer, "seed": seed, **labels})
-
-
-def all_buffers() -> list[tuple[str, str]]:
-    return [(sc, b) for sc, s in SETTINGS.items() for b in s.buffers]
-
-
-# --------------------------------------------------------------------------- reading results
-
-
-def thr(f: dict[str, Any]) -> float:
-    """A flow's delivered throughput at the wire (see WIRE), Mbit/s."""
-    return f["goodput_mbps"] * WIRE
-
-
-def thr_mean(results: list[RunResult], group: str) -> float:
-    """Mean over runs of the throughput of the group's first flow."""
-    return per_run(results, lambda r: thr(r.group(group)[0])).mean
-
-
-def per_run(results: list[RunResult], value: Callable[[RunResult], float | None]) -> Stat:
-    return Stat.of(value(r) for r in results)
-
-
-def fct(r: RunResult, group: str) -> float:
-    """Completion time of the group's transfer; an unfinished one counts as the time it had
-    (a lower bound: the report says how many did not finish)."""
-    f = r.group(group)[0]
-    if f["fct_s"] is not None:
-        return float(f["fct_s"])
-    return float(r.summary["duration_s"]) - float(f["start_s"])
-
-
-def unfinished(results: list[RunResult], group: str) -> int:
-    return sum(1 for r in results if r.group(group)[0]["fct_s"] is None)
 
 
 # --------------------------------------------------------------------------- the experiment
 
-
 def reproduce(ctx: Context) -> None:
     seeds = ctx.seeds()
     dur = {"I": ctx.pick("200s", "200s", "20s"), "II": ctx.pick("200s", "60s", "5s")}
-    texts.setup(ctx, dur, settings=SETTINGS, jitter_s=START_JITTER_S, theta=THETA)
+    setup(ctx, dur, settings=SETTINGS, jitter_s=START_JITTER_S, theta=THETA)
     table2(ctx, seeds, dur)
     table3_4(ctx, seeds, dur)
     fig6(ctx, seeds, dur)
     fig7_8(ctx, seeds, dur)
     table5(ctx, seeds, dur)
     fig9(ctx, seeds, dur)
-    texts.unstated(ctx, fg_delay_s=FG_DELAY_S, jitter_s=START_JITTER_S)
+    unstated(ctx, fg_delay_s=FG_DELAY_S, jitter_s=START_JITTER_S)
 
 
 # --------------------------------------------------------------------------- Table 2
-
 
 def table2(ctx: Context, seeds: list[int], dur: dict[str, str]) -> None:
     specs = [make_spec("t2", sc, b, [flow(p, sc, p)], s, dur[sc], proto=p)
@@ -317,7 +185,6 @@ def _pct_change(a: float, b: float) -> str:
 
 # --------------------------------------------------------------------------- Table 3 and 4
 
-
 def table3_4(ctx: Context, seeds: list[int], dur: dict[str, str]) -> None:
     specs = [make_spec("t3", sc, b, [flow(p, sc, p), flow(p, sc, p)], s, dur[sc], proto=p)
              for sc, b in all_buffers() for p in SINGLE for s in seeds]
@@ -391,7 +258,6 @@ def latecomer_wins(results: list[RunResult]) -> tuple[int, int]:
 
 # --------------------------------------------------------------------------- Fig. 6
 
-
 def fig6(ctx: Context, seeds: list[int], dur: dict[str, str]) -> None:
     partners = ("vegas", "cubic+", "cubic")
     specs = [make_spec("f6", sc, b, [flow(p, sc, "x"), flow("reno", sc, "reno")], s, dur[sc], proto=p)
@@ -448,7 +314,6 @@ def _share(x: Stat, other: Stat) -> float:
 
 
 # --------------------------------------------------------------------------- Fig. 7 and 8
-
 
 def fig7_8(ctx: Context, seeds: list[int], dur: dict[str, str]) -> None:
     bgs, fgs = ("cubic", "cubic+"), ("reno", "sack")
@@ -542,7 +407,6 @@ def _rel(a: float, b: float) -> float:
 
 # --------------------------------------------------------------------------- Table 5
 
-
 def table5(ctx: Context, seeds: list[int], dur: dict[str, str]) -> None:
     protos, ratios = ("reno", "cubic", "cubic+"), (2, 3)
     specs = [make_spec("t5", "I", b, [flow(p, "I", "long", rtt=f"{20 * k}ms"), flow(p, "I", "short", rtt="20ms")],
@@ -588,7 +452,6 @@ def table5(ctx: Context, seeds: list[int], dur: dict[str, str]) -> None:
 
 # --------------------------------------------------------------------------- Fig. 9
 
-
 def fig9(ctx: Context, seeds: list[int], dur: dict[str, str]) -> None:
     variants, sc = ("cubic", "cubic+"), "II"
     specs = [make_spec("f9", sc, b, [flow(v, sc, "x"), flow(v, sc, "x"), flow("reno", sc, "reno"),
@@ -633,16 +496,65 @@ def fig9(ctx: Context, seeds: list[int], dur: dict[str, str]) -> None:
     )
 
 
-EXPERIMENT = Experiment(
-    name="cubic-plus",
-    title="TCP delayed window update, Cubic+ (Wang & Yuan 2016)",
-    paper="Min Wang and Lingyun Yuan, TCP Delayed Window Update Mechanism for Fighting the Bufferbloat, "
-          "KSII Transactions on Internet and Information Systems, 2016",
-    reproduce=reproduce,
-    seeds_full=5,
-    seeds_quick=2,
-    emulation_ccs=("cubic", "reno"),
-    summary="Cubic+ (CUBIC with the delayed window update) against Cubic, Vegas and Reno on the paper's "
-            "two dumbbells: one and two flows (Table 2-4), beside Reno (Fig. 6), background to a "
-            "transfer (Fig. 7, 8), heterogeneous RTTs (Table 5), TCP-friendliness (Fig. 9).",
-)
+def setup(ctx: Context, dur: dict[str, str], *, settings: dict[str, Any], jitter_s: float,
+          theta: float) -> None:
+    rows = "\n".join(
+        f"| {sc} | {s.rate} | {2 * (2 * _ms(s.access_delay) + _ms(s.delay)):.0f} ms | {s.access} | "
+        f"{' / '.join(s.buffers)} | {s.period} | {s.threshold} | {dur[sc]} |" for sc, s in settings.items())
+    ctx.text(
+        "Dumbbell of the paper's Fig. 5: each sender has its own access link to the left router, "
+        "the drop-tail (FIFO) bottleneck joins the routers, each receiver has its own access link.\n\n"
+        "| scenario | bottleneck | base RTT | access | buffer | period | threshold | simulated |\n"
+        "|---|---|---|---|---|---|---|---|\n" + rows + "\n\n"
+        f"θ = {theta}, 1448-byte segments (1500-byte packets with IP/TCP headers and timestamps), "
+        "delayed ACKs (every second segment, 40 ms), initial window 10, receive buffer larger than "
+        "BDP + buffer. Cubic+ is `cubic+` (docs/congestion-control.md) with the scenario's period, "
+        f"threshold and θ. Every flow starts at a uniform random time within {jitter_s * 1000:.0f} ms "
+        "of its nominal start (see below). Rates are compared with the paper's at the wire "
+        "(our goodput × 1500/1448). Mean ± 95 % CI over "
+        f"{ctx.n_seeds} seed(s); the paper reports one run per configuration.\n\n"
+        + ("**Quick mode** shortens scenario II runs to "
+           f"{dur['II']} (the paper: 200 s) except Fig. 7/8, whose 300 MB transfer needs the paper's "
+           "200 s (a transfer that does not finish counts with the time it had), scenario I runs to "
+           f"{dur['I']} (cheap: the paper's 200 s in quick mode), and runs {ctx.n_seeds} seed(s).\n"
+           if ctx.quick else ""),
+        heading="Setup",
+    )
+
+
+def _ms(text: str) -> float:
+    return float(text.removesuffix("ms"))
+
+
+def unstated(ctx: Context, *, fg_delay_s: float, jitter_s: float) -> None:
+    ctx.text(
+        "- **Simulator**: the paper used OPNET Modeler; its CUBIC, Vegas and Reno models are "
+        "not described. Ours follow Linux (docs/congestion-control.md).\n"
+        "- **Loss recovery**: the paper names TCP Reno and TCP SACK as separate protocols, so "
+        "\"Reno\" is Reno without SACK (`recovery = \"reno\"`: one fast retransmit, then timeouts "
+        "on multiple losses) and \"SACK\" is Reno with SACK recovery (RFC 6675). CUBIC, Cubic+ "
+        "and Vegas use SACK recovery, as in Linux. Not stated in the paper.\n"
+        "- **Cubic+ readings** (docs/congestion-control.md): serious congestion is U = 1 (eq. 3), "
+        "RTT samples equal RTT_min within 1 ms (the timestamp clock), the wrapper never touches "
+        "CUBIC's epoch after a θ decrease.\n"
+        f"- **Start times**: the paper starts flows together (Table 4: at 10 s; we start at 0 and "
+        f"run {'200 s' if not ctx.quick else 'the same duration'}). Each flow starts uniformly within "
+        f"{jitter_s * 1000:.0f} ms of its nominal start so that seeds differ; a single CUBIC or "
+        "Vegas flow alone is then the same run shifted in time, hence its near-zero CI.\n"
+        "- **Throughput**: the paper's \"average throughput\" sums to the link rate (1.9992 of "
+        "2 Mbit/s), so it is what crossed the link, at the wire; ours is the flow's goodput (unique "
+        "payload delivered over its active time) scaled by 1500/1448. Loss rate = the flow's packets dropped / "
+        "sent; buffer usage = time-average occupancy / buffer size; queueing delay = mean sojourn "
+        "time at the bottleneck. All measured over the whole run (no warm-up), as the paper.\n"
+        "- **Table 3 flow order**: the paper's flows 1 and 2 are unordered; we list the flow with "
+        "the larger throughput first, ours and the paper's.\n"
+        "- **Table 4** is computed, like the paper's, from Table 3's throughputs (Jain's index of "
+        "the two flows' throughput). **Table 5**: T1 is the long-RTT flow (40 or 60 ms; the other "
+        "has 20 ms), the smaller in every row of the paper; EI = T1 + T2.\n"
+        "- **Fig. 6** does not say which buffer: we run both. **Fig. 7/8**: the foreground "
+        f"transfer starts {fg_delay_s:.0f} s after the background flow (both within the start jitter).\n"
+        "- **Seeds**: OPNET's runs are deterministic and the paper shows one per configuration; "
+        "5 seeds (the start jitter and Cubic+'s random suspend timer) show how much the outcome "
+        "depends on chance, at a cost the 20-minute budget allows for scenario II.",
+        heading="Unstated parameters and our choices",
+    )

@@ -19,31 +19,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import ewt_plots as plots
-from .ewt import (
+from ..framework import Context, RunResult, Spec, Stat, TableRow, by_label, fmt
+from . import plots
+from .claims import _fig10, _metric_table, _seeded, _table6, _tied_or_best
+from .paper import PAPER_TABLE2
+from .scenarios import (
     DUMBBELLS,
     EFFICIENCY_KEPT_PCT,
     FIGURE_NO,
     LABEL,
     METRICS,
     NO_LOSS_DROPS,
-    PAPER_TABLE2,
     SCHEMES,
     Stats,
-    _fig10,
-    _metric_table,
-    _seeded,
-    _table6,
-    _tied_or_best,
     metric_stats,
     talau_scenario,
 )
-from .framework import Context, RunResult, Spec, Stat, TableRow, by_label, fmt
 
 #: issue 16's first check: 12 transfers of 625 kB, scenario 1
 FLOWS, FILE_BYTES = 12, 625_000
+
 SMOKE_FLOWS, SMOKE_BYTES = 4, 150_000
+
 SMOKE_START = {"uniform": ["0.2s", "1s"]}
+
 LEVEL = "check"  # scenario 1's load (the sim's levels come from its search)
 
 _EWT_DROPS = (
@@ -60,7 +59,9 @@ _EWT_DROPS = (
 
 #: Why the engines' verdicts differ where they do, as checked (engines.md prints it).
 ENGINE_NOTES = {"ewt-no-loss": _EWT_DROPS, "ewt-keeps-efficiency": _EWT_DROPS}
+
 LEVEL2 = "mild"  # scenario 2 at the paper's mild count (Table 2: 13 flows), for Table 6
+
 WINDOWS = {"131072": "131072 B (ns-3's, the paper's)", "default": "each engine's default"}
 
 

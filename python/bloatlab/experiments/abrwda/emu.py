@@ -12,9 +12,18 @@ drwa-loses-effect-at-200) at one core delay.
 
 from __future__ import annotations
 
-from .abrwda import (CORE_DELAYS_SMOKE, DRWA_LAMBDA, PKT, SHORT_GAP_S, SHORT_SIZES, SHORT_T0_S, afct_reduction,
-                     afct_spec, claim_drwa_200, long_spec)
-from .framework import Context, RunResult, Stat, TableRow, by_label, fmt
+from ..framework import Context, RunResult, Stat, TableRow, by_label, fmt
+from .claims import afct_reduction, claim_drwa_200
+from .scenarios import (
+    CORE_DELAYS_SMOKE,
+    DRWA_LAMBDA,
+    PKT,
+    SHORT_GAP_S,
+    SHORT_SIZES,
+    SHORT_T0_S,
+    afct_spec,
+    long_spec,
+)
 
 SCHEMES = ("newreno", "drwa")
 
@@ -32,6 +41,7 @@ ENGINE_NOTES = {
         "sack-loses-beside-cubic), not a steady-state difference; the simulated reproduction's 20 flows "
         "per size dilute it."),
 }
+
 LABEL = {"newreno": "NewReno", "drwa": "DRWA"}
 
 

@@ -8,7 +8,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .cellular_bufferbloat_runs import (
+from ..framework import Context, RunResult, Stat, by_label, ci_or_zero
+from ..plotting import finish, pyplot
+from .scenarios import (
     CC_LABEL,
     CCS,
     N_BACKGROUND,
@@ -18,15 +20,16 @@ from .cellular_bufferbloat_runs import (
     response_time,
     web_configs,
 )
-from .framework import Context, RunResult, Stat, by_label, ci_or_zero
-from .plotting import finish, pyplot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+
 #: one colour per background CC (grey: no background), as the paper's bar groups
 BG_COLOR = {None: "0.6", "cubic": "tab:red", "newreno": "tab:blue", "westwood+": "tab:green"}
+
 ABBR = {"cubic": "C", "newreno": "N", "westwood+": "W"}
+
 _FIG_NO = {"3.5g": 2, "3g": 8, "4g": 10}
 
 

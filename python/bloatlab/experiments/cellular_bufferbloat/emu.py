@@ -14,13 +14,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cellular_bufferbloat import (_bg_label, _claim_4g_background_cc, _claim_4g_minor, _claim_five_ordering,
-                                   _claim_one_background, _claim_short_cc_limited, _spread, long_spec, web_spec)
-from .cellular_bufferbloat_runs import CC_LABEL, CCS, TECH_SETUP, WebResults, web_configs
-from .engines import refusal
-from .framework import Context, RunResult, Spec, Stat, TableRow, by_label, fmt
+from ..engines import refusal
+from ..framework import Context, RunResult, Spec, Stat, TableRow, by_label
+from .claims import (
+    _bg_label,
+    _claim_4g_background_cc,
+    _claim_4g_minor,
+    _claim_five_ordering,
+    _claim_one_background,
+    _claim_short_cc_limited,
+    _spread,
+)
+from .scenarios import (
+    CC_LABEL,
+    CCS,
+    TECH_SETUP,
+    WebResults,
+    long_spec,
+    web_configs,
+    web_spec,
+)
 
 TECH = "3.5g"
+
 #: the web request starts in [settle, settle + START_SPREAD_S]; the run lasts long enough for the
 #: slowest 3.5G response (beside five CUBIC flows: about 10 s in the simulation)
 START_SPREAD_S = 2.0

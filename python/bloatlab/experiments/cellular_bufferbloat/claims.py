@@ -1,24 +1,5 @@
-"""Alfredsson et al. 2013, Impact of TCP congestion control on bufferbloat in cellular
-networks (paper 001): Fig. 2-10.
-
-The paper measured a commercial Swedish operator's 3G, 3.5G and 4G networks with four run
-types (its Fig. 1): A, long flows alone (3 minutes); B, 320 kB web responses alone;
-C, a web response beside one long background flow; D, beside five. Short and long flows
-use CUBIC, NewReno or Westwood+ in every combination; each configuration is repeated 30
-times and reported as mean and 95 % confidence interval.
-
-Here each repetition is one simulation on the ``cellular`` topology (docs/cellular.md,
-profiles ``3g``, ``3.5g``, ``4g``) with its own seed, hence its own realization of the
-variable radio rate: the background flows start first, then the UE fetches one 320 kB
-response over a new connection (the ``web`` app, connection set-up included in the time).
-
-- Fig. 2 / 8 / 10: mean web response time for B, C, D, all CC combinations (3.5G / 3G / 4G)
-- Fig. 3, 4, 5: run A: throughput, RTT and outstanding window of single long flows
-- Fig. 6: mean RTT of the short flows (3.5G); Fig. 7: RTT of one CUBIC short flow over time
-- Fig. 9: packet loss of the short flows beside five background flows (3G)
-
-The plotting lives in :mod:`.cellular_bufferbloat_plots`.
-"""
+"""The cellular-bufferbloat experiment's reproduction, ``reproduce(ctx)``: it runs the scenarios, makes the
+tables, checks the paper's claims (each with the threshold it uses) and writes the report's text."""
 
 from __future__ import annotations
 
@@ -26,107 +7,60 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .cellular_bufferbloat_runs import (CC_LABEL, CCS, N_BACKGROUND, RESPONSE_SIZE, TECH_LABEL, TECH_SETUP, TECHS,
-                                        WebResults, mean_inflight_bytes, web_configs)
-from .framework import Context, Experiment, RunResult, Spec, Stat, TableRow, by_label, cis_overlap, fmt
-
-#: run A: the paper's 3 minutes; the first WEB_START seconds (start-up) are left out of its means
-LONG_DURATION_S = {"full": 180.0, "quick": 180.0, "smoke": 40.0}
-
-# --------------------------------------------------------------------------- the paper's numbers
-# The paper gives its results as bar charts; the values below are the ones its text states
-# (§IV-A..C). Where the text says "the choice of congestion control for the short flow is of
-# limited importance", the value applies to every short-flow CC. None: not stated.
-
-#: Fig. 2 (3.5G), response time (s), by (run, background CC): "around 0.8 s" alone; one CUBIC or
-#: NewReno background flow "increases five-fold" (5 x 0.8), Westwood+ "roughly a doubling"
-#: (2 x 0.8); five flows "about 8 s" CUBIC, "about 6 s" NewReno, "about 5 s" Westwood+.
-PAPER_FIG2: dict[tuple[str, str | None], float] = {
-    ("B", None): 0.8,
-    ("C", "cubic"): 4.0, ("C", "newreno"): 4.0, ("C", "westwood+"): 1.6,
-    ("D", "cubic"): 8.0, ("D", "newreno"): 6.0, ("D", "westwood+"): 5.0,
-}
-#: Fig. 8 (3G), response time (s): "around 19 s" alone; with five CUBIC background flows a CUBIC
-#: short flow takes "under 150 s", a Westwood+ one "just over 300 s" (per short CC here).
-PAPER_FIG8_ALONE = 19.0
-PAPER_FIG8_FIVE_CUBIC = {"cubic": 150.0, "westwood+": 300.0}
-#: Fig. 9 (3G): short flows see "around 15 %" packet loss beside five CUBIC long flows.
-PAPER_FIG9_LOSS_PCT = {"cubic": 15.0}
-#: Fig. 3-5 (3.5G, run A): throughput of the flows of Fig. 4/5 (Mbit/s); CUBIC's mean RTT is
-#: 1.5 x Westwood+'s, its mean outstanding window "roughly twice" Westwood+'s.
-PAPER_LONG_TPUT = {"cubic": 16.1, "newreno": 15.5, "westwood+": 15.7}
-PAPER_RTT_RATIO_CUBIC_WESTWOOD = 1.5
-PAPER_WINDOW_RATIO_CUBIC_WESTWOOD = 2.0
-#: Fig. 6 (3.5G): a short flow's mean RTT without background traffic is "about 80 ms".
-PAPER_SHORT_RTT_ALONE_MS = 80.0
+from ..framework import Context, RunResult, Stat, TableRow, by_label, cis_overlap, fmt
+from .paper import (
+    PAPER_FIG2,
+    PAPER_FIG8_ALONE,
+    PAPER_FIG8_FIVE_CUBIC,
+    PAPER_FIG9_LOSS_PCT,
+    PAPER_LONG_TPUT,
+    PAPER_RTT_RATIO_CUBIC_WESTWOOD,
+    PAPER_SHORT_RTT_ALONE_MS,
+    PAPER_WINDOW_RATIO_CUBIC_WESTWOOD,
+)
+from .scenarios import (
+    CC_LABEL,
+    CCS,
+    LONG_DURATION_S,
+    N_BACKGROUND,
+    TECH_LABEL,
+    TECH_SETUP,
+    TECHS,
+    WebResults,
+    long_spec,
+    mean_inflight_bytes,
+    web_configs,
+    web_spec,
+)
 
 # --------------------------------------------------------------------------- claim thresholds
+
 #: "about the same time with every CC": slowest / fastest mean unloaded response time
 SAME_SPREAD = 1.25
+
 #: "several-fold": response time with one CUBIC or NewReno background flow / alone
 SEVERAL_FOLD = 3.0
+
 #: "about two-fold" (Westwood+ background): the ratio lies in this interval
 TWO_FOLD = (1.5, 3.0)
+
 #: "similar throughput" of long flows: highest / lowest mean goodput
 SIMILAR_THROUGHPUT = 1.05
+
 #: "heavy loss" of 3G short flows beside five CUBIC flows (the paper: around 15 %)
 HEAVY_LOSS_PCT = 5.0
+
 #: "minor impact" on 4G: response time with one or five background flows / alone, at most
 MINOR_FACTOR = 2.0
+
 #: "of limited importance" (short-flow CC, 3.5G): slowest / fastest short CC per background
 LIMITED_SPREAD = 1.3
 
 
-# --------------------------------------------------------------------------- scenarios
-
-
-def _base(name: str, tech: str, seed: int, duration_s: float, interval: str) -> dict[str, Any]:
-    # One UE (the paper's single laptop): every flow shares its base-station buffer.
-    return {
-        "name": name,
-        "duration": f"{duration_s:g}s",
-        "seed": seed,
-        "metrics": {"interval": interval},
-        "topology": {"kind": "cellular", "profile": tech},
-    }
-
-
-def _long_flows(cc: str, count: int) -> dict[str, Any]:
-    # iperf's parallel streams start together; a start within the first half second (drawn per
-    # flow) keeps them from being exactly synchronized.
-    return {"cc": cc, "count": count, "group": "long", "start": {"uniform": ["0s", "500ms"]}}
-
-
-def web_spec(tech: str, run: str, short: str, bg: str | None, seed: int) -> Spec:
-    """Runs B, C, D: one 320 kB response (new connection) after the background has settled."""
-    setup = TECH_SETUP[tech]
-    # Fig. 7 plots the RTT of a CUBIC short flow over 3.5G alone and beside one flow.
-    traced = tech == "3.5g" and short == "cubic" and run in ("B", "C") and seed == 1
-    doc = _base(f"cellular-{tech}-{run}-{short}-{bg or 'none'}", tech, seed, setup.duration_s,
-                "20ms" if traced else "0s")
-    start = {"uniform": [f"{setup.settle_s:g}s", f"{setup.last_start_s:g}s"]}
-    flows: list[dict[str, Any]] = [{"cc": short, "app": "web", "size": RESPONSE_SIZE, "requests": 1,
-                                    "start": start, "group": "short"}]
-    if N_BACKGROUND[run]:
-        assert bg is not None
-        flows.append(_long_flows(bg, N_BACKGROUND[run]))
-    doc["flows"] = flows
-    return Spec(doc, {"run": run, "tech": tech, "short": short, "bg": bg, "seed": seed})
-
-
-def long_spec(tech: str, cc: str, seed: int, duration_s: float) -> Spec:
-    """Run A: one long flow alone; its start-up is left out of the summary (``warmup``)."""
-    doc = _base(f"cellular-{tech}-A-{cc}", tech, seed, duration_s, "200ms")
-    doc["warmup"] = f"{TECH_SETUP[tech].settle_s:g}s"
-    doc["flows"] = [_long_flows(cc, 1)]
-    return Spec(doc, {"run": "A", "tech": tech, "cc": cc, "seed": seed})
-
-
 # --------------------------------------------------------------------------- the reproduction
 
-
 def reproduce(ctx: Context) -> None:
-    from . import cellular_bufferbloat_plots as plots
+    from . import plots
 
     seeds = ctx.seeds()
     # The smallest run keeps every table/figure/claim path but only two short-flow CCs.
@@ -292,7 +226,6 @@ def _loss_table(ctx: Context, w: WebResults, short_ccs: Sequence[str]) -> None:
 
 
 # --------------------------------------------------------------------------- claims
-
 
 def _div(a: float, b: float) -> float:
     return a / b if b and math.isfinite(a) and math.isfinite(b) else math.nan
@@ -530,17 +463,3 @@ def _claim_4g_background_cc(ctx: Context, w: WebResults, short_ccs: Sequence[str
                       "drop-tail (see 4g-background-impact-minor)."),
     )
     ctx.key("4g-background-cc-not-significant", "groups whose background CCs' CIs overlap", len(overlapping))
-
-
-EXPERIMENT = Experiment(
-    name="cellular-bufferbloat",
-    title="Impact of TCP congestion control on bufferbloat in cellular networks (Alfredsson et al. 2013)",
-    paper="S. Alfredsson, G. Del Giudice, J. Garcia, A. Brunstrom, L. De Cicco, S. Mascolo, Impact of TCP "
-          "Congestion Control on Bufferbloat in Cellular Networks, IEEE WoWMoM 2013",
-    reproduce=reproduce,
-    seeds_full=30,
-    seeds_quick=3,
-    summary="320 kB web responses alone and beside one or five long flows, every combination of CUBIC, "
-            "NewReno and Westwood+, over 3G, 3.5G and 4G link profiles (Fig. 2-10).",
-    emulation_ccs=("cubic",),
-)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cubic_plus import FG_DELAY_S, JAIN_MIN, SETTINGS, flow, make_spec, per_run, thr, unfinished
-from .cubic_plus import fct as fct_of
-from .cubic_plus_plots import LABEL
-from .cubic_plus_paper import PAPER_FIG7, PAPER_FIG8_MAX_BESIDE_CUBIC, PAPER_T2, PAPER_T4, PAPER_T5
-from .framework import Context, RunResult, Stat, TableRow, by_label, fmt, jain
+from ..framework import Context, RunResult, Stat, TableRow, by_label, fmt, jain
+from .claims import JAIN_MIN
+from .paper import PAPER_FIG7, PAPER_FIG8_MAX_BESIDE_CUBIC, PAPER_T2, PAPER_T4, PAPER_T5
+from .plots import LABEL
+from .scenarios import FG_DELAY_S, SETTINGS, flow, make_spec, per_run, thr, unfinished
+from .scenarios import fct as fct_of
 
 SC = "I"
 
@@ -43,9 +44,11 @@ ENGINE_NOTES = {
         "TCP recovers; which Linux timing puts its retransmission into a free slot (its ACK pattern, "
         "its jiffy timers at HZ 250) is not identified."),
 }
+
 #: the single-protocol runs (Table 2-4) Linux has: Vegas only where the kernel has tcp_vegas
 #: (otherwise its runs are listed as skipped with the emulator's reason)
 ALONE = ("cubic", "vegas")
+
 #: a CUBIC flow keeps the drop-tail buffer full between its overflows: mean queueing delay at
 #: least half of the buffer's drain time (the paper: 1.61 s of 2.0 s, 0.13 s of 0.2 s)
 FULL_SHARE = 0.5

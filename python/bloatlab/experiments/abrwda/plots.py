@@ -1,6 +1,6 @@
 """The ABRWDA experiment's figures (Fig. 4-9 of the paper), drawn from the runs' data.
 
-Kept apart from :mod:`.abrwda` so that the experiment reads as scenarios, numbers and
+Kept apart from :mod:`.claims` so that the experiment reads as scenarios, numbers and
 claims; every function here takes plain data (data frames, Stats) and a Context to save into.
 """
 
@@ -9,14 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .framework import Context, Stat
-from .plotting import grouped_bars, pyplot
+from ..framework import Context, Stat
+from ..plotting import grouped_bars, pyplot
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
+
 COLORS = {"newreno": "tab:red", "abrwda": "tab:green", "drwa": "tab:orange", "vegas": "tab:blue"}
+
 #: smoothing of the throughput and bandwidth curves (the raw 10 ms samples are one or two packets)
 SMOOTH_S = 0.5
 
