@@ -118,9 +118,9 @@ def sweep(
     """
     import warnings
 
-    from .sweeps.store import Store
-    from .sweeps.spec import Sweep, make_sweep
     from .sweeps.driver import execute_sweep
+    from .sweeps.spec import Sweep, make_sweep
+    from .sweeps.store import Store
 
     if isinstance(base, Sweep):
         if axes is not None or seeds is not None or zip is not None or set is not None:

@@ -457,8 +457,8 @@ def run_sweep_bench(
     import tempfile
     import time
 
-    from .simcore import __version__, call_core
     from .scenario import to_json
+    from .simcore import __version__, call_core
     from .sweeps.driver import execute_sweep
     from .sweeps.spec import make_sweep
 
@@ -531,9 +531,12 @@ def render_sweep(report: dict[str, Any], console: Any) -> None:
     console.print(f"  scenario: {report['scenario']} ({report['sim_ms_per_run']:.0f} ms of simulation per run)")
     console.print("  direct: _core.run_json in a loop; serial: bloatlab.sweep in this process; "
                   "local-N: N worker processes")
-    console.print(f"  speed-up of local-{report['timings'][-1]['workers']}: {report['speedup_vs_direct']:.2f}x vs direct, "
-                  f"{report['speedup_vs_local_1']:.2f}x vs local-1 ({report['efficiency_pct']:.0f} % parallel efficiency)")
-    console.print(f"  overhead per run on top of the simulation: serial {o['serial']:.1f} ms, local-1 {o['local-1']:.1f} ms "
+    console.print(f"  speed-up of local-{report['timings'][-1]['workers']}: "
+                  f"{report['speedup_vs_direct']:.2f}x vs direct, "
+                  f"{report['speedup_vs_local_1']:.2f}x vs local-1 "
+                  f"({report['efficiency_pct']:.0f} % parallel efficiency)")
+    console.print(f"  overhead per run on top of the simulation: serial {o['serial']:.1f} ms, "
+                  f"local-1 {o['local-1']:.1f} ms "
                   f"(of which {o['in_worker']:.1f} ms encoding Parquet in the worker)")
 
 

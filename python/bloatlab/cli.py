@@ -17,8 +17,9 @@ from . import packetdrill
 from .clikit import EXIT_FAILURE, EXIT_INVALID, EXIT_OK, fail
 from .commands import bench, fixes, plot, report, reproduce, rrul, run, sweep
 from .emulate import cli as emulate_cli
-from .validate import cli as validate_cli
 from .simcore import __version__
+from .validate import cli as validate_cli
+
 __all__ = ["main", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID"]
 
 
@@ -67,7 +68,8 @@ def main() -> None:
 #: the emulator's, validation's and packetdrill's beside their subsystems); ``main`` adds them
 COMMANDS: list[click.Command] = [
     run.run, bench.bench, sweep.sweep, plot.plot, report.report, reproduce.reproduce, rrul.rrul,
-    fixes.fixes, emulate_cli.emulate, emulate_cli.compare, packetdrill.packetdrill, validate_cli.validate,
+    fixes.fixes, emulate_cli.emulate, emulate_cli.compare, packetdrill.packetdrill,
+    validate_cli.validate,
 ]
 for _command in COMMANDS:
     main.add_command(_command)

@@ -161,7 +161,8 @@ def _summaries(docs: list[Doc], jobs: int | None) -> list[dict[str, Any]]:
     from .scenario import resolve, to_json
     from .sweeps.backends import make_backend
 
-    tasks = [{"run_id": str(i), "scenario_json": to_json(resolve(d)), "series": False} for i, d in enumerate(docs)]
+    tasks = [{"run_id": str(i), "scenario_json": to_json(resolve(d)), "series": False}
+             for i, d in enumerate(docs)]
     backend = make_backend("serial" if jobs == 1 else "local", jobs=jobs)
     backend.start()
     try:
@@ -183,7 +184,8 @@ def _summaries(docs: list[Doc], jobs: int | None) -> list[dict[str, Any]]:
 
 
 def plan(*, duration: str = "30s", warmup: str = "5s", flows: int = 4, seed: int = 1,
-         bases: list[str] | None = None, fixes: list[str] | None = None) -> tuple[list[tuple[str, str, Doc, Doc]], list[Row]]:
+         bases: list[str] | None = None, fixes: list[str] | None = None) -> tuple[list[tuple[str, str, Doc, Doc]],
+                                                                                  list[Row]]:
     """The runs (base, fix, idle scenario, loaded scenario) and the rows skipped."""
     names = bases or list(BASES)
     for b in names:

@@ -151,9 +151,8 @@ def run(base: Any = None, *, seed: int | None = None, set: Any = None,  # noqa: 
         flows: int = 4, cc: str = "cubic", probe_interval: str = "100ms") -> RrulResult:
     """Runs the idle and the loaded scenario on ``base`` (a scenario file, dict, or None for
     the built-in home link) and returns both results with the :class:`Outcome`."""
-    from .api import run_resolved
-
     from . import _core
+    from .api import run_resolved
 
     doc = resolve(home() if base is None else base, seed=seed, set=set)
     idle_doc, loaded_doc = scenarios(doc, flows=flows, cc=cc, probe_interval=probe_interval)

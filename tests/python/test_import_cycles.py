@@ -134,7 +134,7 @@ def elementary_cycles(graph: dict[str, set[str]], limit: int = 10_000) -> list[l
     for i, start in enumerate(nodes):
         allowed = set(nodes[i:])
 
-        def dfs(v: str, path: list[str]) -> None:
+        def dfs(v: str, path: list[str], start: str = start, allowed: set[str] = allowed) -> None:
             for w in sorted(graph[v]):
                 if w == start:
                     cycles.append(list(path))

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
+import bloatlab
 from helpers import SCENARIOS, assert_invalid, cli
 from test_sweep_spec import TINY
-
-import bloatlab
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import assert_invalid, cli
-
 from bloatlab import SimulationError, Store, experiments
 from bloatlab.experiments import framework
+from helpers import assert_invalid, cli
 
 EXPERIMENTS = list(experiments.MODULES)
 CLAIM_KEYS = {"experiment", "id", "text", "paper", "ours", "holds", "why"}

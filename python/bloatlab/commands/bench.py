@@ -1,4 +1,5 @@
-"""``bloatlab bench``: the simulator's speed on fixed scenarios (``--sweep``, ``--scale``: the sweep back ends' overhead, flow-count scaling)."""
+"""``bloatlab bench``: the simulator's speed on fixed scenarios (``--sweep``: the sweep back
+ends' overhead; ``--scale``: flow-count scaling)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from ..clikit import EXIT_FAILURE, EXIT_INVALID, fail, unexpected
 @click.command()
 @click.option("--quick", is_flag=True, help="Shorter simulated durations (about 10x faster).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
-@click.option("--time-scale", "scale", type=float, default=1.0, hidden=True, help="Multiply every simulated duration (tests).")
+@click.option("--time-scale", "scale", type=float, default=1.0, hidden=True,
+              help="Multiply every simulated duration (tests).")
 @click.option("--sweep", "sweep_mode", is_flag=True,
               help="Instead: time a sweep of --runs short runs (direct, serial, 1 worker, all cores) and report "
               "the speed-up and the overhead per run.")
 @click.option("--runs", type=int, default=60, show_default=True, metavar="N", help="--sweep: number of runs.")
-@click.option("--jobs", type=int, default=None, metavar="N", help="--sweep: workers of the parallel sweep (default: cores).")
+@click.option("--jobs", type=int, default=None, metavar="N",
+              help="--sweep: workers of the parallel sweep (default: cores).")
 @click.option("--scale", "scale_mode", is_flag=True,
               help="Instead: 1 to 100,000 CUBIC flows on a 10 Gbit/s dumbbell (one process per point): wall time, "
               "set-up time, peak RSS, bottleneck packets and transmissions over all hops per wall second.")
@@ -101,8 +104,8 @@ def _bench_scale(benchmod: Any, *, quick: bool, time_scale: float, max_flows: in
     if out_dir is not None:
         from pathlib import Path
 
-        from ..outputs.plot import save
         from ..atomic import write_bytes
+        from ..outputs.plot import save
 
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         write_bytes(Path(out_dir) / "scale.json", (json.dumps(rep, indent=2) + "\n").encode())

@@ -18,7 +18,8 @@ from ..errors import ScenarioError
               help="bars/cdf: a summary field (goodput_mbps, rtt_p95_ms, mean_sojourn_ms, jain, ...); "
               "cdf of a run: a time-series column (srtt_ms, sojourn_ms, ...). Repeatable.")
 @click.option("--x", "x", metavar="COL", help="bars: the x axis (a parameter key path; default: every parameter).")
-@click.option("--hue", metavar="COL", help="bars: one bar per value of COL (default: the flow group); cdf: one line per value.")
+@click.option("--hue", metavar="COL",
+              help="bars: one bar per value of COL (default: the flow group); cdf: one line per value.")
 @click.option("--link", default="bottleneck", show_default=True, metavar="LINK", help="timeseries: the queue to show.")
 @click.option("--format", "formats", multiple=True, metavar="png|svg", help="Image format(s); default png.")
 @click.option("--out", type=click.Path(path_type=Path), metavar="DIR", help="Where to write (default: DIR/plots).")

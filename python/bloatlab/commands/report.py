@@ -11,7 +11,8 @@ from ..clikit import cli_errors
 
 @click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), metavar="FILE", help="The HTML file (default: DIR/report.html).")
+@click.option("--out", type=click.Path(path_type=Path), metavar="FILE",
+              help="The HTML file (default: DIR/report.html).")
 def report(directory: Path, out: Path | None) -> None:
     """Write a self-contained HTML report of a sweep store (or of a run directory).
 

@@ -19,7 +19,8 @@ from ..clikit import EXIT_FAILURE, cli_errors
 @click.option("--backend", default="local", metavar="local|ray|serial", show_default=True,
               help="local: a process pool on this machine; ray: Ray tasks (on the cluster at --address, "
               "or on a local Ray instance); serial: one run after another in this process.")
-@click.option("--address", metavar="ADDR", help="Address of an existing Ray cluster (HOST:PORT, ray://HOST:PORT or auto).")
+@click.option("--address", metavar="ADDR",
+              help="Address of an existing Ray cluster (HOST:PORT, ray://HOST:PORT or auto).")
 @click.option("--out", type=click.Path(path_type=Path), metavar="DIR",
               help="The results store (default: out/NAME). Runs already in it are skipped: run the same "
               "command again to resume an interrupted sweep.")
@@ -44,7 +45,8 @@ def sweep(sweep_file: str, jobs: int | None, backend: str, address: str | None, 
                 runs = validate(spec)
                 _print_plan(spec, runs)
                 return
-            outcome = execute_sweep(spec, backend=backend, jobs=jobs, address=address, out=store, progress=True, log=err)
+            outcome = execute_sweep(spec, backend=backend, jobs=jobs, address=address, out=store, progress=True,
+                                    log=err)
     except SweepInterrupted as e:
         o = e.outcome
         err(f"interrupted: {o.done} of {o.total} runs are stored in {o.store}; "
@@ -106,8 +108,8 @@ def _print_sweep_results(store: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ..sweeps.aggregate import summarize
     from ..outputs.numbers import num
+    from ..sweeps.aggregate import summarize
     from ..sweeps.store import Store
 
     st = Store(store)

@@ -145,7 +145,7 @@ def _print_emulation(s: dict[str, Any]) -> None:
     )
     for side, d in (e.get("device_drops") or {}).items():
         if d and (d.get("tx_dropped") or d.get("rx_dropped")):
-            click.echo(f"warning: the {side.replace('_', ' ')} TUN device dropped packets outside the emulated queue: {d}",
-                       err=True)
+            click.echo(f"warning: the {side.replace('_', ' ')} TUN device dropped packets outside the "
+                       f"emulated queue: {d}", err=True)
     for err in e.get("errors", []):
         click.echo(f"warning: {err}", err=True)

@@ -42,7 +42,8 @@ def table(sim: Mapping[str, Any], emu: Mapping[str, Any]) -> list[dict[str, Any]
     def add(field: str, a: Any, b: Any) -> None:
         rows.append({"field": field, "sim": a, "emu": b, "ratio": _ratio(a, b)})
 
-    add("total.goodput_mbps", sum(f["goodput_mbps"] for f in sim["flows"]), sum(f["goodput_mbps"] for f in emu["flows"]))
+    add("total.goodput_mbps", sum(f["goodput_mbps"] for f in sim["flows"]),
+        sum(f["goodput_mbps"] for f in emu["flows"]))
     for fs, fe in zip(sim["flows"], emu["flows"], strict=True):
         for k in FLOW_FIELDS:
             if fs.get(k) is None and fe.get(k) is None:

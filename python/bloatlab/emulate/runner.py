@@ -164,7 +164,8 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
             }
             sends, recvs = (rev, fwd) if role == "receiver" else (fwd, rev)
             spec = {
-                "go_file": str(go), "ready_file": str(work / f"{role}.ready"), "out_file": str(work / f"{role}.out.json"),
+                "go_file": str(go), "ready_file": str(work / f"{role}.ready"),
+                "out_file": str(work / f"{role}.out.json"),
                 "send": {**common, "flows": sends, "snd_addr": here, "rcv_addr": there} if sends else None,
                 "recv": {**common, "flows": recvs, "rcv_addr": here, "snd_addr": there} if recvs else None,
             }
@@ -210,7 +211,8 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
             shutil.rmtree(pcap_dir, ignore_errors=True)
 
 
-def _by_flow(p: Mapping[str, Any], at_snd: Mapping[str, Any], at_rcv: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _by_flow(p: Mapping[str, Any], at_snd: Mapping[str, Any],
+             at_rcv: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each flow's sender and receiver measurements in the plan's order, from whichever end
     host ran them (a reverse flow's sender is at the receivers' end); the device readings of
     the senders' and the receivers' side."""
@@ -237,4 +239,5 @@ def _by_flow(p: Mapping[str, Any], at_snd: Mapping[str, Any], at_rcv: Mapping[st
 def _spawn(args: list[str], where: str, err: Path) -> subprocess.Popen[bytes]:
     with open(err, "wb") as e:
         return subprocess.Popen([sys.executable, "-m", *args], stdin=subprocess.DEVNULL, stdout=e, stderr=e,
-                                preexec_fn=netns.preexec(where), close_fds=True)  # noqa: PLW1509 - setns + PDEATHSIG must run in the child before exec
+                                preexec_fn=netns.preexec(where),
+                                close_fds=True)  # noqa: PLW1509 - setns + PDEATHSIG must run in the child before exec

@@ -71,10 +71,10 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     plan in both engines and ``engines.md`` / ``engines.json`` side by side). With ``emulate``
     the claims returned are the emulation's.
     """
+    from ..atomic import write_bytes
     from ..sweeps.backends import make_backend
     from ..sweeps.store import StoreWriter
     from .engines import preflight
-    from ..atomic import write_bytes
     from .render import index_markdown, markdown_to_html, write_claims, write_outputs
 
     names = list(MODULES) if name == "all" else [name]

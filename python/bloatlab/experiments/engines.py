@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..atomic import write_bytes
-from ..outputs.numbers import sig
 from ..errors import ScenarioError
+from ..outputs.numbers import sig
 from .framework import Claim, RunResult, Stat, Table, _finite, cis_overlap
 
 if TYPE_CHECKING:
@@ -212,7 +212,8 @@ def compare_markdown(cmp: dict[str, Any], title: str) -> str:
     lines.append("")
     for t in cmp["tables"]:
         lines += [f"### {t['title']}", "", "| " + " | ".join(["configuration", "metric", "simulation", "emulation",
-                                                            "ratio", "95 % CIs overlap"]) + " |", "|---|---|---|---|---|---|"]
+                                                            "ratio", "95 % CIs overlap"]) + " |",
+                                                            "|---|---|---|---|---|---|"]
         for r in t["rows"]:
             conf = ", ".join(f"{k}={v}" for k, v in r["keys"].items())
             s, e = _stat(r["sim"]), _stat(r["emulate"])

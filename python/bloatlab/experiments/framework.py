@@ -21,9 +21,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..sweeps.aggregate import jain_index, mean_ci
 from ..errors import ScenarioError, SimulationError
 from ..outputs.numbers import sig
+from ..sweeps.aggregate import jain_index, mean_ci
 from ..sweeps.store import RUNS
 
 if TYPE_CHECKING:

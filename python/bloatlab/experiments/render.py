@@ -156,6 +156,6 @@ def index_markdown(entries: Sequence[tuple[str, str, Sequence[Claim]]]) -> str:
         lines.append(f"| {title} | {sum(c.holds for c in claims)} / {len(claims)} | "
                      f"[{name}/report.md]({name}/report.md) |")
     lines.append("")
-    for name, title, claims in entries:
+    for _name, title, claims in entries:
         lines += [f"## {title}", "", claims_markdown(claims), ""]
     return "\n".join(lines)

@@ -173,8 +173,8 @@ def sweep_page(d: Path, *, confidence: float = 0.95) -> str:
     import pandas as pd
 
     from ..sweeps.aggregate import jain
-    from .plot import POINT, point_labels, sweep_bars, sweep_cdf, timeseries_figure
     from ..sweeps.store import Store
+    from .plot import POINT, point_labels, sweep_bars, sweep_cdf, timeseries_figure
 
     st = Store(d)
     info = st.info

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from .numbers import DASH, num, per_second, size
 
+
 def flows_table(flows: list[dict[str, Any]]) -> Table:
     table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True)
     table.add_column("id", justify="right")
@@ -79,12 +80,15 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
     e = summary.get("engine") or {}
     wall = e.get("wall_s")
     events = e.get("events")
-    ev_rate = events / wall if isinstance(events, (int, float)) and isinstance(wall, (int, float)) and wall > 0 else None
+    ev_rate = events / wall if isinstance(events, (int, float)) and isinstance(wall, (int,
+                                                                                      float)) and wall > 0 else None
     console.print()
     console.print(
         key_values(
             [
-                ("Jain index", f"{num(fairness.get('jain_goodput'), '.4f')} (goodput, {len(flows)} flow{'' if len(flows) == 1 else 's'})"),
+                ("Jain index",
+                 f"{num(fairness.get('jain_goodput'), '.4f')} "
+                 f"(goodput, {len(flows)} flow{'' if len(flows) == 1 else 's'})"),
                 (
                     "engine",
                     f"{num(wall, '.3f')} s wall, {num(events, ',')} events ({per_second(ev_rate)} events/s), "

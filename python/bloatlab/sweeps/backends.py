@@ -56,8 +56,8 @@ def execute(task: Task) -> Outcome:
     import io
 
     from .. import _core
-    from ..simcore import __version__, call_core
     from ..result import Result
+    from ..simcore import __version__, call_core
 
     t0 = time.perf_counter()
     out: Outcome = {
@@ -129,8 +129,9 @@ class SerialBackend(Backend):
     def run(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
         for task in tasks:
             box: dict[str, Any] = {}
-            t = threading.Thread(target=lambda: box.setdefault("out", _safe(task)), daemon=True,
-                                 name="bloatlab-run")
+            # the thread is joined below, before the loop rebinds box and task
+            t = threading.Thread(target=lambda: box.setdefault("out", _safe(task)),  # noqa: B023
+                                 daemon=True, name="bloatlab-run")
             t.start()
             while t.is_alive():
                 t.join(0.1)  # the main thread stays responsive to KeyboardInterrupt
@@ -373,7 +374,8 @@ class RayBackend(Backend):
         try:
             import ray
         except ImportError:
-            raise ScenarioError("--backend", f"the ray back end needs Ray, which is not installed: {RAY_INSTALL}") from None
+            raise ScenarioError("--backend",
+                                f"the ray back end needs Ray, which is not installed: {RAY_INSTALL}") from None
         self._ray = ray
         if not ray.is_initialized():
             if self.address:

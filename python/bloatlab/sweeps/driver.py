@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .backends import Backend, make_backend
 from ..errors import ScenarioError
 from ..scenario import to_json
-from .store import StoreWriter, is_store
+from .backends import Backend, make_backend
 from .spec import RunSpec, Sweep, validate
+from .store import StoreWriter, is_store
 
 Log = Callable[[str], None]
 
@@ -183,7 +183,7 @@ def _record(run: RunSpec, res: dict[str, Any], version: str) -> tuple[dict[str, 
         "worker": worker or None,
         "elapsed_s": res.get("elapsed_s"),
         "sim_s": res.get("sim_s"),
-        "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "finished_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
     return record, (files if status == "ok" else {})
 
@@ -215,8 +215,16 @@ class SweepProgress:
 
         console = Console(stderr=True)
         if console.is_terminal or console.is_jupyter:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskProgressColumn,
-                                       TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self._progress = Progress(
                 SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -235,7 +235,7 @@ def is_whole(run_dir: Path, rec: Mapping[str, Any]) -> bool:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
 def read_record(path: Path, run_id: str) -> dict[str, Any] | None:

@@ -1,5 +1,6 @@
-"""The cellular-bufferbloat experiment's reproduction, ``reproduce(ctx)``: it runs the scenarios, makes the
-tables, checks the paper's claims (each with the threshold it uses) and writes the report's text."""
+"""The cellular-bufferbloat experiment's reproduction, ``reproduce(ctx)``: it runs the scenarios,
+makes the tables, checks the paper's claims (each with the threshold it uses) and writes the
+report's text."""
 
 from __future__ import annotations
 

@@ -3,11 +3,12 @@ cellular-bufferbloat --engine emulate|both``).
 
 What Linux runs of Alfredsson et al.: the 3.5G profile (the paper's Fig. 2-6) on the one-UE
 cellular topology — run A (one long flow alone) and runs B, C, D (a 320 kB web response over a
-new connection, alone, beside one or five long flows) — and runs B-D on 4G (Fig. 10), every short × background combination
-of the congestion controls the kernel has (CUBIC; NewReno as Linux's reno with SACK; Westwood+
-as tcp_westwood). Each web run is shortened to the wall clock: the request starts a few seconds
-after the background has filled the base-station buffer, where the simulated reproduction
-spreads it over a minute. The claims are the experiment's own 3.5G claims, over the CCs run.
+new connection, alone, beside one or five long flows) — and runs B-D on 4G (Fig. 10), every
+short × background combination of the congestion controls the kernel has (CUBIC; NewReno as
+Linux's reno with SACK; Westwood+ as tcp_westwood). Each web run is shortened to the wall
+clock: the request starts a few seconds after the background has filled the base-station
+buffer, where the simulated reproduction spreads it over a minute. The claims are the
+experiment's own 3.5G claims, over the CCs run.
 """
 
 from __future__ import annotations
@@ -139,4 +140,5 @@ def _claims(ctx: Context, w: WebResults, ccs: list[str], shorts: list[str]) -> N
         _claim_five_ordering(ctx, w)
     else:
         ctx.skip("claim five-background-flows-cubic-newreno-westwood-3.5g",
-                 f"it orders all three background CCs; this kernel runs {', '.join(CC_LABEL[c] for c in ccs)} ({len(ccs)} of 3)")
+                 f"it orders all three background CCs; this kernel runs "
+                 f"{', '.join(CC_LABEL[c] for c in ccs)} ({len(ccs)} of 3)")

@@ -1,5 +1,5 @@
-"""The published numbers of the cellular-bufferbloat experiment's paper, compared with ours in its tables and
-claims."""
+"""The published numbers of the cellular-bufferbloat experiment's paper, compared with ours in its
+tables and claims."""
 
 from __future__ import annotations
 

@@ -120,7 +120,8 @@ def _claims_table2(ctx: Context, st: dict[tuple[str, str, str], dict[str, Stat]]
             ours=f"{fmt(dc)} ms → {fmt(dp)} ms ({_pct_change(dc, dp)}), Cubic+ loss {fmt(loss)} %, "
                  f"{fmt(tp, 4)} vs {fmt(tc, 4)} Mbit/s",
             holds=holds,
-            why=f"Thresholds: delay {rule} of Cubic's, loss exactly 0, throughput ≥ {1 - THROUGHPUT_TOL:.2f} × Cubic's. "
+            why=f"Thresholds: delay {rule} of Cubic's, loss exactly 0, "
+                f"throughput ≥ {1 - THROUGHPUT_TOL:.2f} × Cubic's. "
                 + ("Cubic fills the drop-tail buffer until it overflows; Cubic+ sees every RTT sample above "
                    "RTT_min (U = 1) once a queue forms and trims the window by 10 %, so the queue stays at a "
                    "few packets." if holds else _why_not(

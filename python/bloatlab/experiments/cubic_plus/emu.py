@@ -67,7 +67,8 @@ def reproduce(ctx: Context) -> None:
     fg_size = {b: ctx.pick(SETTINGS[SC].fg_size[b], SETTINGS[SC].fg_size[b], "100KB") for b in bufs}
     ctx.text(
         f"Scenario I of Wang & Yuan (2 Mbit/s, 20 ms base RTT, drop-tail {' / '.join(bufs)}, 1500-byte packets) "
-        f"with the paper's baseline that Linux runs: one and two CUBIC or Vegas flows ({dur}; Vegas where the kernel has "
+        f"with the paper's baseline that Linux runs: one and two CUBIC or Vegas flows "
+        f"({dur}; Vegas where the kernel has "
         f"tcp_vegas), a Reno-with-SACK transfer "
         f"starting {offset:g} s after a CUBIC background flow ({dur7}), and two CUBIC flows with base RTTs of "
         f"20 ms and 40 / 60 ms; {len(seeds)} seed(s) each, the same configurations in the simulator and on real "

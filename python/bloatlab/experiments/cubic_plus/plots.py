@@ -1,5 +1,5 @@
-"""The figures of the cubic-plus experiment (:mod:`bloatlab.experiments.cubic_plus`), drawn like the paper's:
-grouped bars of mean throughput, completion time or loss, with 95 % CI error bars."""
+"""The figures of the cubic-plus experiment (:mod:`bloatlab.experiments.cubic_plus`), drawn like
+the paper's: grouped bars of mean throughput, completion time or loss, with 95 % CI error bars."""
 
 from __future__ import annotations
 

@@ -194,7 +194,8 @@ def _claims(ctx: Context, runs: list[RunResult], levels: dict[int, dict[str, int
     # -- no loss
     ewt_runs = [r for r in by_label(runs, scheme="ewt") if (r.labels["sc"], r.labels["level"]) in present]
     drops = {k: sum(r.bottleneck["drops"] for r in by_label(ewt_runs, sc=k[0], level=k[1])) for k in present}
-    lossy = [f"{where[k]}: {d} drops, {stats[(*k, 'ewt')]['loss'].fmt()} %" for k, d in drops.items() if d > NO_LOSS_DROPS]
+    lossy = [f"{where[k]}: {d} drops, {stats[(*k, 'ewt')]['loss'].fmt()} %" for k,
+             d in drops.items() if d > NO_LOSS_DROPS]
     ctx.claim(
         "ewt-no-loss", "EWT loses no segment at any congestion level, in both scenarios (with UDP too).",
         paper="mean loss ratio 0 at every level (Fig. 9, Table 6)",
@@ -278,7 +279,8 @@ def _claims(ctx: Context, runs: list[RunResult], levels: dict[int, dict[str, int
         ours="; ".join(f"s{sc} {lv}: EWT {_cap(v['ewt'], max_flows)}, best other "
                        f"{_cap(max(x for s, x in v.items() if s != 'ewt'), max_flows)}"
                        for (sc, lv), v in served_v.items())
-             + f"; mean gain {fmt(gains['best competitor'])} % vs the best competitor, {fmt(gains['drop-tail'])} % vs drop-tail",
+             + f"; mean gain {fmt(gains['best competitor'])} % vs the best competitor, "
+               f"{fmt(gains['drop-tail'])} % vs drop-tail",
         holds=not beaten,
         why=f"Flows served = the smallest count whose mean loss reaches the level (searched up to {max_flows}; "
             "ties, including two schemes that never reach it, count as EWT serving the most). "
@@ -322,12 +324,15 @@ def _setup_text(ctx: Context, file_bytes: int, max_flows: int, n_seeds: int, n_s
         "file; a run ends when every transfer has completed.\n\n"
         "| parameter | paper | bloatlab |\n|---|---|---|\n"
         f"| memory size (Table 3) | 97 kB | bottleneck queue limit `{MEMORY}` |\n"
-        "| RED min_th / max_th / q_w / max_p | memory/12, memory/4, 0.002, 0.02 | the same (bloatlab's defaults for a byte limit) |\n"
+        "| RED min_th / max_th / q_w / max_p | memory/12, memory/4, 0.002, 0.02 | "
+        "the same (bloatlab's defaults for a byte limit) |\n"
         f"| S_t (EWT) | 29 kB | `{EWT_START}` |\n"
         f"| TCP segment size | 1458 B | MSS `{MSS}` (1510 B on the wire) |\n"
         "| TCP | CUBIC | `cubic`, SACK, delayed ACKs every 2 segments |\n"
-        "| scenario 1 links (Table 4) | 4 Mb, RTT 5 ms / 360 ms / 5 ms | 4 Mbit/s; one-way delays 2.5 ms, 180 ms, 2.5 ms |\n"
-        "| scenario 2 links (Table 5) | 100 Mb / 45 Mb / 100 Mb, RTT 2 / 80 / 2 ms | one-way delays 1 ms, 40 ms, 1 ms |\n"
+        "| scenario 1 links (Table 4) | 4 Mb, RTT 5 ms / 360 ms / 5 ms | "
+        "4 Mbit/s; one-way delays 2.5 ms, 180 ms, 2.5 ms |\n"
+        "| scenario 2 links (Table 5) | 100 Mb / 45 Mb / 100 Mb, RTT 2 / 80 / 2 ms | "
+        "one-way delays 1 ms, 40 ms, 1 ms |\n"
         "| scenario 2 UDP | 13.35 Mbit/s, 1400-byte segments | CBR 13.35 Mbit/s on the wire, 1400 B payload |\n"
         f"| seeds | 30, 95 % CI | {n_seeds} (the RFC 7928 searches: {n_search}) |\n\n"
         "Schemes: drop-tail, RED, ARED (queue disciplines with the 97 kB limit), EWA, AWM and EWT (ACK "

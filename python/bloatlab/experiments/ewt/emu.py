@@ -124,11 +124,13 @@ def _drops(runs: list[RunResult], window: str, scheme: str) -> Stat:
 
 
 def _window_table(ctx: Context, runs: list[RunResult]) -> None:
-    rows = [TableRow({"receive window": WINDOWS[w], "scheme": LABEL[s]}, m, fn(by_label(runs, sc=1, window=w, scheme=s)),
+    rows = [TableRow({"receive window": WINDOWS[w], "scheme": LABEL[s]}, m, fn(by_label(runs, sc=1, window=w,
+                                                                                        scheme=s)),
                      None, unit)
             for w in WINDOWS for s in ("droptail", "ewt")
             for m, unit, fn in (("bottleneck drops", "", lambda rs: Stat.of(r.bottleneck["drops"] for r in rs)),
-                                ("mean backlog", "kB", lambda rs: Stat.of(r.bottleneck["mean_bytes"] / 1000 for r in rs)))]
+                                ("mean backlog", "kB",
+                                 lambda rs: Stat.of(r.bottleneck["mean_bytes"] / 1000 for r in rs)))]
     ctx.table("receive-window", "EWT and the receive window: drops against drop-tail per window", rows,
               note="EWT lowers the advertised window in proportion to the free memory; from a 6 MB window the "
                    "lowered one still exceeds what the flows need, so EWT cuts little. With the windows matched "

@@ -1,5 +1,6 @@
-"""The figures of the ewt experiment (:mod:`bloatlab.experiments.ewt`), drawn like the paper's: per congestion
-level, one bar per scheme with its 95 % CI (Fig. 5-9, 11-17), and one flow's window (Fig. 10)."""
+"""The figures of the ewt experiment (:mod:`bloatlab.experiments.ewt`), drawn like the paper's:
+per congestion level, one bar per scheme with its 95 % CI (Fig. 5-9, 11-17), and one flow's
+window (Fig. 10)."""
 
 from __future__ import annotations
 
