@@ -22,6 +22,7 @@ from typing import Any
 
 from ..atomic import write_text
 from . import tcpinfo, udp, web
+from .flows import SenderFlow
 
 SAMPLE_NS = 10_000_000  # TCP_INFO sampling for RTT statistics
 CHUNK = 1 << 20
@@ -85,21 +86,6 @@ class DropWatch:
 
 
 # ---------------------------------------------------------------- sender
-
-
-class SenderFlow:
-    def __init__(self, f: dict[str, Any]) -> None:
-        self.f = f
-        self.sock: socket.socket | None = None
-        self.lock = threading.Lock()
-        self.connected_ns: int | None = None
-        self.done_ns: int | None = None
-        self.error: str | None = None
-        self.base: tcpinfo.TcpInfo | None = None  # counters at the end of the warm-up
-        self.final: tcpinfo.TcpInfo | None = None
-        self.rtt_us: list[int] = []
-        self.prev: tcpinfo.TcpInfo | None = None  # at the previous series row
-        self.udp: dict[str, int] | None = None  # a UDP flow's counters (emulate/udp.py)
 
 
 def _send(fl: SenderFlow, spec: dict[str, Any], t0: int, end: int) -> None:
