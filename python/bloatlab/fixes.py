@@ -290,15 +290,16 @@ def _figure(rows: list[Row], base: str) -> str | None:
 
 def write(rows: list[Row], out: Path) -> Path:
     """report.md, report.html (self-contained) and results.json into ``out``."""
-    from .experiments.render import markdown_to_html
+    from .atomic import write_text
+    from .outputs.markdown import markdown_to_html
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figures = {b: f for b in BASES if (f := _figure(rows, b)) is not None}
     md = report_markdown(rows, figures)
-    (out / "report.md").write_text(report_markdown(rows, {}), encoding="utf-8")
-    (out / "report.html").write_text(markdown_to_html(md, "Every fix, one workload"), encoding="utf-8")
+    write_text(out / "report.md", report_markdown(rows, {}))
+    write_text(out / "report.html", markdown_to_html(md, "Every fix, one workload"))
     data = [{"base": r.base, "fix": r.fix, "place": r.place, "skipped": r.skipped,
              "outcome": asdict(r.outcome) if r.outcome else None} for r in rows]
-    (out / "results.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_text(out / "results.json", json.dumps(data, indent=2) + "\n")
     return out

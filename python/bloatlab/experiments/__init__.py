@@ -72,10 +72,11 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     the claims returned are the emulation's.
     """
     from ..atomic import write_bytes
+    from ..outputs.markdown import markdown_to_html
     from ..sweeps.backends import make_backend
     from ..sweeps.store import StoreWriter
     from .engines import preflight
-    from .render import index_markdown, markdown_to_html, write_claims, write_outputs
+    from .render import index_markdown, write_claims, write_outputs
 
     names = list(MODULES) if name == "all" else [name]
     experiments = [get(n) for n in names]
