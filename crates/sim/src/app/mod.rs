@@ -1,5 +1,7 @@
 //! Applications: what drives a connection's sender and what its receiver expects.
 
+pub mod rpm;
+
 use crate::units::Dur;
 
 /// Bytes an unlimited (bulk) source writes: effectively infinite, with headroom to add to.

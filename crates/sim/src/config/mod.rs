@@ -7,6 +7,7 @@ mod link;
 pub(crate) mod queue;
 mod rate;
 pub(crate) mod scenario;
+mod rpm;
 mod topology;
 
 pub use crate::app::{AppKind, WebCfg};
@@ -34,6 +35,8 @@ pub struct Scenario {
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
     pub capture: CaptureCfg,
+    /// The RPM test (`[responsiveness]`): its flows are the last of `flows`.
+    pub rpm: Option<crate::app::rpm::RpmCfg>,
 }
 
 /// Links to record as pcap, by name, and the bytes kept of each packet.

@@ -8,7 +8,8 @@ use crate::cc;
 use crate::tcp::rwnd::POLICIES;
 use serde_json::Value;
 
-const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows", "capture"];
+const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows", "capture",
+    "responsiveness"];
 const TOPOLOGY_KEYS: &[&str] =
     &["kind", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue", "gateway"];
 const TCP_KEYS: &[&str] = &[
@@ -70,20 +71,26 @@ impl Scenario {
             Some(tv) => TcpPartial::read("tcp", tv)?,
             None => TcpPartial::default(),
         };
-        let flows_v = t.require("flows")?;
-        let flows_arr = match flows_v {
-            Value::Array(a) if !a.is_empty() => a,
-            Value::Array(_) => return err("flows", "must list at least one flow"),
-            _ => return err("flows", "expected an array of tables ([[flows]])"),
+        // The RPM test adds its own flows, so a scenario with it may have none.
+        let rpm = t.get("responsiveness").map(|v| super::rpm::read(v, topology.kind)).transpose()?;
+        let no_flows = Vec::new();
+        let flows_arr = match t.get("flows") {
+            None if rpm.is_some() => &no_flows,
+            None => return err("flows", "missing required key"),
+            Some(Value::Array(a)) if !a.is_empty() || rpm.is_some() => a,
+            Some(Value::Array(_)) => return err("flows", "must list at least one flow"),
+            Some(_) => return err("flows", "expected an array of tables ([[flows]])"),
         };
         let capture_v = t.get("capture");
         t.finish(TOP_KEYS)?;
 
         let mut flows = Vec::with_capacity(flows_arr.len());
-        for (i, fv) in flows_arr.iter().enumerate() {
+        let rpm_flows = rpm.as_ref().map_or(&[][..], |(_, f)| &f[..]);
+        for (i, fv) in flows_arr.iter().chain(rpm_flows).enumerate() {
             flows.push(flow(&format!("flows[{i}]"), fv, &tcp_defaults, &topology)?);
         }
-        let mut sc = Scenario { name, duration, seed, warmup, metrics, topology, flows, capture: CaptureCfg::default() };
+        let mut sc = Scenario { name, duration, seed, warmup, metrics, topology, flows, capture: CaptureCfg::default(),
+                                rpm: rpm.map(|(c, _)| c) };
         if let Some(lv) = metric_links {
             sc.metrics.links = super::topology::metrics_links(lv, &sc.link_names())?;
         }

@@ -22,6 +22,9 @@ pub struct RunMeasure {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkMeasure>,
     pub engine: EngineMeasure,
+    /// The RPM test's result (`[responsiveness]`), absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responsiveness: Option<crate::app::rpm::RpmSummary>,
 }
 
 /// A named link's queue over the window.
@@ -207,6 +210,7 @@ pub fn build(m: &RunMeasure) -> Summary {
             setup_s: e.setup_s,
             transmissions: e.transmissions,
         },
+        responsiveness: m.responsiveness.clone(),
     }
 }
 

@@ -17,6 +17,9 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     pub fairness: Fairness,
     pub engine: EngineSummary,
+    /// The RPM test's result (`[responsiveness]`, docs/scenario.md), absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub responsiveness: Option<crate::app::rpm::RpmSummary>,
 }
 
 #[derive(Debug, Clone, Serialize)]

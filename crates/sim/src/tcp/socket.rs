@@ -336,6 +336,11 @@ impl TcpSocket {
         self.app_end.saturating_sub(self.iss + 1)
     }
 
+    /// Payload bytes sent at least once (the highest sequence sent).
+    pub fn bytes_sent_high(&self) -> u64 {
+        self.nxt.saturating_sub(self.iss + 1)
+    }
+
     /// Payload bytes received in order by the application.
     pub fn delivered(&self) -> u64 {
         self.stats.bytes_delivered

@@ -256,6 +256,7 @@ impl World {
             captures = Vec::new();
         }
         let ahead = super::lookahead::Lookahead::new(links.len(), &routes);
+        let rpm = sc.rpm.as_ref().map(|c| super::rpm::RpmRt::new(c, flows.len(), &mut events));
         Ok(World {
             ahead,
             name: sc.name.clone(),
@@ -283,6 +284,7 @@ impl World {
             gw_rewrites: 0,
             captures,
             capture_error: None,
+            rpm,
         })
     }
 }

@@ -282,6 +282,7 @@ impl World {
             transmissions: Some(self.links.iter().map(|l| l.transmitted_by(self.end)).sum()),
         };
         let links = self.reported.iter().map(|l| LinkMeasure { name: self.links[l.idx()].name.clone(), queue: self.links[l.idx()].measure(self.end) }).collect();
-        RunMeasure { name: self.name.clone(), seed: self.seed, duration_s: self.end.secs_f64(), flows, bottleneck, links, engine }
+        let responsiveness = self.rpm_summary();
+        RunMeasure { name: self.name.clone(), seed: self.seed, duration_s: self.end.secs_f64(), flows, bottleneck, links, engine, responsiveness }
     }
 }

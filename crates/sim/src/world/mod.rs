@@ -24,6 +24,7 @@ mod graph;
 mod lookahead;
 mod measure;
 mod path;
+mod rpm;
 mod web;
 
 use build::RouteKey;
@@ -124,6 +125,8 @@ pub struct World {
     /// pcap writers, one slot per link (none at all when no link is captured).
     captures: Vec<Option<PcapWriter>>,
     capture_error: Option<String>,
+    /// The RPM test (`[responsiveness]`, world/rpm.rs).
+    rpm: Option<rpm::RpmRt>,
 }
 
 impl World {
@@ -194,6 +197,7 @@ impl World {
                 Endpoint::Dccp(d) => d.on_timer(k, cx),
             }),
             Event::FlowStart(f) => self.start_flow(f),
+            Event::AppNext(f) if self.rpm_tick_event(f) => self.rpm_tick(),
             Event::AppNext(f) => self.web_request(f),
             Event::Sample => {
                 self.sample();
@@ -207,6 +211,9 @@ impl World {
     }
 
     fn start_flow(&mut self, f: FlowId) {
+        if self.rpm_holds(f) {
+            return;
+        }
         if self.flows[f.idx()].web.is_some() {
             self.web_request(f);
             return;

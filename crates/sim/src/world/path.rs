@@ -234,6 +234,9 @@ impl World {
             if self.any_web && self.flows[pkt.flow.idx()].web.is_some() {
                 self.web_progress(pkt.flow);
             }
+            if self.rpm.is_some() {
+                self.rpm_progress(pkt.flow);
+            }
         }
     }
 }

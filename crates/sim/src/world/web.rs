@@ -39,6 +39,11 @@ pub(crate) struct WebRt {
     measure_from: SimTime,
     /// RTT samples of closed connections.
     pub rtt_hist: DelayHist,
+    /// When the current request's connection was established (the client had the SYN-ACK).
+    established: Option<SimTime>,
+    /// Every completed request: (start, handshake s, request to response s), for the RPM
+    /// test's foreign probes.
+    pub log: Vec<(SimTime, f64, f64)>,
 }
 
 impl WebRt {
@@ -61,6 +66,8 @@ impl WebRt {
             times: Vec::new(),
             measure_from: SimTime::ZERO,
             rtt_hist: crate::metrics::delay_histogram(),
+            established: None,
+            log: Vec::new(),
         })
     }
 
@@ -123,6 +130,7 @@ impl World {
         client.expect = Some(w.response);
         w.phase = Phase::Requesting;
         w.started = self.now;
+        w.established = None;
         let (sid, cid, request) = (w.server, w.client, w.cfg.request);
         self.eps[sid.idx()] = Endpoint::Tcp(server);
         self.eps[cid.idx()] = Endpoint::Tcp(client);
@@ -139,6 +147,15 @@ impl World {
     pub(super) fn web_progress(&mut self, f: FlowId) {
         let i = f.idx();
         let Some(w) = self.flows[i].web.as_ref() else { return };
+        // The handshake's end: the client had the SYN-ACK.
+        if w.phase == Phase::Requesting && w.established.is_none() {
+            if let Endpoint::Tcp(c) = &self.eps[w.client.idx()] {
+                if c.state == crate::tcp::TcpState::Established {
+                    self.flows[i].web.as_mut().unwrap().established = Some(self.now);
+                }
+            }
+        }
+        let w = self.flows[i].web.as_ref().unwrap();
         let (sid, cid, phase) = (w.server, w.client, w.phase);
         match phase {
             Phase::Requesting => {
@@ -167,6 +184,8 @@ impl World {
                     if w.started >= w.measure_from {
                         w.times.push(t.since(w.started).secs_f64());
                     }
+                    let hs = w.established.unwrap_or(w.started);
+                    w.log.push((w.started, hs.since(w.started).secs_f64(), t.since(hs).secs_f64()));
                     w.done += 1;
                     w.phase = Phase::Idle;
                     if w.cfg.requests.is_none_or(|n| w.done < n) {
