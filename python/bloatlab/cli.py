@@ -15,7 +15,7 @@ import click
 
 from . import packetdrill
 from .clikit import EXIT_FAILURE, EXIT_INVALID, EXIT_OK, fail
-from .commands import bench, fixes, plot, report, reproduce, rrul, run, sweep
+from .commands import bench, fixes, plot, report, reproduce, responsiveness, rrul, run, sweep
 from .emulate import cli as emulate_cli
 from .simcore import __version__
 from .validate import cli as validate_cli
@@ -69,7 +69,7 @@ def main() -> None:
 COMMANDS: list[click.Command] = [
     run.run, bench.bench, sweep.sweep, plot.plot, report.report, reproduce.reproduce, rrul.rrul,
     fixes.fixes, emulate_cli.emulate, emulate_cli.compare, packetdrill.packetdrill,
-    validate_cli.validate,
+    validate_cli.validate, responsiveness.responsiveness,
 ]
 for _command in COMMANDS:
     main.add_command(_command)

@@ -1,0 +1,136 @@
+//! The RPM test (`[responsiveness]`, draft-ietf-ippm-responsiveness-08): Poor on a bloated
+//! home link, Good or better with CAKE, 60 / RTT where nothing queues; bad settings refused
+//! with their key path.
+
+mod common;
+use bloatlab_sim::{run_toml, validate_json, RunError, RunOptions};
+use common::{f, run};
+
+/// The built-in home link of `bloatlab rrul` (python/bloatlab/scenarios/rrul-home.toml):
+/// 20/5 Mbit/s, base RTT 30 ms, 500 and 200 packets of drop-tail buffer.
+fn home(queue: &str, reverse: &str, direction: &str) -> String {
+    format!(
+        r#"
+        name = "rpm-home"
+        duration = "15s"
+        [topology]
+        kind = "dumbbell"
+        bottleneck = {{ rate = "20Mbps", reverse_rate = "5Mbps", delay = "10ms" }}
+        bottleneck_queue = {queue}
+        reverse_queue = {reverse}
+        access = {{ rate = "100Mbps", delay = "2.5ms" }}
+        [tcp]
+        recovery = "sack"
+        [responsiveness]
+        direction = "{direction}"
+        "#
+    )
+}
+
+const DROPTAIL: (&str, &str) =
+    (r#"{ kind = "droptail", limit = "500p" }"#, r#"{ kind = "droptail", limit = "200p" }"#);
+const CAKE: &str = r#"{ kind = "cake" }"#;
+
+fn rpm(s: &serde_json::Value) -> f64 {
+    f(s, "responsiveness.rpm")
+}
+
+/// Drop-tail buffers of 300 ms (down) hold the load's queue: every probe waits behind it.
+/// Measured 191 RPM (download) and 160 (both): far below 300, whatever the seed.
+#[test]
+fn a_bloated_home_link_is_poor() {
+    for dir in ["download", "both"] {
+        let s = run(&home(DROPTAIL.0, DROPTAIL.1, dir));
+        let r = &s["responsiveness"];
+        assert_eq!(r["class"], "Poor", "{dir}: {r}");
+        assert!(rpm(&s) < 250.0, "{dir}: {r}");
+        // The ramp added connections until goodput was stable, and filled the link.
+        assert_eq!(r["goodput_stable"], true, "{dir}: {r}");
+        assert!(f(&s, "responsiveness.connections_down") >= 2.0, "{dir}: {r}");
+        assert!(f(&s, "responsiveness.goodput_mbps") > 18.0, "{dir}: {r}");
+        assert!(f(&s, "responsiveness.loaded.probes") >= 30.0, "{dir}: {r}");
+    }
+}
+
+/// CAKE both ways: foreign probes skip the load's queue (flow isolation), self probes wait
+/// only behind their own connection's few packets. Measured 1651 RPM (download), 1285
+/// (both): Good, well clear of the 1000 boundary.
+#[test]
+fn cake_on_both_directions_is_good_or_better() {
+    for dir in ["download", "both"] {
+        let s = run(&home(CAKE, CAKE, dir));
+        let r = &s["responsiveness"];
+        let class = r["class"].as_str().unwrap();
+        assert!(class == "Good" || class == "Excellent", "{dir}: {r}");
+        assert!(rpm(&s) > 1100.0, "{dir}: {r}");
+        // Foreign probes see about the base RTT (30 ms) per round trip.
+        assert!(f(&s, "responsiveness.foreign.ms") < 40.0, "{dir}: {r}");
+    }
+}
+
+/// Where nothing queues the draft's formula gives 60 / RTT: the handshake is one round trip,
+/// the request and its response one more, a self probe one; averaged, one RTT. Base RTT 20
+/// ms (2 x (5 + 2 x 2.5) ms), so 3000 RPM. One load connection at 200 Mbit/s behind a
+/// 10-packet buffer queues at most 0.6 ms (3 % of the RTT); measured 2953. Tolerance 10 %.
+#[test]
+fn an_unqueued_20ms_path_gives_60_over_the_rtt() {
+    let s = run(r#"
+        duration = "10s"
+        [topology]
+        kind = "dumbbell"
+        bottleneck = { rate = "200Mbps", delay = "5ms" }
+        bottleneck_queue = { kind = "droptail", limit = "10p" }
+        access = { rate = "1Gbps", delay = "2.5ms" }
+        [responsiveness]
+        max_connections = 1
+        "#);
+    let r = &s["responsiveness"];
+    assert!((rpm(&s) - 3000.0).abs() < 300.0, "{r}");
+    assert!((f(&s, "responsiveness.foreign.tcp_ms") - 20.0).abs() < 1.0, "{r}");
+    assert!((f(&s, "responsiveness.foreign.http_ms") - 20.0).abs() < 1.0, "{r}");
+    assert!(f(&s, "responsiveness.foreign.probes") >= 20.0, "{r}");
+    assert_eq!(r["draft"], "draft-ietf-ippm-responsiveness-08");
+}
+
+/// Runs without `[responsiveness]` have no block.
+#[test]
+fn no_block_without_the_test() {
+    let s = run(r#"
+        duration = "1s"
+        [topology]
+        bottleneck = { rate = "10Mbps", delay = "10ms" }
+        [[flows]]
+        cc = "cubic"
+        "#);
+    assert!(s.get("responsiveness").is_none());
+}
+
+#[track_caller]
+fn refused(toml: &str, path: &str, fragment: &str) {
+    match run_toml(toml, &RunOptions::default()) {
+        Err(RunError::Invalid(e)) => {
+            assert_eq!(e.path, path, "{e}");
+            assert!(e.message.contains(fragment), "{path}: {}", e.message);
+            let v: serde_json::Value = toml::from_str(toml).unwrap();
+            assert_eq!(validate_json(&v.to_string()).unwrap_err(), e);
+        }
+        Err(e) => panic!("expected bad input at {path}, got {e}"),
+        Ok(_) => panic!("expected bad input at {path}, the run succeeded"),
+    }
+}
+
+#[test]
+fn bad_settings_are_refused_with_their_key_path() {
+    let base = home(DROPTAIL.0, DROPTAIL.1, "download");
+    let with = |line: &str| format!("{base}\n{line}\n");
+    refused(&with("interval = \"0s\""), "responsiveness.interval", "greater than 0");
+    refused(&with("probe_interval = \"0ms\""), "responsiveness.probe_interval", "greater than 0");
+    refused(&with("probe_interval = \"1ms\""), "responsiveness.probe_interval", "100 probes");
+    refused(&with("max_connections = 0"), "responsiveness.max_connections", "");
+    refused(&with("request = \"0B\""), "responsiveness.request", "greater than 0");
+    refused(&with("colour = \"red\""), "responsiveness.colour", "unknown key");
+    refused(&base.replace("\"download\"", "\"sideways\""), "responsiveness.direction", "sideways");
+    // Without the test a scenario still needs flows.
+    let bare = base.split("[responsiveness]").next().unwrap().to_string();
+    refused(&bare, "flows", "missing required key");
+}
