@@ -21,7 +21,7 @@ def test_the_home_link_is_poor_and_cake_is_good():
     block = json.loads(p.stdout)
     assert block["class"] == "Poor"
     assert block["rpm"] < 300
-    assert block["draft"] == "draft-ietf-ippm-responsiveness-08"
+    assert block["draft"] == "draft-ietf-ippm-responsiveness-09"
     assert block["foreign"]["probes"] > 0 and block["loaded"]["probes"] > 0
     cake = ["--set", "topology.bottleneck_queue.kind=cake", "--set", "topology.reverse_queue.kind=cake"]
     p = bloatlab("responsiveness", *SHORT, *cake)

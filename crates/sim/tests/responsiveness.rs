@@ -1,4 +1,4 @@
-//! The RPM test (`[responsiveness]`, draft-ietf-ippm-responsiveness-08): Poor on a bloated
+//! The RPM test (`[responsiveness]`, draft-ietf-ippm-responsiveness-09): Poor on a bloated
 //! home link, Good or better with CAKE, 60 / RTT where nothing queues; bad settings refused
 //! with their key path.
 
@@ -7,7 +7,8 @@ use bloatlab_sim::{run_toml, validate_json, RunError, RunOptions};
 use common::{f, run};
 
 /// The built-in home link of `bloatlab rrul` (python/bloatlab/scenarios/rrul-home.toml):
-/// 20/5 Mbit/s, base RTT 30 ms, 500 and 200 packets of drop-tail buffer.
+/// 20/5 Mbit/s, base RTT 30 ms, 500 and 200 packets of drop-tail buffer. Intervals of 1 s
+/// (the draft's default is 5 s) fit the ramp to 16 connections and the window in 15 s.
 fn home(queue: &str, reverse: &str, direction: &str) -> String {
     format!(
         r#"
@@ -23,6 +24,7 @@ fn home(queue: &str, reverse: &str, direction: &str) -> String {
         recovery = "sack"
         [responsiveness]
         direction = "{direction}"
+        interval = "1s"
         "#
     )
 }
@@ -36,7 +38,7 @@ fn rpm(s: &serde_json::Value) -> f64 {
 }
 
 /// Drop-tail buffers of 300 ms (down) hold the load's queue: every probe waits behind it.
-/// Measured 191 RPM (download) and 160 (both): far below 300, whatever the seed.
+/// Measured 177 RPM (download) and 111 (both), seed 1: far below 300.
 #[test]
 fn a_bloated_home_link_is_poor() {
     for dir in ["download", "both"] {
@@ -48,13 +50,14 @@ fn a_bloated_home_link_is_poor() {
         assert_eq!(r["goodput_stable"], true, "{dir}: {r}");
         assert!(f(&s, "responsiveness.connections_down") >= 2.0, "{dir}: {r}");
         assert!(f(&s, "responsiveness.goodput_mbps") > 18.0, "{dir}: {r}");
-        assert!(f(&s, "responsiveness.loaded.probes") >= 30.0, "{dir}: {r}");
+        assert!(f(&s, "responsiveness.loaded.probes") >= 20.0, "{dir}: {r}");
     }
 }
 
 /// CAKE both ways: foreign probes skip the load's queue (flow isolation), self probes wait
-/// only behind their own connection's few packets. Measured 1651 RPM (download), 1285
-/// (both): Good, well clear of the 1000 boundary.
+/// only behind their own connection's few packets. Measured 1404 RPM (download), 1168
+/// (both), seed 1: Good (the class is the target; the margin to 1000 is 17 % and 40 % of
+/// the loaded component).
 #[test]
 fn cake_on_both_directions_is_good_or_better() {
     for dir in ["download", "both"] {
@@ -62,7 +65,6 @@ fn cake_on_both_directions_is_good_or_better() {
         let r = &s["responsiveness"];
         let class = r["class"].as_str().unwrap();
         assert!(class == "Good" || class == "Excellent", "{dir}: {r}");
-        assert!(rpm(&s) > 1100.0, "{dir}: {r}");
         // Foreign probes see about the base RTT (30 ms) per round trip.
         assert!(f(&s, "responsiveness.foreign.ms") < 40.0, "{dir}: {r}");
     }
@@ -71,7 +73,8 @@ fn cake_on_both_directions_is_good_or_better() {
 /// Where nothing queues the draft's formula gives 60 / RTT: the handshake is one round trip,
 /// the request and its response one more, a self probe one; averaged, one RTT. Base RTT 20
 /// ms (2 x (5 + 2 x 2.5) ms), so 3000 RPM. One load connection at 200 Mbit/s behind a
-/// 10-packet buffer queues at most 0.6 ms (3 % of the RTT); measured 2953. Tolerance 10 %.
+/// 10-packet buffer queues at most 0.6 ms (3 % of the RTT); measured 2953 (foreign 2991,
+/// loaded 2916). Tolerance 10 %: the queue and the probes' serialization only lower it.
 #[test]
 fn an_unqueued_20ms_path_gives_60_over_the_rtt() {
     let s = run(r#"
@@ -82,6 +85,7 @@ fn an_unqueued_20ms_path_gives_60_over_the_rtt() {
         bottleneck_queue = { kind = "droptail", limit = "10p" }
         access = { rate = "1Gbps", delay = "2.5ms" }
         [responsiveness]
+        interval = "1s"
         max_connections = 1
         "#);
     let r = &s["responsiveness"];
@@ -89,7 +93,7 @@ fn an_unqueued_20ms_path_gives_60_over_the_rtt() {
     assert!((f(&s, "responsiveness.foreign.tcp_ms") - 20.0).abs() < 1.0, "{r}");
     assert!((f(&s, "responsiveness.foreign.http_ms") - 20.0).abs() < 1.0, "{r}");
     assert!(f(&s, "responsiveness.foreign.probes") >= 20.0, "{r}");
-    assert_eq!(r["draft"], "draft-ietf-ippm-responsiveness-08");
+    assert_eq!(r["draft"], "draft-ietf-ippm-responsiveness-09");
 }
 
 /// Runs without `[responsiveness]` have no block.
@@ -123,7 +127,7 @@ fn refused(toml: &str, path: &str, fragment: &str) {
 fn bad_settings_are_refused_with_their_key_path() {
     let base = home(DROPTAIL.0, DROPTAIL.1, "download");
     let with = |line: &str| format!("{base}\n{line}\n");
-    refused(&with("interval = \"0s\""), "responsiveness.interval", "greater than 0");
+    refused(&base.replace("interval = \"1s\"", "interval = \"0s\""), "responsiveness.interval", "greater than 0");
     refused(&with("probe_interval = \"0ms\""), "responsiveness.probe_interval", "greater than 0");
     refused(&with("probe_interval = \"1ms\""), "responsiveness.probe_interval", "100 probes");
     refused(&with("max_connections = 0"), "responsiveness.max_connections", "");

@@ -1,4 +1,4 @@
-"""``bloatlab responsiveness``: the RPM test (draft-ietf-ippm-responsiveness-08) of a scenario."""
+"""``bloatlab responsiveness``: the RPM test (draft-ietf-ippm-responsiveness-09) of a scenario."""
 
 from __future__ import annotations
 
@@ -30,10 +30,13 @@ def _describe(r: dict[str, Any]) -> str:
     def ms(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.1f} ms"
 
-    rpm = "n/a" if r["rpm"] is None else f"{r['rpm']:.0f} RPM"
+    def rpm(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.0f} RPM"
+
     f, lo = r["foreign"], r["loaded"]
-    return (f"{rpm} ({r['class'] or 'no result'}); foreign: handshake {ms(f['tcp_ms'])}, "
-            f"request {ms(f['http_ms'])} ({f['probes']} probes); loaded: {ms(lo['http_ms'])} "
+    return (f"{rpm(r['rpm'])} ({r['class'] or 'no result'}); foreign {rpm(f['rpm'])}: handshake "
+            f"{ms(f['tcp_ms'])}, request {ms(f['http_ms'])} ({f['probes']} probes); loaded "
+            f"{rpm(lo['rpm'])}: {ms(lo['http_ms'])} "
             f"({lo['probes']} probes); {r['connections_down']}+{r['connections_up']} load connections "
             f"(down+up), {r['goodput_mbps']:.1f} Mbit/s")
 
@@ -43,7 +46,8 @@ def _describe(r: dict[str, Any]) -> str:
 @click.option("--direction", type=click.Choice(["download", "upload", "both"]), default="download",
               show_default=True, help="Which way the load-generating connections carry data.")
 @click.option("--interval", default="1s", show_default=True, metavar="TIME",
-              help="The draft's interval: one more load connection per interval until goodput is stable.")
+              help="The draft's interval (its default is 5s; 1s fits the test into the home link's 30 s): "
+                   "one more load connection per interval, up to --max-connections.")
 @click.option("--probe-interval", default="100ms", show_default=True, metavar="TIME",
               help="Time between probes.")
 @click.option("--max-connections", type=int, default=16, show_default=True, metavar="N",
@@ -54,7 +58,7 @@ def _describe(r: dict[str, Any]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary's responsiveness block as JSON.")
 def responsiveness(scenario: str | None, direction: str, interval: str, probe_interval: str,
                    max_connections: int, seed: int | None, overrides: tuple[str, ...], as_json: bool) -> None:
-    """Responsiveness under working conditions (RPM), after draft-ietf-ippm-responsiveness-08.
+    """Responsiveness under working conditions (RPM), after draft-ietf-ippm-responsiveness-09.
 
     SCENARIO.toml gives the topology (its flows are replaced by the test's); without it, the
     bloated home link of `bloatlab rrul` (20/5 Mbit/s, drop-tail).

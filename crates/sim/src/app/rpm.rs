@@ -1,20 +1,20 @@
 //! Responsiveness under working conditions (the "RPM test"), after IETF IPPM
-//! draft-ietf-ippm-responsiveness-08 (Paasch, Meyer, Cheshire, Hawkins, 20 October 2025):
-//! its parameters, its aggregation (single-sided trimmed means of the probes of the last MAD
-//! intervals), its stability rule and the classification of the result. The world drives the
+//! draft-ietf-ippm-responsiveness-09 (Paasch, Meyer, Cheshire, Hawkins): its parameters, its
+//! aggregation (single-sided trimmed means of the probes of the last MAD intervals, the
+//! TCP-only formula), its stability rule and its classification of the result. The world drives the
 //! test (world/rpm.rs); docs/latency-under-load.md says what is modelled and how.
 
 use crate::units::Dur;
 use serde::{Deserialize, Serialize};
 
 /// The draft's name for the revision followed.
-pub const DRAFT: &str = "draft-ietf-ippm-responsiveness-08";
+pub const DRAFT: &str = "draft-ietf-ippm-responsiveness-09";
 /// Moving average distance: intervals averaged, and intervals whose probes are aggregated.
 pub const MAD: usize = 4;
 /// Trimmed mean percentile: the upper 5 % of samples are dropped.
 pub const TMP: f64 = 0.95;
-/// Standard deviation tolerance: stable when the moving averages' standard deviation is
-/// within 5 % of their mean.
+/// Standard deviation tolerance: stable when the standard deviation of the last MAD moving
+/// averages is within 5 % of the latest one.
 pub const SDT: f64 = 0.05;
 
 /// Which way the load-generating connections carry their data.
@@ -51,8 +51,8 @@ impl RpmDirection {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpmCfg {
     pub direction: RpmDirection,
-    /// The draft's interval duration (ID): a load-generating connection is added per interval
-    /// until goodput is stable.
+    /// The draft's interval duration (ID, 5 s by default there): a load-generating connection
+    /// is added per interval, up to `max_connections` (the draft's MNP, 16).
     pub interval: Dur,
     /// Load-generating connections per direction, at most.
     pub max_connections: u32,
@@ -76,12 +76,15 @@ pub fn trimmed_mean(xs: &[f64]) -> Option<f64> {
     Some(keep.iter().sum::<f64>() / keep.len() as f64)
 }
 
-/// The draft's non-TLS responsiveness from its three trimmed means (seconds): foreign =
-/// (TCP handshake + HTTP request/response) / 2, loaded = HTTP on a load-generating
-/// connection, RPM = 60 / ((foreign + loaded) / 2).
+/// The draft's TCP-only responsiveness from its three trimmed means (seconds): foreign
+/// responsiveness = 60 / ((TM(tcp_f) + TM(http_f)) / 2), loaded = 60 / TM(http_l), RPM =
+/// their mean.
 pub fn rpm(tcp_f: f64, http_f: f64, http_l: f64) -> f64 {
-    let foreign = (tcp_f + http_f) / 2.0;
-    60.0 / ((foreign + http_l) / 2.0)
+    (foreign_rpm(tcp_f, http_f) + 60.0 / http_l) / 2.0
+}
+
+pub fn foreign_rpm(tcp_f: f64, http_f: f64) -> f64 {
+    60.0 / ((tcp_f + http_f) / 2.0)
 }
 
 /// Poor below 300 RPM, Fair to 1000, Good to 6000, Excellent above.
@@ -97,19 +100,23 @@ pub fn class(rpm: f64) -> &'static str {
     }
 }
 
-/// The stability rule over per-interval values: the moving averages (over up to MAD
-/// intervals) of the last MAD intervals have a standard deviation within SDT of their mean.
-/// Needs 2 MAD - 1 values (MAD full moving averages).
-pub fn stable(values: &[f64]) -> bool {
-    if values.len() < 2 * MAD - 1 {
+/// Moving averages over MAD intervals of per-interval values (full windows only).
+pub fn moving_averages(values: &[f64]) -> Vec<f64> {
+    values.windows(MAD).map(|w| w.iter().sum::<f64>() / MAD as f64).collect()
+}
+
+/// The stability rule over a series of moving values (moving-average goodput, or the
+/// responsiveness of the last MAD intervals, at each interval): the standard deviation of
+/// the last MAD of them is less than SDT of the latest. False with fewer than MAD.
+pub fn stable(moving: &[f64]) -> bool {
+    if moving.len() < MAD {
         return false;
     }
-    let mas: Vec<f64> = (values.len() - MAD..values.len())
-        .map(|k| values[k + 1 - MAD..=k].iter().sum::<f64>() / MAD as f64)
-        .collect();
-    let mean = mas.iter().sum::<f64>() / MAD as f64;
-    let var = mas.iter().map(|m| (m - mean) * (m - mean)).sum::<f64>() / MAD as f64;
-    mean > 0.0 && var.sqrt() <= SDT * mean
+    let last = &moving[moving.len() - MAD..];
+    let mean = last.iter().sum::<f64>() / MAD as f64;
+    let var = last.iter().map(|m| (m - mean) * (m - mean)).sum::<f64>() / MAD as f64;
+    let current = last[MAD - 1];
+    current > 0.0 && var.sqrt() < SDT * current
 }
 
 /// Foreign probes' trimmed means (ms) and count.
@@ -119,6 +126,8 @@ pub struct ForeignSummary {
     pub http_ms: Option<f64>,
     /// (tcp + http) / 2.
     pub ms: Option<f64>,
+    /// Foreign responsiveness: 60000 / ms.
+    pub rpm: Option<f64>,
     pub probes: u32,
 }
 
@@ -126,6 +135,8 @@ pub struct ForeignSummary {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadedSummary {
     pub http_ms: Option<f64>,
+    /// Loaded responsiveness: 60000 / http_ms.
+    pub rpm: Option<f64>,
     pub probes: u32,
 }
 
@@ -168,6 +179,8 @@ mod tests {
     fn rpm_of_one_round_trip_everywhere_is_sixty_over_it() {
         // Handshake and request/response each one RTT: 60 / RTT.
         assert!((rpm(0.02, 0.02, 0.02) - 3000.0).abs() < 1e-9);
+        // The mean of the foreign and the loaded RPM, not 60 over the mean time.
+        assert!((rpm(0.01, 0.03, 0.1) - (3000.0 + 600.0) / 2.0).abs() < 1e-9);
         assert_eq!(class(299.0), "Poor");
         assert_eq!(class(300.0), "Fair");
         assert_eq!(class(1000.0), "Good");
@@ -176,9 +189,10 @@ mod tests {
 
     #[test]
     fn stability_needs_flat_moving_averages() {
-        assert!(!stable(&[1.0, 1.0, 1.0]));
-        assert!(stable(&[1.0; 7]));
-        assert!(!stable(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]));
-        assert!(stable(&[0.0, 5.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0]));
+        let g = |v: &[f64]| stable(&moving_averages(v));
+        assert!(!g(&[1.0; 6]), "needs MAD full moving averages");
+        assert!(g(&[1.0; 7]));
+        assert!(!g(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]));
+        assert!(g(&[0.0, 5.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0]));
     }
 }

@@ -30,7 +30,7 @@ pub(crate) fn read(v: &Value, kind: TopologyKind) -> Res<(RpmCfg, Vec<Value>)> {
         }
         Ok(d)
     };
-    let interval = positive(&mut t, "interval", Dur::from_secs(1))?;
+    let interval = positive(&mut t, "interval", Dur::from_secs(5))?;
     let probe_interval = positive(&mut t, "probe_interval", Dur::from_millis(100))?;
     // The draft's limit is 100 probes a second of each kind.
     if probe_interval < Dur::from_millis(10) {

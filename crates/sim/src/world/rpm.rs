@@ -1,4 +1,4 @@
-//! The RPM test (draft-ietf-ippm-responsiveness-08) driven by the world: the ramp of
+//! The RPM test (draft-ietf-ippm-responsiveness-09) driven by the world: the ramp of
 //! load-generating connections, self probes on them, and the aggregation at the end. Foreign
 //! probes are the test's web flow (world/web.rs logs each one's handshake and HTTP times).
 //!
@@ -132,8 +132,8 @@ impl World {
             .sum()
     }
 
-    /// An interval's end: its goodput; until goodput is stable, one more load-generating
-    /// connection each way.
+    /// An interval's end: its goodput, and one more load-generating connection each way (the
+    /// draft's INC = 1 per interval, up to MNP = `max_connections`).
     fn rpm_interval(&mut self) {
         let now = self.now;
         let bytes = self.load_bytes();
@@ -141,14 +141,11 @@ impl World {
         if now > SimTime::ZERO {
             let span = now.since(r.last_eval).secs_f64();
             r.goodput.push((bytes - r.last_bytes) as f64 * 8.0 / span);
-            r.saturated = r.saturated || draft::stable(&r.goodput);
+            r.saturated = r.saturated || draft::stable(&draft::moving_averages(&r.goodput));
         }
         r.last_eval = now;
         r.last_bytes = bytes;
         r.next_eval = now + r.cfg.interval;
-        if r.saturated {
-            return;
-        }
         let mut start = Vec::new();
         if r.started_down < r.down.len() {
             start.push(r.down[r.started_down]);
@@ -227,18 +224,21 @@ impl World {
             (Some(a), Some(b), Some(c)) => Some(draft::rpm(a, b, c)),
             _ => None,
         };
-        // Responsiveness per whole interval, for the stability rule.
+        // The responsiveness of the MAD intervals ending at each of the last MAD whole
+        // intervals, for the stability rule.
         let intervals = (self.end.0 / id) as usize;
-        let in_k = |t: SimTime, k: usize| t.0 / id == k as u64;
-        let per_interval: Option<Vec<f64>> = (0..intervals)
+        let mad = draft::MAD as u64;
+        let in_window = |t: SimTime, k: usize| t.0 / id <= k as u64 && t.0 / id + mad > k as u64;
+        let moving: Option<Vec<f64>> = (intervals.max(2 * draft::MAD - 1) - draft::MAD..intervals)
+            .filter(|&k| k + 1 >= draft::MAD)
             .map(|k| {
-                let f: Vec<_> = web.log.iter().filter(|p| in_k(p.0, k)).collect();
+                let f: Vec<_> = web.log.iter().filter(|p| in_window(p.0, k)).collect();
                 let a = draft::trimmed_mean(&f.iter().map(|p| p.1).collect::<Vec<_>>())?;
                 let b = draft::trimmed_mean(&f.iter().map(|p| p.2).collect::<Vec<_>>())?;
-                let l: Vec<f64> = r.loaded.iter().filter(|p| in_k(p.0, k)).map(|p| p.1).collect();
+                let l: Vec<f64> =
+                    r.loaded.iter().filter(|p| in_window(p.0, k)).map(|p| p.1).collect();
                 Some(draft::rpm(a, b, draft::trimmed_mean(&l)?))
             })
-            .skip(intervals.saturating_sub(2 * draft::MAD - 1))
             .collect();
         let g = &r.goodput[r.goodput.len().saturating_sub(draft::MAD)..];
         let ms = |x: Option<f64>| x.map(|s| s * 1e3);
@@ -251,15 +251,20 @@ impl World {
                 tcp_ms: ms(tcp_f),
                 http_ms: ms(http_f),
                 ms: ms(tcp_f.zip(http_f).map(|(a, b)| (a + b) / 2.0)),
+                rpm: tcp_f.zip(http_f).map(|(a, b)| draft::foreign_rpm(a, b)),
                 probes: foreign.len() as u32,
             },
-            loaded: LoadedSummary { http_ms: ms(http_l), probes: loaded.len() as u32 },
+            loaded: LoadedSummary {
+                http_ms: ms(http_l),
+                rpm: http_l.map(|s| 60.0 / s),
+                probes: loaded.len() as u32,
+            },
             window_s: span as f64 / 1e9,
             connections_down: r.started_down as u32,
             connections_up: r.started_up as u32,
             goodput_mbps: if g.is_empty() { 0.0 } else { g.iter().sum::<f64>() / g.len() as f64 / 1e6 },
             goodput_stable: r.saturated,
-            responsiveness_stable: per_interval.is_some_and(|v| draft::stable(&v)),
+            responsiveness_stable: moving.is_some_and(|v| draft::stable(&v)),
         })
     }
 }
