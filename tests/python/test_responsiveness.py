@@ -8,8 +8,8 @@ import sys
 
 
 def bloatlab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bloatlab", *args], check=False, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-m", "bloatlab", *args], check=False,
+                          capture_output=True, text=True, timeout=300)
 
 
 SHORT = ["--set", "duration=12s"]
@@ -23,7 +23,8 @@ def test_the_home_link_is_poor_and_cake_is_good():
     assert block["rpm"] < 300
     assert block["draft"] == "draft-ietf-ippm-responsiveness-09"
     assert block["foreign"]["probes"] > 0 and block["loaded"]["probes"] > 0
-    cake = ["--set", "topology.bottleneck_queue.kind=cake", "--set", "topology.reverse_queue.kind=cake"]
+    cake = ["--set", "topology.bottleneck_queue.kind=cake",
+            "--set", "topology.reverse_queue.kind=cake"]
     p = bloatlab("responsiveness", *SHORT, *cake)
     assert p.returncode == 0, p.stderr
     assert "RPM (Good)" in p.stdout or "RPM (Excellent)" in p.stdout, p.stdout

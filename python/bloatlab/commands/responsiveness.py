@@ -21,8 +21,8 @@ def _doc(scenario: str | None, seed: int | None, overrides: tuple[str, ...], dir
     doc = resolve(home() if scenario is None else scenario, seed=seed, set=list(overrides))
     doc = dict(doc)
     doc.pop("flows", None)
-    doc["responsiveness"] = {"direction": direction, "interval": interval, "probe_interval": probe_interval,
-                             "max_connections": max_connections}
+    doc["responsiveness"] = {"direction": direction, "interval": interval,
+                             "probe_interval": probe_interval, "max_connections": max_connections}
     return doc
 
 
@@ -37,7 +37,8 @@ def _describe(r: dict[str, Any]) -> str:
     return (f"{rpm(r['rpm'])} ({r['class'] or 'no result'}); foreign {rpm(f['rpm'])}: handshake "
             f"{ms(f['tcp_ms'])}, request {ms(f['http_ms'])} ({f['probes']} probes); loaded "
             f"{rpm(lo['rpm'])}: {ms(lo['http_ms'])} "
-            f"({lo['probes']} probes); {r['connections_down']}+{r['connections_up']} load connections "
+            f"({lo['probes']} probes); {r['connections_down']}+{r['connections_up']} load "
+            "connections "
             f"(down+up), {r['goodput_mbps']:.1f} Mbit/s")
 
 
@@ -46,18 +47,21 @@ def _describe(r: dict[str, Any]) -> str:
 @click.option("--direction", type=click.Choice(["download", "upload", "both"]), default="download",
               show_default=True, help="Which way the load-generating connections carry data.")
 @click.option("--interval", default="1s", show_default=True, metavar="TIME",
-              help="The draft's interval (its default is 5s; 1s fits the test into the home link's 30 s): "
-                   "one more load connection per interval, up to --max-connections.")
+              help="The draft's interval (its default is 5s; 1s fits the test into the home "
+                   "link's 30 s): one more load connection per interval, up to --max-connections.")
 @click.option("--probe-interval", default="100ms", show_default=True, metavar="TIME",
               help="Time between probes.")
 @click.option("--max-connections", type=int, default=16, show_default=True, metavar="N",
               help="Load-generating connections per direction, at most.")
 @click.option("--seed", type=int, metavar="N", help="Override the scenario's seed.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Override a key of the base scenario, e.g. --set topology.bottleneck_queue.kind=cake.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary's responsiveness block as JSON.")
+              help="Override a key of the base scenario, e.g. "
+                   "--set topology.bottleneck_queue.kind=cake.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary's responsiveness block as JSON.")
 def responsiveness(scenario: str | None, direction: str, interval: str, probe_interval: str,
-                   max_connections: int, seed: int | None, overrides: tuple[str, ...], as_json: bool) -> None:
+                   max_connections: int, seed: int | None, overrides: tuple[str, ...],
+                   as_json: bool) -> None:
     """Responsiveness under working conditions (RPM), after draft-ietf-ippm-responsiveness-09.
 
     SCENARIO.toml gives the topology (its flows are replaced by the test's); without it, the
@@ -74,7 +78,8 @@ def responsiveness(scenario: str | None, direction: str, interval: str, probe_in
             res = call_interruptibly(lambda: run_resolved(resolve(doc), series=False))
         except _core.ScenarioError as e:
             path, message = e.args if len(e.args) == 2 else ("", str(e))
-            option = {"responsiveness.interval": "--interval", "responsiveness.probe_interval": "--probe-interval",
+            option = {"responsiveness.interval": "--interval",
+                      "responsiveness.probe_interval": "--probe-interval",
                       "responsiveness.max_connections": "--max-connections"}.get(path)
             raise ScenarioError(option or path, message) from None
     block = res.summary.get("responsiveness")
