@@ -77,6 +77,10 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
             return refuse(format!("topology.access.{key}"), "emulation applies loss on the bottleneck only (allowed: topology.bottleneck.loss, topology.bottleneck.drop_packets)");
         }
     }
+    if v.get("responsiveness").is_some() {
+        // Its ramp and self probes are driven by the simulator's world.
+        return refuse("responsiveness", "the RPM test runs in the simulator only");
+    }
     if v.get("capture").is_some() {
         return refuse("capture", "emulation captures with `bloatlab emulate --pcap sender|receiver` (allowed: no capture table)");
     }

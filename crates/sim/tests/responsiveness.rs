@@ -127,7 +127,8 @@ fn refused(toml: &str, path: &str, fragment: &str) {
 fn bad_settings_are_refused_with_their_key_path() {
     let base = home(DROPTAIL.0, DROPTAIL.1, "download");
     let with = |line: &str| format!("{base}\n{line}\n");
-    refused(&base.replace("interval = \"1s\"", "interval = \"0s\""), "responsiveness.interval", "greater than 0");
+    let zero = base.replace("interval = \"1s\"", "interval = \"0s\"");
+    refused(&zero, "responsiveness.interval", "greater than 0");
     refused(&with("probe_interval = \"0ms\""), "responsiveness.probe_interval", "greater than 0");
     refused(&with("probe_interval = \"1ms\""), "responsiveness.probe_interval", "100 probes");
     refused(&with("max_connections = 0"), "responsiveness.max_connections", "");

@@ -157,6 +157,8 @@ impl World {
         }
         r.releasing = true;
         for f in start {
+            // The summary's start and active time are the ramp's.
+            self.flows[f.idx()].start = now;
             self.start_flow(f);
         }
         self.rpm.as_mut().unwrap().releasing = false;
@@ -177,7 +179,8 @@ impl World {
         }
         // Upload: the request rides the data stream, the response comes back alone.
         let extra = if r.down.contains(&f) { r.cfg.response } else { r.cfg.request };
-        let p = Pending { flow: f, marker: sender.bytes_sent_high() + extra, at: self.now, owd: Dur(fl.base_rtt.0 / 2) };
+        let marker = sender.bytes_sent_high() + extra;
+        let p = Pending { flow: f, marker, at: self.now, owd: Dur(fl.base_rtt.0 / 2) };
         let r = self.rpm.as_mut().unwrap();
         r.rr += 1;
         r.pending.push(p);
@@ -262,7 +265,7 @@ impl World {
             window_s: span as f64 / 1e9,
             connections_down: r.started_down as u32,
             connections_up: r.started_up as u32,
-            goodput_mbps: if g.is_empty() { 0.0 } else { g.iter().sum::<f64>() / g.len() as f64 / 1e6 },
+            goodput_mbps: g.iter().sum::<f64>() / g.len().max(1) as f64 / 1e6,
             goodput_stable: r.saturated,
             responsiveness_stable: moving.is_some_and(|v| draft::stable(&v)),
         })
