@@ -56,7 +56,15 @@ mod tests {
 
     #[test]
     fn objects_add_up_to_the_page() {
-        let c = PageCfg { objects: 70, html: 18_000, connections: 6, multiplex: false, request: 400, think: Dur::ZERO, pages: None };
+        let c = PageCfg {
+            objects: 70,
+            html: 18_000,
+            connections: 6,
+            multiplex: false,
+            request: 400,
+            think: Dur::ZERO,
+            pages: None,
+        };
         for total in [2_000_000u64, 18_000 + 69 * 7 + 5, 20_000] {
             let sum: u64 = (0..70).map(|k| c.object_size(total, k)).sum();
             assert_eq!(sum, total);

@@ -17,7 +17,8 @@ const TCP_KEYS: &[&str] = &[
     "rtt_sample", "hz",
 ];
 const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction", "host", "dscp", "src", "dst", "pattern", "objects", "html", "connections", "multiplex", "pages"];
+    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction", "host", "dscp", "src", "dst", "pattern",
+      "objects", "html", "connections", "multiplex", "pages"];
 /// Flow keys of the dumbbell and cellular topologies that a graph flow does not take.
 const NOT_GRAPH: &[&str] = &["rtt", "ue", "direction", "host"];
 const GRAPH_ONLY: &[&str] = &["src", "dst", "pattern"];
@@ -555,7 +556,8 @@ fn page_cfg(t: &mut Table, size: Option<u64>) -> Res<PageCfg> {
     };
     if total < html + (objects as u64 - 1) {
         let others = objects - 1;
-        let need = format!("at least the HTML ({html} B) plus one byte per other object ({others})");
+        let need =
+            format!("at least the HTML ({html} B) plus one byte per other object ({others})");
         let k = if t.has("size") { "size" } else { "html" };
         return err(&t.key_path(k), format!("the page is {total} B, it must be {need}"));
     }

@@ -8,7 +8,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::stats::jain;
-use super::summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, PageLoads, Responses, Summary};
+use super::summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};
+use super::summary::PageLoads;
 
 /// A whole run's measurements.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -10,7 +10,8 @@ mod summary;
 pub use measure::{Busy, DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, QueueMeasure, RunMeasure};
 pub use series::{Column, Series, Table};
 pub use stats::{jain, mean_ci95, t95};
-pub use summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, PageLoads, Responses, Summary};
+pub use summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};
+pub use summary::PageLoads;
 
 pub use hist::DelayHist;
 

@@ -237,7 +237,9 @@ impl World {
                     h.add(&c.rtt_hist);
                     (None, h.value_at_quantile(0.95), 0, None)
                 }
-                (Endpoint::Tcp(_), Endpoint::Tcp(_)) if f.page.is_some() => (None, self.page_rtt_p95(i), 0, None),
+                (Endpoint::Tcp(_), Endpoint::Tcp(_)) if f.page.is_some() => {
+                    (None, self.page_rtt_p95(i), 0, None)
+                }
                 (Endpoint::Tcp(c), Endpoint::Tcp(s)) => (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0, None),
                 (Endpoint::Udp(c), Endpoint::Udp(s)) => (
                     s.completed_at,

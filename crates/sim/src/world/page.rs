@@ -65,8 +65,10 @@ pub(crate) struct PageRt {
 impl PageRt {
     /// A page flow's state with connection 0 on the flow's own sockets (`sender` sends the
     /// data, on the route of its index).
-    pub(crate) fn for_flow(spec: &FlowSpec, sender: SockId, receiver: SockId) -> Option<Box<PageRt>> {
-        let (AppKind::Page(cfg), Transport::Tcp { cc, tcp }) = (&spec.app, &spec.transport) else { return None };
+    pub(crate) fn for_flow(spec: &FlowSpec, sender: SockId, receiver: SockId) -> Option<Box<Self>> {
+        let (AppKind::Page(cfg), Transport::Tcp { cc, tcp }) = (&spec.app, &spec.transport) else {
+            return None;
+        };
         Some(Box::new(PageRt {
             cfg: *cfg,
             total: spec.size.expect("page flows have a size"),
@@ -103,13 +105,19 @@ impl PageRt {
 
 impl Conn {
     fn new(server: SockId, client: SockId) -> Conn {
-        Conn { server, client, open: false, asked: VecDeque::new(), answered: 0, due: VecDeque::new(), resp_end: 0 }
+        let (asked, due) = (VecDeque::new(), VecDeque::new());
+        Conn { server, client, open: false, asked, answered: 0, due, resp_end: 0 }
     }
 }
 
 /// Gives every page flow its connections beyond the first: a socket pair each, appended to
 /// `eps`, sending on copies of the flow's routes appended to `routes` at the same indices.
-pub(super) fn add_connections(flows: &mut [FlowRt], routes: &mut Vec<RouteRt>, eps: &mut Vec<Endpoint>, seed: u64) {
+pub(super) fn add_connections(
+    flows: &mut [FlowRt],
+    routes: &mut Vec<RouteRt>,
+    eps: &mut Vec<Endpoint>,
+    seed: u64,
+) {
     for (f, fl) in flows.iter_mut().enumerate() {
         let Some(p) = fl.page.as_mut() else { continue };
         for _ in 1..p.cfg.conns_used() {
@@ -161,7 +169,8 @@ impl World {
     pub(super) fn page_counters(&self, i: usize) -> Counters {
         let f = &self.flows[i];
         let p = f.page.as_ref().expect("a page flow");
-        p.conns.iter().fold(f.retired, |acc, c| acc.plus(&pair_counters(self.tcp(c.server), self.tcp(c.client))))
+        let pair = |c: &Conn| pair_counters(self.tcp(c.server), self.tcp(c.client));
+        p.conns.iter().fold(f.retired, |acc, c| acc.plus(&pair(c)))
     }
 
     /// The 95th percentile of page flow `i`'s RTT samples over all its connections (ns).
@@ -190,7 +199,7 @@ impl World {
                 p.rtt_hist.add(&self.tcp(sid).rtt_hist);
             }
             // Connection numbers 1, 2, ... over the run: ports of their own, old packets ignored.
-            let conn = (p.page.wrapping_sub(1).wrapping_mul(n).wrapping_add(k as u32 + 1)) as u16;
+            let conn = p.page.wrapping_sub(1).wrapping_mul(n).wrapping_add(k as u32 + 1) as u16;
             let mut server = p.socket(sid, f, conn, seed, from);
             let mut client = p.socket(cid, f, conn, seed, from);
             server.listen();
@@ -242,7 +251,9 @@ impl World {
         if !p.loading {
             return;
         }
-        let Some(k) = p.conns.iter().position(|c| c.server == dst || c.client == dst) else { return };
+        let Some(k) = p.conns.iter().position(|c| c.server == dst || c.client == dst) else {
+            return;
+        };
         let c = &p.conns[k];
         if dst == c.server {
             let whole = self.tcp(dst).delivered() / p.cfg.request;
