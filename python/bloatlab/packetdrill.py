@@ -23,10 +23,10 @@ EXIT_INVALID = 2
 
 def run_file(path: Path, tolerance_usecs: int = 4000) -> dict[str, Any]:
     """Runs one script file; returns its outcome with ``file`` added."""
-    from . import _core
+    from .simcore import packetdrill_json
 
     text = path.read_text(encoding="utf-8")
-    out = json.loads(_core.packetdrill_run(text, tolerance_usecs))
+    out = json.loads(packetdrill_json(text, tolerance_usecs))
     out["file"] = str(path)
     return out
 
@@ -87,7 +87,3 @@ def packetdrill(files: tuple[str, ...], tolerance_usecs: int, as_json: bool) -> 
         else:
             click.echo(_describe(o))
     sys.exit(exit_code(outcomes))
-
-
-def register(group: click.Group) -> None:
-    group.add_command(packetdrill)

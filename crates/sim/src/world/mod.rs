@@ -34,6 +34,9 @@ use page::PageRt;
 use web::WebRt;
 
 /// A transport endpoint of any kind.
+// Not boxed: the event loop reads the socket in place (one pointer chase fewer per event),
+// and the look-ahead relies on an endpoint being exactly a socket (world/lookahead.rs).
+#[allow(clippy::large_enum_variant)]
 pub enum Endpoint {
     Tcp(TcpSocket),
     Udp(UdpEndpoint),
