@@ -158,4 +158,12 @@ mod tests {
         assert!((r.ci95_s.unwrap() - 4.303 / 3f64.sqrt()).abs() < 1e-9);
         assert!(super::Responses::from_times(&[1.0]).ci95_s.is_none());
     }
+
+    #[test]
+    fn page_load_percentiles_are_nearest_rank() {
+        let p = super::PageLoads::from_times(&[4.0, 1.0, 3.0, 2.0]);
+        assert_eq!((p.pages, p.plt_mean_s, p.plt_p50_s, p.plt_p95_s), (4, Some(2.5), Some(2.0), Some(4.0)));
+        let none = super::PageLoads::from_times(&[]);
+        assert_eq!((none.pages, none.plt_mean_s, none.plt_p50_s), (0, None, None));
+    }
 }
