@@ -260,6 +260,7 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::FlowId;
     use proptest::prelude::*;
     use std::collections::BinaryHeap;
 
