@@ -137,31 +137,169 @@ fn linux_cc_name(spec_name: &str) -> &str {
     linux::kernel_cc(spec_name).unwrap_or(spec_name)
 }
 
-/// The settings a shell command makes (sysctl assignments); other commands are unsupported,
-/// except the packetdrill test suites' `defaults.sh` preamble (Linux's defaults, assumed).
+/// What `../common/defaults.sh` of the upstream suite (google/packetdrill gtests/net/common)
+/// sets: the production values its scripts are written against, recorded here as facts.
+const DEFAULTS_SH: &[(&str, &str)] = &[
+    ("net.ipv4.tcp_rmem", "4096 540000 15728640"),
+    ("net.ipv4.tcp_wmem", "4096 262144 4194304"),
+    ("net.ipv4.tcp_timestamps", "1"),
+    ("net.ipv4.tcp_syn_retries", "5"),
+    ("net.ipv4.tcp_synack_retries", "5"),
+    ("net.ipv4.tcp_frto", "2"),
+    ("net.ipv4.tcp_sack", "1"),
+    ("net.ipv4.tcp_dsack", "1"),
+    ("net.ipv4.tcp_fack", "0"),
+    ("net.ipv4.tcp_reordering", "3"),
+    ("net.ipv4.tcp_congestion_control", "cubic"),
+    ("net.ipv4.tcp_slow_start_after_idle", "0"),
+    ("net.ipv4.tcp_early_retrans", "4"),
+    ("net.ipv4.tcp_recovery", "1"),
+    ("net.ipv4.tcp_tso_win_divisor", "3"),
+    ("net.ipv4.tcp_ecn", "0"),
+    ("net.ipv4.tcp_ecn_option", "2"),
+    ("net.ipv4.tcp_pacing_ss_ratio", "200"),
+    ("net.ipv4.tcp_pacing_ca_ratio", "120"),
+    ("net.ipv4.tcp_notsent_lowat", "4294967295"),
+    ("net.ipv4.tcp_fastopen", "0x70403"),
+    ("net.ipv4.tcp_syncookies", "1"),
+];
+
+/// The sysctls the runner reads (anything else is ignored, see [`ignored_sysctls`]).
+const MODELED_SYSCTLS: &[&str] = &[
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_sack",
+    "net.ipv4.tcp_dsack",
+    "net.ipv4.tcp_frto",
+    "net.ipv4.tcp_early_retrans",
+    "net.ipv4.tcp_recovery",
+    "net.ipv4.tcp_ecn",
+    "net.ipv4.tcp_congestion_control",
+    "net.ipv4.tcp_moderate_rcvbuf",
+    "net.ipv4.tcp_window_scaling",
+];
+
+/// Shell words of one command line: double and single quotes group, `$((a*b))` is
+/// evaluated (products of integers, as the suite writes buffer sizes), `#` starts a comment.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut any = false;
+    let mut quote: Option<char> = None;
+    let cs: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < cs.len() {
+        let c = cs[i];
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                any = true;
+            }
+            (_, '$') if cs.get(i + 1) == Some(&'(') && cs.get(i + 2) == Some(&'(') => {
+                let rest: String = cs[i + 3..].iter().collect();
+                let Some(k) = rest.find("))") else {
+                    cur.push(c);
+                    i += 1;
+                    continue;
+                };
+                let prod = rest[..k].split('*').map(|x| x.trim().parse::<u64>().ok()).product::<Option<u64>>();
+                match prod {
+                    Some(v) => cur += &v.to_string(),
+                    None => cur += &rest[..k],
+                }
+                i += 3 + rest[..k].chars().count() + 2;
+                any = true;
+                continue;
+            }
+            (None, '#') if cur.is_empty() => break,
+            (None, ' ' | '\t') => {
+                if any || !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            _ => {
+                cur.push(c);
+                any = true;
+            }
+        }
+        i += 1;
+    }
+    if any || !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// The settings a shell command makes (sysctl assignments, by `sysctl` or the suite's
+/// `set_sysctls.py /proc/sys/...=v`); other commands are unsupported, except the upstream
+/// suite's `defaults.sh` preamble ([`DEFAULTS_SH`]), its `ip tcp_metrics flush` and the
+/// restore script set_sysctls.py leaves for the end of a run.
 fn shell_settings(cmd: &str) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
-    for part in cmd.split([';', '\n']).flat_map(|p| p.split("&&")) {
-        let words: Vec<&str> = part.split_whitespace().collect();
-        match words.first() {
-            None => {}
-            Some(w) if w.ends_with("defaults.sh") => {}
-            Some(&"sysctl") => {
-                for w in &words[1..] {
-                    if w.starts_with('-') {
-                        continue;
-                    }
-                    let Some((k, v)) = w.split_once('=') else { continue };
-                    let k = k.replace('/', ".");
-                    let v = v.trim_matches(['"', '\'']).to_string();
-                    check_sysctl(&k, &v)?;
-                    out.push((k, v));
+    let joined = cmd.replace("\\\n", " ");
+    for line in joined.split('\n') {
+        let words = shell_words(line);
+        // Commands joined by ; && || and redirections (`> /dev/null`, `&> /dev/null`).
+        let mut cmds: Vec<Vec<&str>> = vec![Vec::new()];
+        let mut skip = false;
+        for w in &words {
+            if skip {
+                skip = false;
+                continue;
+            }
+            match w.as_str() {
+                ";" | "&&" | "||" => cmds.push(Vec::new()),
+                ">" | "&>" | "2>" | "2>&1" | ">>" => skip = w != "2>&1",
+                w if w.starts_with('>') || w.starts_with("2>") || w.starts_with("&>") => {}
+                w => {
+                    let w = w.trim_end_matches(';');
+                    cmds.last_mut().expect("one at least").push(w);
                 }
             }
-            Some(w) => return Err(format!("shell command `{w}` (only sysctl preambles are read)")),
+        }
+        for words in cmds {
+            match words.first() {
+                None => {}
+                Some(w) if w.ends_with("defaults.sh") => {
+                    out.extend(DEFAULTS_SH.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+                }
+                Some(w) if w.contains("sysctl_restore") => {}
+                Some(&"ip") if words.get(1) == Some(&"tcp_metrics") => {}
+                Some(w) if *w == "sysctl" || w.ends_with("set_sysctls.py") => {
+                    for w in &words[1..] {
+                        if w.starts_with('-') {
+                            continue;
+                        }
+                        let Some((k, v)) = w.split_once('=') else { continue };
+                        let k = k.trim_start_matches("/proc/sys/").replace('/', ".");
+                        let v = v.trim_matches(['"', '\'']).to_string();
+                        check_sysctl(&k, &v)?;
+                        out.push((k, v));
+                    }
+                }
+                Some(w) => return Err(format!("shell command `{w}` (only sysctl preambles are read)")),
+            }
         }
     }
     Ok(out)
+}
+
+/// The sysctls a script sets (its preamble and defaults.sh) that the runner does not model
+/// and so ignores, `name=value` in order.
+pub fn ignored_sysctls(script: &Script) -> Vec<String> {
+    let mut v = Vec::new();
+    for ev in &script.events {
+        if let Kind::Shell(cmd) = &ev.kind {
+            for (k, val) in shell_settings(cmd).unwrap_or_default() {
+                if !MODELED_SYSCTLS.contains(&k.as_str()) {
+                    v.push(format!("{k}={val}"));
+                }
+            }
+        }
+    }
+    v
 }
 
 /// Sysctls that would turn on a mechanism the simulator lacks make the script unsupported;
@@ -418,6 +556,14 @@ impl Runner {
                 "net.ipv4.tcp_frto" => self.cfg.mech.frto = v != "0",
                 "net.ipv4.tcp_dsack" => self.cfg.mech.dsack = v != "0",
                 "net.ipv4.tcp_moderate_rcvbuf" => self.cfg.mech.rcvbuf_auto = v != "0",
+                "net.ipv4.tcp_rmem" => {
+                    // tcp_rmem[2] is the receive buffer's ceiling and so, in Linux's
+                    // tcp_select_initial_window, the space the window scale must cover
+                    // (ilog2(space) - 15, what TcpSocket::new derives from `rcvbuf`).
+                    if let Some(max) = v.split_whitespace().nth(2).and_then(|x| x.parse::<u64>().ok()) {
+                        self.cfg.rcvbuf = max.max(self.cfg.mss as u64);
+                    }
+                }
                 "net.ipv4.tcp_congestion_control" => {
                     if let Some(cc) = linux_cc(v) {
                         self.cc = cc;
