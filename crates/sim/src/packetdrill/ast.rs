@@ -73,6 +73,8 @@ pub struct PacketSpec {
     pub win: Option<u32>,
     /// `None`: no option list written (the segment carries no options).
     pub opts: Option<Vec<TcpOpt>>,
+    /// `<...>`: any options (not compared).
+    pub opts_any: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +107,8 @@ pub enum Kind {
     Assert(Vec<Assert>),
     /// A shell command (sysctl preambles are read, see the runner).
     Shell(String),
+    /// A command-line flag written in the script (`--tolerance_usecs=10000`): name, value.
+    Flag(String, String),
     /// A line the simulator cannot model, with what it is.
     Unsupported(String),
 }

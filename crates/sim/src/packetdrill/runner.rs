@@ -104,13 +104,23 @@ pub fn run(script: &Script, opts: &Options) -> Outcome {
         let what = match &ev.kind {
             Kind::Unsupported(w) => Some(w.clone()),
             Kind::Shell(cmd) => shell_settings(cmd).err(),
+            Kind::Flag(name, value) => check_flag(name, value).err(),
             _ => None,
         };
         if let Some(what) = what {
             return Outcome::Unsupported { line: ev.line, col: ev.col, what };
         }
     }
-    let mut r = Runner::new(opts);
+    // A `--tolerance_usecs=N` line in the script overrides the command line's, as in packetdrill.
+    let mut opts = *opts;
+    for ev in &script.events {
+        if let Kind::Flag(name, value) = &ev.kind {
+            if let Ok(Some(t)) = check_flag(name, value) {
+                opts.tolerance_usecs = t;
+            }
+        }
+    }
+    let mut r = Runner::new(&opts);
     for ev in &script.events {
         if let Err(stop) = r.event(ev) {
             return match stop {
@@ -300,6 +310,20 @@ pub fn ignored_sysctls(script: &Script) -> Vec<String> {
         }
     }
     v
+}
+
+/// A command-line flag written in a script: `Ok(Some(usecs))` for `--tolerance_usecs`,
+/// `Ok(None)` for one that changes nothing the simulator models (addresses, dry runs), and
+/// `Err` for one that would (the MTU, IPv6, a timestamp tick other than Linux's 1 ms, ...).
+fn check_flag(name: &str, value: &str) -> Result<Option<u64>, String> {
+    let v = value.trim();
+    match name.replace('-', "_").as_str() {
+        "tolerance_usecs" => v.parse::<u64>().map(Some).map_err(|_| format!("command-line flag `--{name}={v}`")),
+        "local_ip" | "remote_ip" | "gateway_ip" | "netmask_ip" | "dry_run" | "verbose" | "so_filename" => Ok(None),
+        "ip_version" if v == "ipv4" => Ok(None),
+        "tcp_ts_tick_usecs" if v == "1000" => Ok(None),
+        _ => Err(format!("command-line flag `--{name}{}{v}` is not modeled", if v.is_empty() { "" } else { "=" })),
+    }
 }
 
 /// Sysctls that would turn on a mechanism the simulator lacks make the script unsupported;
@@ -533,6 +557,7 @@ impl Runner {
                     Kind::Syscall(c) => self.syscall(c)?,
                     Kind::Assert(v) => self.asserts(v)?,
                     Kind::Shell(cmd) => self.shell(cmd),
+                    Kind::Flag(..) => {}
                     Kind::Unsupported(w) => return unsupported(w.clone()),
                 }
                 self.now.0
@@ -582,6 +607,9 @@ impl Runner {
         }
         if p.flags & (flag::RST | flag::FIN | flag::URG) != 0 {
             return unsupported("inbound RST, FIN or URG (connection teardown is not modeled)");
+        }
+        if p.flags & flag::ACK != 0 && p.ack.is_none() {
+            return unsupported("an inbound ACK without `ack N` (packetdrill fills it in)");
         }
         let mut h = TcpHeader {
             seq: p.seq,
@@ -752,7 +780,7 @@ impl Runner {
         }
         let want = canon_expected(p.opts.as_deref().unwrap_or(&[]));
         let got = canon_seen(s);
-        if want != got {
+        if want != got && !p.opts_any {
             return mismatch(format!("TCP options: expected <{}>, actual <{}>", want.join(","), got.join(",")));
         }
         Ok(())
@@ -1251,6 +1279,24 @@ mod tests {
         let (line, msg) = failed(&run_script(&wrong, &Options::default()));
         assert_eq!(line, 11);
         assert!(msg.contains("tcpi_snd_cwnd: script expects 9, actual 10"), "{msg}");
+    }
+
+    #[test]
+    fn upstream_preambles() {
+        let v = super::shell_settings(
+            "../common/defaults.sh\n../common/set_sysctls.py /proc/sys/net/ipv4/tcp_timestamps=0 \\\n \
+             /proc/sys/net/ipv4/tcp_rmem=\"4096 $((2*1024)) $((4*1024*1024))\"",
+        )
+        .unwrap();
+        assert!(v.contains(&("net.ipv4.tcp_ecn".into(), "0".into())));
+        assert!(v.contains(&("net.ipv4.tcp_timestamps".into(), "0".into())));
+        assert_eq!(v.last().unwrap(), &("net.ipv4.tcp_rmem".to_string(), "4096 2048 4194304".to_string()));
+        assert!(super::shell_settings("tc qdisc replace dev tun0 root fq").is_err());
+        // tcp_rmem[2] = 15 MiB (defaults.sh) gives Linux's window scale 8.
+        let s = "`../common/defaults.sh`\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 bind(3, ..., ...) = 0
++0 listen(3, 1) = 0\n+0 < S 0:0(0) win 65535 <mss 1000,nop,wscale 7>\n+0 > S. 0:0(0) ack 1 <mss 1460,nop,wscale 8>\n";
+        let o = run_script(s, &Options::default());
+        assert!(matches!(o, Outcome::Passed | Outcome::Failed { .. }), "{o:?}");
     }
 
     #[test]
