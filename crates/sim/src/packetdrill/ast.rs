@@ -98,6 +98,8 @@ pub struct Syscall {
     /// The expected return value and, for -1, the errno name.
     pub ret: i64,
     pub errno: Option<String>,
+    /// `lo...hi`: a blocking call that returns at `hi` (only `connect` is modeled).
+    pub until: Option<TimeVal>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

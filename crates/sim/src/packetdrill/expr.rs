@@ -14,6 +14,7 @@ pub const FIELDS: &[&str] = &[
     "tcpi_rto",
     "tcpi_snd_mss",
     "tcpi_rcv_mss",
+    "tcpi_advmss",
     "tcpi_unacked",
     "tcpi_sacked",
     "tcpi_lost",

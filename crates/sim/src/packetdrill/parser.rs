@@ -19,10 +19,10 @@ use super::ScriptError;
 
 /// System calls the runner models.
 pub const SYSCALLS: &[&str] =
-    &["socket", "bind", "listen", "accept", "connect", "write", "read", "close", "setsockopt", "getsockopt", "fcntl"];
+    &["socket", "bind", "listen", "accept", "connect", "write", "send", "sendmsg", "read", "close", "setsockopt", "getsockopt", "fcntl"];
 /// packetdrill system calls the runner does not model (reported as unsupported).
 const UNMODELED_SYSCALLS: &[&str] = &[
-    "poll", "shutdown", "send", "sendto", "sendmsg", "recv", "recvfrom", "recvmsg", "writev", "readv", "ioctl",
+    "poll", "shutdown", "sendto", "recv", "recvfrom", "recvmsg", "writev", "readv", "ioctl",
     "sendfile", "splice", "epoll_create", "epoll_ctl", "epoll_wait", "open", "pipe", "getsockname", "accept4",
     "socketpair", "sendmmsg", "recvmmsg", "setitimer",
 ];
@@ -224,7 +224,7 @@ impl<'a> LineParser<'a> {
         }
         let starts_event = matches!(first.tok, Tok::Code(_) | Tok::Shell(_));
         let time_tok = self.here();
-        let mut blocking = false;
+        let mut blocking = None;
         let time = if starts_event {
             Time::At(TimeVal::Rel(0))
         } else if self.eat_punct('*') {
@@ -235,8 +235,7 @@ impl<'a> LineParser<'a> {
                 Time::Range(lo, self.tval()?)
             } else if matches!(self.peek(), Some(Token { tok: Tok::Ellipsis, .. })) {
                 self.i += 1;
-                let _ = self.tval()?;
-                blocking = true;
+                blocking = Some(self.tval()?);
                 Time::At(lo)
             } else {
                 Time::At(lo)
@@ -276,8 +275,11 @@ impl<'a> LineParser<'a> {
                 if !SYSCALLS.contains(&name.as_str()) && !UNMODELED_SYSCALLS.contains(&name.as_str()) {
                     return Err(err_at(tok, format!("unknown system call `{name}` (modeled: {})", SYSCALLS.join(", "))));
                 }
-                let call = self.syscall()?;
-                if blocking {
+                let mut call = self.syscall()?;
+                call.until = blocking;
+                if blocking.is_some() && call.name == "connect" {
+                    Kind::Syscall(call)
+                } else if blocking.is_some() {
                     Kind::Unsupported(format!("blocking `{}` spanning a time range (`...`)", call.name))
                 } else if UNMODELED_SYSCALLS.contains(&call.name.as_str()) {
                     Kind::Unsupported(format!("system call `{}`", call.name))
@@ -307,7 +309,7 @@ impl<'a> LineParser<'a> {
                 ))
             }
         };
-        if blocking && !matches!(kind, Kind::Unsupported(_)) {
+        if blocking.is_some() && !matches!(kind, Kind::Unsupported(_) | Kind::Syscall(_)) {
             return Ok(Event { line, col, time, kind: Kind::Unsupported("a time range with `...` (blocking call)".into()) });
         }
         Ok(Event { line, col, time, kind })
@@ -547,7 +549,7 @@ impl<'a> LineParser<'a> {
             }
         }
         self.end()?;
-        Ok(Syscall { name, args, ret, errno })
+        Ok(Syscall { name, args, ret, errno, until: None })
     }
 
     fn arg(&mut self) -> Result<Arg, ScriptError> {
@@ -743,7 +745,11 @@ mod tests {
         assert_eq!(c.ret, 2);
         let s = parse("+0 sendmsg(4, {msg_name(...)=...,\n  msg_iov(1)=[{..., 1000}],\n  msg_flags=0}, 0) = 1000\n+0 close(4) = 0").unwrap();
         assert_eq!(s.events.len(), 2);
-        assert!(matches!(s.events[0].kind, Kind::Unsupported(_)));
+        let Kind::Syscall(c) = &s.events[0].kind else { panic!() };
+        let Arg::Struct(f) = &c.args[1] else { panic!() };
+        assert_eq!(f[1].0, "msg_iov");
+        let Kind::Syscall(c) = one("+.1...0.2 connect(3, ..., ...) = 0").kind else { panic!() };
+        assert_eq!(c.until, Some(TimeVal::Abs(200_000_000)));
     }
 
     #[test]
