@@ -96,6 +96,7 @@ pub fn unsupported_class(what: &str) -> &'static str {
         ("TCP option", &["tcp option", "<...>"]),
         ("non-TCP packet / IP field", &["only tcp", "ip field", "udp", "icmp"]),
         ("TCP_INFO field", &["tcp_info field", "tcpi_"]),
+        ("send flag (MSG_*)", &["with msg_"]),
         ("socket option", &["setsockopt", "getsockopt", "so_", "tcp_"]),
         ("assert block", &["python", "%{", "statement", "assert"]),
         ("system call", &["system call", "socket", "fcntl", "read()", "write()", "connect", "accept"]),
