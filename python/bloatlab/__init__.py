@@ -13,9 +13,9 @@
 from .api import run, sweep
 from .errors import ScenarioError, SimulationError
 from .result import Result
-from .store import Store
 from .simcore import __version__
-from .sweeps import Sweep, load_sweep, make_sweep
+from .sweeps.spec import Sweep, load_sweep, make_sweep
+from .sweeps.store import Store
 
 __all__ = [
     "run", "sweep", "load_sweep", "make_sweep", "Sweep", "Store", "Result",

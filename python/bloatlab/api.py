@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from .sweeps import Sweep
+    from .sweeps.spec import Sweep
 
 
 def run_resolved(doc: Mapping[str, Any], *, series: bool = True) -> Result:
@@ -118,9 +118,9 @@ def sweep(
     """
     import warnings
 
-    from .store import Store
-    from .sweeps import Sweep, make_sweep
-    from .sweeprun import execute_sweep
+    from .sweeps.driver import execute_sweep
+    from .sweeps.spec import Sweep, make_sweep
+    from .sweeps.store import Store
 
     if isinstance(base, Sweep):
         if axes is not None or seeds is not None or zip is not None or set is not None:

@@ -118,15 +118,16 @@ def _maxrss_bytes() -> int:
 
 def _child() -> int:
     """Runs one scenario from stdin (JSON) and prints engine stats and peak RSS as JSON."""
-    from . import _core
+    from .errors import ScenarioError
+    from .simcore import call_core
 
     scenario_json = sys.stdin.read()
     baseline = _maxrss_bytes()
     try:
-        summary_json, _ = _core.run_json(scenario_json, None, False)
+        summary_json, _ = call_core(scenario_json, series=False)
     except Exception as e:  # noqa: BLE001 - reported to the parent
         args = getattr(e, "args", ())
-        msg = ": ".join(str(a) for a in args if a) if isinstance(e, _core.ScenarioError) else str(e)
+        msg = ": ".join(str(a) for a in args if a) if isinstance(e, ScenarioError) else str(e)
         print(json.dumps({"error": f"{type(e).__name__}: {msg}"}))
         return 1
     summary = json.loads(summary_json)
@@ -217,7 +218,7 @@ def _print_table(console: Any, title: str, columns: list[str], rows: list[list[s
 
 
 def render(report: dict[str, Any], console: Any) -> None:
-    from .display import num, per_second
+    from .outputs.numbers import num, per_second
 
     rows = [[r["name"], num(r["simulated_s"], "g"), num(r["wall_s"], ".2f"), per_second(r["events"]),
              per_second(r["events_per_wall_s"]), per_second(r["bottleneck_packets"]),
@@ -411,7 +412,7 @@ def scale_figure(report: dict[str, Any]) -> Any:
 
 
 def render_scale(report: dict[str, Any], console: Any) -> None:
-    from .display import num, per_second
+    from .outputs.numbers import num, per_second
 
     rows = [[p["topology"], str(p["flows"]), num(p["simulated_s"], "g"), num(p["setup_s"], ".3f"),
              num(p["wall_s"], ".2f"), num(p["peak_rss_mb"], ".1f"), per_second(p["bottleneck_packets_per_wall_s"]),
@@ -443,7 +444,8 @@ def run_sweep_bench(
 ) -> dict[str, Any]:
     """Times one sweep of ``runs`` seeds four ways and derives the speed-up and per-run overhead.
 
-    - ``direct``: ``_core.run_json`` in a loop in this process (the simulation alone);
+    - ``direct``: ``simcore.call_core`` (``_core.run_json``) in a loop in this process (the
+      simulation alone);
     - ``serial``: ``bloatlab.sweep(backend="serial")`` (validation, store, Parquet, fsync);
     - ``local-1``: the local back end with one worker (adds the worker process round trip);
     - ``local-N``: the local back end with one worker per core (default).
@@ -455,11 +457,10 @@ def run_sweep_bench(
     import tempfile
     import time
 
-    from . import _core
-    from .simcore import __version__
     from .scenario import to_json
-    from .sweeprun import execute_sweep
-    from .sweeps import make_sweep
+    from .simcore import __version__, call_core
+    from .sweeps.driver import execute_sweep
+    from .sweeps.spec import make_sweep
 
     if runs < 1:
         raise BenchError("--runs must be at least 1")
@@ -482,7 +483,7 @@ def run_sweep_bench(
     sim = 0.0
     for seed in spec.seeds:
         doc = dict(base, seed=seed)
-        summary_json, _ = _core.run_json(to_json(doc), None, True)
+        summary_json, _ = call_core(to_json(doc), series=True)
         sim += json.loads(summary_json)["engine"]["wall_s"]
     direct = time.perf_counter() - t0
     out["timings"].append({"mode": "direct", "workers": 1, "wall_s": direct, "engine_s": sim})
@@ -530,9 +531,12 @@ def render_sweep(report: dict[str, Any], console: Any) -> None:
     console.print(f"  scenario: {report['scenario']} ({report['sim_ms_per_run']:.0f} ms of simulation per run)")
     console.print("  direct: _core.run_json in a loop; serial: bloatlab.sweep in this process; "
                   "local-N: N worker processes")
-    console.print(f"  speed-up of local-{report['timings'][-1]['workers']}: {report['speedup_vs_direct']:.2f}x vs direct, "
-                  f"{report['speedup_vs_local_1']:.2f}x vs local-1 ({report['efficiency_pct']:.0f} % parallel efficiency)")
-    console.print(f"  overhead per run on top of the simulation: serial {o['serial']:.1f} ms, local-1 {o['local-1']:.1f} ms "
+    console.print(f"  speed-up of local-{report['timings'][-1]['workers']}: "
+                  f"{report['speedup_vs_direct']:.2f}x vs direct, "
+                  f"{report['speedup_vs_local_1']:.2f}x vs local-1 "
+                  f"({report['efficiency_pct']:.0f} % parallel efficiency)")
+    console.print(f"  overhead per run on top of the simulation: serial {o['serial']:.1f} ms, "
+                  f"local-1 {o['local-1']:.1f} ms "
                   f"(of which {o['in_worker']:.1f} ms encoding Parquet in the worker)")
 
 

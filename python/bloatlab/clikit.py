@@ -1,9 +1,9 @@
 """What every ``bloatlab`` command shares: exit codes, the one-line error, the handler that
 turns exceptions into them, and running the simulator so that Ctrl-C ends it at once.
 
-Its own module so that :mod:`bloatlab.cli` and the commands it registers from elsewhere
-(:mod:`bloatlab.emulate.cli`, :mod:`bloatlab.packetdrill`) share it without importing each
-other.
+Its own module so that :mod:`bloatlab.cli` and the commands it adds (:mod:`bloatlab.commands`,
+:mod:`bloatlab.emulate.cli`, :mod:`bloatlab.validate.cli`, :mod:`bloatlab.packetdrill`) share
+it without importing each other.
 """
 
 from __future__ import annotations
@@ -26,6 +26,13 @@ T = TypeVar("T")
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_INVALID = 2
+
+
+def stderr_console() -> Any:
+    """A rich console on stderr (progress spinners, tables beside a stdout meant for pipes)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 def err(message: str) -> None:

@@ -35,7 +35,7 @@ class ScenarioError(_core.ScenarioError):
         return f"{self.path}: {self.message}" if self.path else self.message
 
     @classmethod
-    def from_core(cls, err: BaseException) -> "ScenarioError":
+    def from_core(cls, err: BaseException) -> ScenarioError:
         """Wraps a ``_core.ScenarioError`` (args ``(path, message)``)."""
         args = tuple(err.args)
         if len(args) == 2:

@@ -15,9 +15,7 @@ import base64
 import copy
 import io
 import json
-import os
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -156,18 +154,38 @@ class Row:
     skipped: str | None = None
 
 
-def _run_pair(args: tuple[str, str, Doc, Doc]) -> tuple[str, str, dict[str, Any]]:
-    from .api import run_resolved
-    from .scenario import resolve
+def _summaries(docs: list[Doc], jobs: int | None) -> list[dict[str, Any]]:
+    """Runs the scenarios on a sweep back end (``serial`` for one job, else ``local`` worker
+    processes); their summaries in order. The first failed run raises its error."""
+    from .errors import ScenarioError, SimulationError
+    from .scenario import resolve, to_json
+    from .sweeps.backends import make_backend
 
-    base, fix, idle, loaded = args
-    i = run_resolved(resolve(idle), series=False)
-    lo = run_resolved(resolve(loaded), series=False)
-    return base, fix, asdict(outcome(i.summary, lo.summary))
+    tasks = [{"run_id": str(i), "scenario_json": to_json(resolve(d)), "series": False}
+             for i, d in enumerate(docs)]
+    backend = make_backend("serial" if jobs == 1 else "local", jobs=jobs)
+    backend.start()
+    try:
+        outs = {o["run_id"]: o for o in backend.run(tasks)}
+    finally:
+        backend.close()
+    summaries = []
+    for t in tasks:
+        o = outs[t["run_id"]]
+        if o["status"] != "ok":
+            err = o["error"]
+            if err["type"] == "ScenarioError":
+                raise ScenarioError(err.get("path", ""), err["message"])
+            if err["type"] == "SimulationError":
+                raise SimulationError(err["message"])
+            raise RuntimeError(err["message"])
+        summaries.append(json.loads(o["files"]["summary.json"]))
+    return summaries
 
 
 def plan(*, duration: str = "30s", warmup: str = "5s", flows: int = 4, seed: int = 1,
-         bases: list[str] | None = None, fixes: list[str] | None = None) -> tuple[list[tuple[str, str, Doc, Doc]], list[Row]]:
+         bases: list[str] | None = None, fixes: list[str] | None = None) -> tuple[list[tuple[str, str, Doc, Doc]],
+                                                                                  list[Row]]:
     """The runs (base, fix, idle scenario, loaded scenario) and the rows skipped."""
     names = bases or list(BASES)
     for b in names:
@@ -195,15 +213,12 @@ def plan(*, duration: str = "30s", warmup: str = "5s", flows: int = 4, seed: int
 
 
 def run(*, jobs: int | None = None, **kw: Any) -> list[Row]:
-    """Runs every (base, fix) pair, in parallel worker processes; rows in plan order."""
+    """Runs every (base, fix) pair on the sweep back ends (worker processes); rows in plan order."""
     runs, skipped = plan(**kw)
     places = {label: place for label, place, _ in FIXES}
-    jobs = jobs or os.cpu_count() or 1
-    if jobs == 1:
-        results = [_run_pair(r) for r in runs]
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_run_pair, runs))
+    summaries = _summaries([doc for _, _, idle, loaded in runs for doc in (idle, loaded)], jobs)
+    results = [(b, f, asdict(outcome(summaries[2 * k], summaries[2 * k + 1])))
+               for k, (b, f, _, _) in enumerate(runs)]
     rows = [Row(b, f, places[f], Outcome(**{**o, "voip_down": _voice(o["voip_down"]), "voip_up": _voice(o["voip_up"])}))
             for b, f, o in results]
     order = {(b, f[0]): i for i, (b, f) in enumerate((b, f) for b in BASES for f in FIXES)}
@@ -275,15 +290,16 @@ def _figure(rows: list[Row], base: str) -> str | None:
 
 def write(rows: list[Row], out: Path) -> Path:
     """report.md, report.html (self-contained) and results.json into ``out``."""
-    from .experiments.render import markdown_to_html
+    from .atomic import write_text
+    from .outputs.markdown import markdown_to_html
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figures = {b: f for b in BASES if (f := _figure(rows, b)) is not None}
     md = report_markdown(rows, figures)
-    (out / "report.md").write_text(report_markdown(rows, {}), encoding="utf-8")
-    (out / "report.html").write_text(markdown_to_html(md, "Every fix, one workload"), encoding="utf-8")
+    write_text(out / "report.md", report_markdown(rows, {}))
+    write_text(out / "report.html", markdown_to_html(md, "Every fix, one workload"))
     data = [{"base": r.base, "fix": r.fix, "place": r.place, "skipped": r.skipped,
              "outcome": asdict(r.outcome) if r.outcome else None} for r in rows]
-    (out / "results.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_text(out / "results.json", json.dumps(data, indent=2) + "\n")
     return out

@@ -25,10 +25,10 @@ EXIT_INVALID = 2
 
 def run_file(path: Path, tolerance_usecs: int = 4000) -> dict[str, Any]:
     """Runs one script file; returns its outcome with ``file`` added."""
-    from . import _core
+    from .simcore import packetdrill_json
 
     text = path.read_text(encoding="utf-8")
-    out = json.loads(_core.packetdrill_run(text, tolerance_usecs))
+    out = json.loads(packetdrill_json(text, tolerance_usecs))
     out["file"] = str(path)
     return out
 
@@ -165,7 +165,3 @@ def packetdrill(files: tuple[str, ...], tolerance_usecs: int, as_json: bool, ver
             for line in _table(summary):
                 click.echo(line)
     sys.exit(exit_code(outcomes))
-
-
-def register(group: click.Group) -> None:
-    group.add_command(packetdrill)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import weakref
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .atomic import staged_dir
 
 if TYPE_CHECKING:  # pandas/pyarrow are imported lazily: the CLI's summary path does not need them
     import pandas as pd
@@ -118,11 +119,7 @@ class Result:
         target = Path(path)
         if target.exists() and not target.is_dir():
             raise NotADirectoryError(f"{target}: exists and is not a directory")
-        parent = target.absolute().parent
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = parent / f".{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-        tmp.mkdir()
-        try:
+        with staged_dir(target) as tmp:
             summary = self.summary_json if self.summary_json.endswith("\n") else self.summary_json + "\n"
             (tmp / "summary.json").write_text(summary, encoding="utf-8")
             (tmp / "scenario.json").write_text(
@@ -135,18 +132,4 @@ class Result:
                     os.link(pcap, tmp / pcap.name)  # same file system: no copy
                 except OSError:
                     shutil.copyfile(pcap, tmp / pcap.name)
-            names = os.listdir(tmp)
-            try:
-                os.rename(tmp, target)
-            except OSError:
-                if not target.is_dir():
-                    raise
-                for name in names:
-                    os.replace(tmp / name, target / name)
-                    # rename() between two hard links of one file does nothing: drop the staged link
-                    (tmp / name).unlink(missing_ok=True)
-                tmp.rmdir()
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         return target

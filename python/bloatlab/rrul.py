@@ -17,15 +17,13 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
-import secrets
-import shutil
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .atomic import staged_dir
 from .errors import ScenarioError
 from .scenario import loads, resolve
 
@@ -153,9 +151,8 @@ def run(base: Any = None, *, seed: int | None = None, set: Any = None,  # noqa: 
         flows: int = 4, cc: str = "cubic", probe_interval: str = "100ms") -> RrulResult:
     """Runs the idle and the loaded scenario on ``base`` (a scenario file, dict, or None for
     the built-in home link) and returns both results with the :class:`Outcome`."""
-    from .api import run_resolved
-
     from . import _core
+    from .api import run_resolved
 
     doc = resolve(home() if base is None else base, seed=seed, set=set)
     idle_doc, loaded_doc = scenarios(doc, flows=flows, cc=cc, probe_interval=probe_interval)
@@ -250,21 +247,11 @@ def write(res: RrulResult, out: Path) -> Path:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"{out}: exists and is not a directory")
-    parent = out.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir()
-    try:
+    with staged_dir(out, replace=True) as tmp:
         (tmp / "summary.json").write_text(res.to_json(), encoding="utf-8")
         res.idle.to_dir(tmp / "idle")
         res.loaded.to_dir(tmp / "loaded")
         figures(res, tmp)
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out
 
 

@@ -26,7 +26,7 @@ from typing import Any, Union
 
 from .errors import ScenarioError
 
-Token = Union[str, int]
+Token = str | int
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 SEED_MAX = 2**64 - 1

@@ -35,6 +35,16 @@ def call_core(text: str, *, series: bool, capture_dir: str | None = None) -> tup
         raise ScenarioError.from_core(e) from None
 
 
+def extension_file() -> str:
+    """The compiled simulator's file (``build_id`` digests it)."""
+    return str(_core.__file__)
+
+
+def packetdrill_json(text: str, tolerance_usecs: int) -> str:
+    """``_core.packetdrill_run``: one packetdrill script against the simulated TCP endpoint."""
+    return _core.packetdrill_run(text, tolerance_usecs)
+
+
 def validate_scenario(doc: Mapping[str, Any]) -> None:
     """Checks a resolved scenario against the simulator without running it: one call to
     ``_core.validate_json``, which reads every key as a run would (nothing is built or

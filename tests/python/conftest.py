@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from helpers import SMALL_TOML, fake_summary, fake_tables
-
 from bloatlab import _core
+from helpers import SMALL_TOML, fake_summary, fake_tables
 
 
 class FakeCore:

@@ -98,7 +98,8 @@ def check_summary(summary: dict[str, Any]) -> None:
     check_fields(summary["engine"], ENGINE_FIELDS, "engine")
 
 
-_WALL = re.compile(r'("(?:wall_s|packets_per_wall_s|setup_s)"\s*:\s*)[-+0-9.eE]+|("(?:wall_s|packets_per_wall_s|setup_s)"\s*:\s*)null')
+_WALL = re.compile(r'("(?:wall_s|packets_per_wall_s|setup_s)"\s*:\s*)[-+0-9.eE]+'
+                   r'|("(?:wall_s|packets_per_wall_s|setup_s)"\s*:\s*)null')
 
 
 def without_wall_clock(summary_json: str) -> str:
@@ -106,7 +107,8 @@ def without_wall_clock(summary_json: str) -> str:
     return _WALL.sub(lambda m: (m.group(1) or m.group(2)) + "X", summary_json)
 
 
-def cli(*args: str, cwd: Path | None = None, timeout: float = 300, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, cwd: Path | None = None, timeout: float = 300,
+        stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """Runs ``python -m bloatlab ARGS`` and returns the completed process."""
     env = {k: v for k, v in os.environ.items() if k != "BLOATLAB_DEBUG"}
     env["COLUMNS"] = "160"

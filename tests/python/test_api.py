@@ -9,6 +9,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+import bloatlab
+from bloatlab import Result, ScenarioError, SimulationError, _core
+from bloatlab.result import OUTPUT_FILES
 from helpers import (
     FLOW_SERIES_COLUMNS,
     QUEUE_SERIES_COLUMNS,
@@ -17,10 +20,6 @@ from helpers import (
     fake_summary,
     fake_tables,
 )
-
-import bloatlab
-from bloatlab import Result, ScenarioError, SimulationError, _core
-from bloatlab.result import OUTPUT_FILES
 
 
 def test_public_names():

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from helpers import cli
-
 from bloatlab import bench
+from helpers import cli
 
 
 def test_bench_cases_are_the_documented_ones():

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from helpers import cli
-
 from bloatlab import bench
+from helpers import cli
 
 POINT_KEYS = {
     "topology", "flows", "simulated_s", "setup_s", "wall_s", "events", "bottleneck_packets", "transmissions",
@@ -23,7 +22,8 @@ def test_scale_json_shape_and_files(tmp_path):
     report = json.loads(proc.stdout)
     pts = report["points"]
     # The fat-tree runs count * k³/4 flows: 1 -> k = 2, 2 hosts; 10 -> k = 4, 16 hosts.
-    assert [(p["topology"], p["flows"]) for p in pts] == [("dumbbell", 1), ("dumbbell", 10), ("fat_tree", 2), ("fat_tree", 16)]
+    assert [(p["topology"], p["flows"]) for p in pts] == [("dumbbell", 1), ("dumbbell", 10), ("fat_tree", 2),
+                                                          ("fat_tree", 16)]
     for p in pts:
         assert set(p) == POINT_KEYS
         assert p["simulated_s"] == pytest.approx(0.05 * bench.SCALE_TIME_SHARE[p["topology"]])
@@ -105,7 +105,8 @@ def test_scale_fat_tree_is_the_documented_one():
     assert bench.fat_tree_shape(1) == (2, 1) and bench.fat_tree_shape(100) == (6, 2)
     doc = bench.scale_fat_tree(4096, 0.01)
     assert doc["topology"] == {"kind": "fat_tree", "k": 16, "link": {"rate": "10Gbps", "delay": "1us"}, "ecmp": "hash"}
-    assert doc["flows"] == [{"transport": "tcp", "cc": "cubic", "pattern": "permutation", "count": 4, "size": "unlimited"}]
+    assert doc["flows"] == [{"transport": "tcp", "cc": "cubic", "pattern": "permutation", "count": 4,
+                             "size": "unlimited"}]
     assert doc["duration"] == "10000us"
     assert bench._flows_in(doc) == 4096
 
@@ -121,8 +122,9 @@ def test_the_fat_tree_target_file_is_the_bench_scenario():
     """scripts/fat-tree-4096-1s.toml (issue 14's 1 s target, hours to run) stays the scenario
     that `bench --scale` times at 4,096 flows, with 1 s simulated; it validates."""
     import tomllib
-    from helpers import REPO
+
     from bloatlab import simcore
+    from helpers import REPO
 
     doc = tomllib.loads((REPO / "scripts" / "fat-tree-4096-1s.toml").read_text())
     assert doc == bench.scale_fat_tree(4096, 1.0)

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from helpers import check_summary
-
 from bloatlab import _core
 from bloatlab.cli import main
 from bloatlab.result import OUTPUT_FILES
+from helpers import check_summary
 
 
 def invoke(*args: str):

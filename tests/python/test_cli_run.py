@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from bloatlab.result import OUTPUT_FILES
 from helpers import (
     FLOW_SERIES_COLUMNS,
     QUEUE_SERIES_COLUMNS,
@@ -17,8 +18,6 @@ from helpers import (
     cli,
     without_wall_clock,
 )
-
-from bloatlab.result import OUTPUT_FILES
 
 RANDOM_LOSS = str(SCENARIOS / "random-loss.toml")
 

@@ -30,7 +30,8 @@ DEEP = "300KB"  # 6 BDP
 
 
 def bloatlab(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bloatlab.emulate", *args], check=False, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "bloatlab.emulate", *args], check=False, capture_output=True,
+                          text=True,
                           timeout=timeout, **kw)
 
 

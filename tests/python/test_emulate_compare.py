@@ -22,7 +22,8 @@ SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "emulate-dumbbell
 
 def test_compare_cubic_droptail_2bdp_agrees_with_the_simulator(tmp_path):
     out = tmp_path / "cmp"
-    r = subprocess.run([sys.executable, "-m", "bloatlab.emulate", "compare", str(SCENARIO), "--json", "--out", str(out)],
+    r = subprocess.run([sys.executable, "-m", "bloatlab.emulate", "compare", str(SCENARIO), "--json", "--out",
+                        str(out)],
                        check=False, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     rows = {row["field"]: row for row in json.loads(r.stdout)}
@@ -42,7 +43,8 @@ def test_compare_cubic_droptail_2bdp_agrees_with_the_simulator(tmp_path):
 
 
 def test_compare_refuses_what_emulation_cannot_run_before_simulating(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "bloatlab.emulate", "compare", str(SCENARIO), "--set", "flows[0].cc=prague",
+    r = subprocess.run([sys.executable, "-m", "bloatlab.emulate", "compare", str(SCENARIO), "--set",
+                        "flows[0].cc=prague",
                         "--out", str(tmp_path / "cmp")], check=False, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert r.stderr.startswith("error: flows[0].cc: ") and len(r.stderr.strip().splitlines()) == 1
@@ -72,8 +74,8 @@ def test_a_mahimahi_trace_drives_the_emulated_rate_as_in_the_simulator(tmp_path)
     # Where the Rust trace tests look (crates/sim/tests/common: mahimahi_dir).
     dirs = [os.environ.get("BLOATLAB_TRACES"), Path(__file__).resolve().parents[3] / "shared" / "traces" / "mahimahi",
             "/work/shared/traces/mahimahi"]
-    trace = next((Path(d) / "TMobile-LTE-short.down" for d in dirs if d and (Path(d) / "TMobile-LTE-short.down").exists()),
-                 None)
+    name = "TMobile-LTE-short.down"
+    trace = next((Path(d) / name for d in dirs if d and (Path(d) / name).exists()), None)
     if trace is None:
         pytest.skip("the Mahimahi traces are not available (set BLOATLAB_TRACES)")
     rows = _compare(tmp_path, f'topology.bottleneck.rate={{ model = "trace", file = "{trace}" }}',

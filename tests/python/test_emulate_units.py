@@ -14,7 +14,8 @@ SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "emulate-dumbbell
 
 
 def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bloatlab.emulate", *args], check=False, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "bloatlab.emulate", *args], check=False, capture_output=True,
+                          text=True,
                           timeout=timeout)
 
 
@@ -72,10 +73,12 @@ def test_refuses_to_run_without_root():
     # As an unprivileged user would see it (geteuid patched: the test itself runs as root).
     code = ("import os, sys; os.geteuid = lambda: 1000; sys.argv = ['bloatlab', 'emulate', sys.argv[1]]; "
             "from bloatlab.emulate.__main__ import main; main()")
-    r = subprocess.run([sys.executable, "-c", code, str(SCENARIO)], check=False, capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-c", code, str(SCENARIO)], check=False, capture_output=True, text=True,
+                       timeout=60)
     assert r.returncode == 1
     assert r.stderr.strip().splitlines() == [
-        "error: bloatlab emulate needs root (it creates network namespaces and TUN devices); run it as root, e.g. with sudo"
+        "error: bloatlab emulate needs root (it creates network namespaces and TUN devices); "
+        "run it as root, e.g. with sudo"
     ]
 
 
@@ -142,7 +145,8 @@ def test_the_emulation_summary_is_built_by_the_simulators_builder():
     plan = {"duration_ns": 10_000_000_000, "warmup_ns": 0, "name": "units", "seed": 3,
             "flows": [{"id": 0, "group": "g", "cc": "cubic", "start_ns": 0, "size": None, "base_rtt_ns": 20_000_000}]}
     snd = {"flows": [{"id": 0, "base": None, "rtt_us": [20_000, 30_000],
-                      "final": {"bytes_sent": 2_000_000, "bytes_retrans": 500_000, "total_retrans": 3, "total_rto": 1}}],
+                      "final": {"bytes_sent": 2_000_000, "bytes_retrans": 500_000, "total_retrans": 3,
+                                "total_rto": 1}}],
            "rows": []}
     rcv = {"flows": [{"id": 0, "complete_s": None, "bytes_window": 1_250_000}]}
     queue = {"aqm": "fifo", "capacity_bytes": 100_000, "rate_mbps": 10.0, "window_s": 10.0,

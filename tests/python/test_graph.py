@@ -96,7 +96,8 @@ def test_written_graph_runs_and_captures_a_link(tmp_path: Path):
         (('routers = ["r1", "r2"]', 'routers = ["r1", "r2", "r1"]'), ("topology.routers[2]", "duplicate node name")),
         (('dst = "h2"', 'dst = "h1"'), ("flows[0].dst", "to itself")),
         (('src = "h1"', 'src = "r1"'), ("flows[0].src", "is a router")),
-        (('rate = "10Mbps"', 'name = "h1-r1"\nrate = "10Mbps"'), ("topology.links[1].name", 'duplicate link name "h1-r1"')),
+        (('rate = "10Mbps"', 'name = "h1-r1"\nrate = "10Mbps"'), ("topology.links[1].name",
+                                                                  'duplicate link name "h1-r1"')),
         (('dst = "h2"', 'dst = "h2"\nrtt = "40ms"'), ("flows[0].rtt",)),
     ],
     ids=["loop", "unknown-node", "duplicate-node", "self-flow", "router-src", "duplicate-link", "rtt-on-graph"],
@@ -115,7 +116,8 @@ def test_unreachable_host_and_unknown_preset_key(tmp_path: Path):
     path = tmp_path / "island.toml"
     path.write_text(island)
     assert_invalid(cli("run", str(path)), "flows[0].dst", 'host "h3" is unreachable from "h1"')
-    assert_invalid(cli("run", str(SCENARIOS / "fat-tree.toml"), "--set", "topology.pods=4"), "topology.pods", "unknown key")
+    assert_invalid(cli("run", str(SCENARIOS / "fat-tree.toml"), "--set", "topology.pods=4"), "topology.pods",
+                   "unknown key")
     assert_invalid(cli("run", str(SCENARIOS / "fat-tree.toml"), "--set", "topology.k=5"), "topology.k", "must be even")
 
 
@@ -123,7 +125,8 @@ def test_queue_series_sample_every_reported_link(tmp_path: Path):
     import pyarrow.parquet as pq
 
     out = tmp_path / "out"
-    proc = cli("run", str(SCENARIOS / "parking-lot.toml"), "--set", "duration=2s", "--set", "warmup=0s", "--out", str(out))
+    proc = cli("run", str(SCENARIOS / "parking-lot.toml"), "--set", "duration=2s", "--set", "warmup=0s", "--out",
+               str(out))
     assert proc.returncode == 0, proc.stderr
     links = set(pq.read_table(out / "queues.parquet").column("link").to_pylist())
     assert links == {"b1", "b1_rev", "b2", "b3"}, "the bottleneck pair, then the other reported links"

@@ -22,12 +22,15 @@ from helpers import assert_invalid, cli
         (["flows[0].cc=cubic", "flows[0].cc_params.ect=ect1"], "flows[0].cc_params.ect", "ECT(1)"),
         (["flows[0].cc=dctcp", "flows[0].cc_params.ect=ect2"], "flows[0].cc_params.ect", "ect0, ect1"),
         (["flows[0].cc=dctcp", "flows[0].cc_params.g=0"], "flows[0].cc_params.g", "(0, 1]"),
-        (["flows[0].cc=prague", "flows[0].cc_params.rtt_independence=scalable"], "flows[0].cc_params.rtt_independence", "off, rate"),
+        (["flows[0].cc=prague", "flows[0].cc_params.rtt_independence=scalable"], "flows[0].cc_params.rtt_independence",
+         "off, rate"),
         (["flows[0].cc=prague", "flows[0].cc_params.target_rtt=0s"], "flows[0].cc_params.target_rtt", "greater than 0"),
-        (["flows[0].cc=prague", "flows[0].cc_params.classic_fallback=1"], "flows[0].cc_params.classic_fallback", "true or false"),
+        (["flows[0].cc=prague", "flows[0].cc_params.classic_fallback=1"], "flows[0].cc_params.classic_fallback",
+         "true or false"),
     ],
 )
-def test_bad_l4s_settings_exit_2_naming_the_key(small_toml: Path, tmp_path: Path, sets: list[str], key: str, needle: str):
+def test_bad_l4s_settings_exit_2_naming_the_key(small_toml: Path, tmp_path: Path, sets: list[str], key: str,
+                                                needle: str):
     out = tmp_path / "out"
     args = ["run", str(small_toml), "--out", str(out)]
     for s in sets:
@@ -38,7 +41,8 @@ def test_bad_l4s_settings_exit_2_naming_the_key(small_toml: Path, tmp_path: Path
 
 
 def test_dctcp_and_prague_run(small_toml: Path):
-    proc = cli("run", str(small_toml), "--set", "flows[0].cc=dctcp", "--set", "flows[1].cc=prague", "--set", "duration=2s", "--json")
+    proc = cli("run", str(small_toml), "--set", "flows[0].cc=dctcp", "--set", "flows[1].cc=prague", "--set",
+               "duration=2s", "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert [f["cc"] for f in summary["flows"]] == ["dctcp", "prague"]

@@ -66,7 +66,8 @@ def test_bad_flow_keys(tmp_path: Path, flow: str, path: str, needle: str):
 
 def test_good_parameters_run(tmp_path: Path):
     f = tmp_path / "s.toml"
-    f.write_text(BASE.format(queue='{ kind = "cake", diffserv = "diffserv4", bandwidth = "8Mbps", overhead = 18 }', flow='dscp = "EF"\nhost = "A"'))
+    f.write_text(BASE.format(queue='{ kind = "cake", diffserv = "diffserv4", bandwidth = "8Mbps", overhead = 18 }',
+                             flow='dscp = "EF"\nhost = "A"'))
     proc = cli("run", str(f), "--json")
     assert proc.returncode == 0, proc.stderr
     assert '"aqm": "cake"' in proc.stdout

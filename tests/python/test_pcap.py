@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SCENARIOS, assert_invalid, cli
-
 import bloatlab
+from helpers import SCENARIOS, assert_invalid, cli
 
 DEMO = SCENARIOS / "demo.toml"
 DURATION_S = 5.0

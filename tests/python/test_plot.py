@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
+import bloatlab
 from helpers import SCENARIOS, assert_invalid, cli
 from test_sweep_spec import TINY
-
-import bloatlab
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -110,7 +109,7 @@ def test_plot_errors(sweep_dir: Path, run_dir: Path, tmp_path: Path):
 
 
 def test_figures_from_python(sweep_dir: Path, run_dir: Path, tmp_path: Path):
-    from bloatlab import plot
+    from bloatlab.outputs import plot
 
     fig = plot.sweep_bars(sweep_dir, "goodput_mbps", x="flows[0].cc")
     assert fig.axes[0].get_xlabel() == "flows[0].cc"

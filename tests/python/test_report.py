@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SCENARIOS, assert_invalid, cli
-from test_sweep_spec import TINY
-
 import bloatlab
 from bloatlab import _core
+from helpers import SCENARIOS, assert_invalid, cli
+from test_sweep_spec import TINY
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +32,8 @@ def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mp.setattr(_core, "run_json", flaky)
     try:
         with pytest.warns(RuntimeWarning):
-            bloatlab.sweep(TINY, {"flows[0].cc": ["newreno", "cubic"], "topology.bottleneck_queue.limit": ["10KB", "40KB"]},
+            bloatlab.sweep(TINY, {"flows[0].cc": ["newreno", "cubic"], "topology.bottleneck_queue.limit": ["10KB",
+                                                                                                           "40KB"]},
                            seeds=3, backend="serial", out=out, progress=False)
     finally:
         mp.undo()

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import assert_invalid, cli
-
 from bloatlab import SimulationError, Store, experiments
 from bloatlab.experiments import framework
+from helpers import assert_invalid, cli
 
 EXPERIMENTS = list(experiments.MODULES)
 CLAIM_KEYS = {"experiment", "id", "text", "paper", "ours", "holds", "why"}
@@ -113,7 +112,7 @@ def test_same_seeds_same_outputs_and_the_cache_is_reused(tmp_path: Path):
 
 def test_claims_are_computed_not_written():
     """A claim's verdict follows the numbers: the Fig. 7 collapse rule on made-up curves."""
-    from bloatlab.experiments.dccp_bbr import collapse_point
+    from bloatlab.experiments.dccp_bbr.scenarios import collapse_point
 
     losses = [0.0, 0.1, 0.2, 0.3, 0.4]
     assert collapse_point(losses, [100, 90, 80, 70, 60]) is None  # never below 60 % of (1 - p) g0

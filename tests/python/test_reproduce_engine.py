@@ -46,7 +46,8 @@ def test_emulation_without_root_exits_2_and_creates_nothing(tmp_path, engine):
 def test_dccp_bbr_cannot_run_on_linux(tmp_path):
     out = tmp_path / "out"
     line = assert_invalid(cli("reproduce", "dccp-bbr", "--engine", "emulate", "--out", str(out)), "EXPERIMENT",
-                          "DCCP", "removed", "allowed with --engine emulate: cubic-plus, cellular-bufferbloat, ewt, abrwda")
+                          "DCCP", "removed",
+                          "allowed with --engine emulate: cubic-plus, cellular-bufferbloat, ewt, abrwda")
     assert line.startswith("error: EXPERIMENT: dccp-bbr cannot run on Linux")
     assert not out.exists()
 

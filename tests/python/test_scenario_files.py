@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SCENARIOS, check_summary, cli
-
 from bloatlab.scenario import demo_text
+from helpers import SCENARIOS, check_summary, cli
 
 FILES = sorted(SCENARIOS.glob("*.toml"))
 

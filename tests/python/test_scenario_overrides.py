@@ -12,8 +12,6 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from helpers import SMALL
-
 from bloatlab import ScenarioError, _core
 from bloatlab.scenario import (
     apply_overrides,
@@ -28,6 +26,7 @@ from bloatlab.scenario import (
     set_path,
     to_json,
 )
+from helpers import SMALL
 
 settings.register_profile("bloatlab", deadline=None, max_examples=200,
                           suppress_health_check=[HealthCheck.too_slow])

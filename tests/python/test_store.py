@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
+import bloatlab
+from bloatlab.result import OUTPUT_FILES
+from bloatlab.sweeps import store as S
+from bloatlab.sweeps.store import Store, StoreWriter
 from helpers import assert_invalid, cli, without_wall_clock
 from test_sweep_spec import TINY
-
-import bloatlab
-from bloatlab import store as S
-from bloatlab.result import OUTPUT_FILES
-from bloatlab.store import Store, StoreWriter
 
 AXES = {"flows[0].cc": ["newreno", "cubic"]}
 
@@ -34,7 +33,8 @@ def test_layout_and_run_directories(tmp_path: Path):
     assert list((out / ".tmp").iterdir()) == []
     info = json.loads((out / "sweep.json").read_text())
     assert info["params"] == ["flows[0].cc"]
-    assert [r["run_id"] for r in info["runs"]] == run_dirs(out) or sorted(r["run_id"] for r in info["runs"]) == run_dirs(out)
+    ids = [r["run_id"] for r in info["runs"]]
+    assert ids == run_dirs(out) or sorted(ids) == run_dirs(out)
     assert len(run_dirs(out)) == 4
     rid = df["run_id"].iloc[0]
     d = out / "runs" / rid
@@ -60,7 +60,7 @@ def test_rerun_skips_done_runs_and_extends(tmp_path: Path, monkeypatch: pytest.M
     out = tmp_path / "store"
     bloatlab.sweep(TINY, AXES, seeds=2, backend="serial", out=out, progress=False)
     before = {rid: (out / "runs" / rid / "run.json").stat().st_mtime_ns for rid in run_dirs(out)}
-    import bloatlab.backends as B
+    import bloatlab.sweeps.backends as B
 
     ran: list[str] = []
     real = B.execute
@@ -204,7 +204,8 @@ def test_sigkill_halfway_then_resume(tmp_path: Path):
                                            Path(f"/proc/{w}/cmdline").exists()):
         time.sleep(0.1)
     assert workers, "no worker processes were seen"
-    alive = [w for w in workers if Path(f"/proc/{w}/cmdline").exists() and b"bloatlab" in Path(f"/proc/{w}/cmdline").read_bytes()]
+    alive = [w for w in workers
+             if Path(f"/proc/{w}/cmdline").exists() and b"bloatlab" in Path(f"/proc/{w}/cmdline").read_bytes()]
     assert not alive, f"workers {alive} outlived the killed sweep"
 
     proc2 = cli("sweep", str(sweep), "--out", str(out), "--jobs", "2")
@@ -279,7 +280,7 @@ def test_a_run_with_a_damaged_file_is_run_again(tmp_path: Path, monkeypatch: pyt
     assert set(rec["files"]) == {"summary.json", "scenario.json", "timeseries.parquet", "queues.parquet"}
     (out / "runs" / victim / "timeseries.parquet").write_bytes(b"")
     assert len(Store(out).flows) == 2  # not read as a finished run
-    import bloatlab.backends as B
+    import bloatlab.sweeps.backends as B
 
     ran: list[str] = []
     real = B.execute

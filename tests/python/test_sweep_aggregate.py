@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import bloatlab
-from bloatlab.aggregate import jain, jain_index, mean_ci, summarize, t_cdf, t_quantile
+from bloatlab.sweeps.aggregate import jain, jain_index, mean_ci, summarize, t_cdf, t_quantile
 from test_sweep_spec import TINY
 
 # t(0.975, df) from standard tables (and scipy.stats.t.ppf).

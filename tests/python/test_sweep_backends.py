@@ -16,13 +16,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from helpers import assert_invalid, cli
-from test_sweep_spec import TINY
-
 import bloatlab
 from bloatlab import _core
-from bloatlab.backends import LocalBackend, RayBackend, SerialBackend, execute
-from bloatlab.store import Store
+from bloatlab.sweeps.backends import LocalBackend, RayBackend, SerialBackend, execute
+from bloatlab.sweeps.store import Store
+from helpers import assert_invalid, cli
+from test_sweep_spec import TINY
 
 WALL = ["engine.wall_s", "engine.packets_per_wall_s", "engine.setup_s", "elapsed_s", "finished_at"]
 AXES = {"flows[0].cc": ["newreno", "cubic"]}
@@ -165,7 +164,8 @@ def _children(pid: int) -> list[int]:
 def test_a_killed_worker_is_survived():
     """SIGKILL a worker in the middle of a run: its run is retried, the sweep completes."""
     backend = LocalBackend(jobs=2)
-    slow = {**TINY, "duration": "60s", "topology": {**TINY["topology"], "bottleneck": {"rate": "100Mbps", "delay": "5ms"}}}
+    slow = {**TINY, "duration": "60s", "topology": {**TINY["topology"], "bottleneck": {"rate": "100Mbps",
+                                                                                       "delay": "5ms"}}}
     tasks = [{"run_id": f"r{i}", "scenario_json": json.dumps({**slow, "seed": i + 1})} for i in range(6)]
     killed: list[int] = []
 
@@ -173,7 +173,8 @@ def test_a_killed_worker_is_survived():
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not killed:
             kids = _children(os.getpid())
-            workers = [k for k in kids if b"bloatlab.worker" in Path(f"/proc/{k}/cmdline").read_bytes()] if kids else []
+            workers = [k for k in kids
+                       if b"bloatlab.sweeps.worker" in Path(f"/proc/{k}/cmdline").read_bytes()] if kids else []
             if len(workers) == 2:
                 time.sleep(0.3)  # let them start a run
                 os.kill(workers[0], signal.SIGKILL)
@@ -192,7 +193,7 @@ def test_a_killed_worker_is_survived():
 
 def test_a_worker_that_always_dies_is_recorded_as_failed(monkeypatch: pytest.MonkeyPatch):
     """A run that kills its worker every time fails after two tries; the others finish."""
-    import bloatlab.backends as B
+    import bloatlab.sweeps.backends as B
 
     original = B._Worker.call
 
@@ -245,7 +246,8 @@ def test_ray_missing_says_how_to_install(tmp_path: Path):
     sweep.write_text('base = "base.json"\n')
     out = tmp_path / "store"
     env = {**os.environ, "PYTHONPATH": str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-m", "bloatlab", "sweep", str(sweep), "--backend", "ray", "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "bloatlab", "sweep", str(sweep), "--backend", "ray", "--out",
+                           str(out)],
                           capture_output=True, text=True, env=env, timeout=120)
     assert_invalid(proc, "--backend", "pip install 'bloatlab[ray]'")
     assert not out.exists()

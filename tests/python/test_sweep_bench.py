@@ -8,7 +8,8 @@ from helpers import cli
 
 
 def test_sweep_bench_json():
-    proc = cli("bench", "--sweep", "--runs", "4", "--jobs", "2", "--quick", "--time-scale", "0.1", "--json", timeout=300)
+    proc = cli("bench", "--sweep", "--runs", "4", "--jobs", "2", "--quick", "--time-scale", "0.1", "--json",
+               timeout=300)
     assert proc.returncode == 0, proc.stderr
     rep = json.loads(proc.stdout)
     assert [t["mode"] for t in rep["timings"]] == ["direct", "serial", "local-1", "local-2"]

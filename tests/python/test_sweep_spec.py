@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from helpers import REPO, assert_invalid, cli
-
 import bloatlab
-from bloatlab.sweeps import load_sweep, make_sweep, run_id, validate
+from bloatlab.sweeps.spec import load_sweep, make_sweep, run_id, validate
+from helpers import REPO, assert_invalid, cli
 
 # A tiny base: 2 Mbit/s, 2 s; the second flow's start is drawn from the seed, so seeds differ.
 TINY: dict[str, Any] = {

@@ -5,6 +5,7 @@
 use crate::clock::Clock;
 use crate::core::Side;
 use crate::pcap::Pcap;
+use crate::sys::{self, Poller};
 use crate::tun::Tun;
 use bloatlab_sim::units::{Dur, SimTime};
 use bloatlab_sim::ScenarioError;
@@ -78,71 +79,6 @@ impl RunCfg {
     }
 }
 
-struct Poller {
-    ep: i32,
-    timer: i32,
-}
-
-impl Poller {
-    fn new(fds: &[i32]) -> io::Result<Poller> {
-        // SAFETY: plain syscalls on descriptors we own; every return value is checked.
-        unsafe {
-            let ep = libc::epoll_create1(libc::EPOLL_CLOEXEC);
-            if ep < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            let timer = libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC);
-            if timer < 0 {
-                libc::close(ep);
-                return Err(io::Error::last_os_error());
-            }
-            let p = Poller { ep, timer };
-            for &fd in fds.iter().chain([timer].iter()) {
-                let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
-                if libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            Ok(p)
-        }
-    }
-
-    /// Sleeps until a device is readable or the absolute monotonic time `at_ns`.
-    fn wait(&self, at_ns: u64) -> io::Result<()> {
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: (at_ns / 1_000_000_000) as _, tv_nsec: (at_ns % 1_000_000_000) as _ },
-        };
-        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 4];
-        // SAFETY: valid descriptors and buffers of the stated sizes.
-        unsafe {
-            if libc::timerfd_settime(self.timer, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            let n = libc::epoll_wait(self.ep, evs.as_mut_ptr(), evs.len() as i32, 1000);
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
-            let mut ticks = 0u64;
-            libc::read(self.timer, (&mut ticks as *mut u64).cast(), 8);
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Poller {
-    fn drop(&mut self) {
-        // SAFETY: closing descriptors this struct owns.
-        unsafe {
-            libc::close(self.timer);
-            libc::close(self.ep);
-        }
-    }
-}
-
 /// Lateness of writes against their ideal time (how well the wall clock was kept).
 #[derive(Default)]
 struct Lateness {
@@ -157,9 +93,8 @@ struct Lateness {
 pub fn run(cfg: &RunCfg) -> Result<String, EmuError> {
     let scenario = crate::config::scenario(&cfg.scenario)?;
     let mut core = crate::config::core(&scenario);
-    // SAFETY: prctl with integer arguments. Timer slack 1 ns: wake-ups as precise as the
-    // kernel can make them (the default 50 µs slack would add jitter to every delay).
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    // Timer slack 1 ns: the default 50 µs slack would add jitter to every delay.
+    sys::set_timer_slack_ns(1);
     let realtime = become_realtime();
     let snd = Tun::open(&cfg.tun_senders).map_err(io_err(&format!("cannot create TUN device {}", cfg.tun_senders)))?;
     let rcv = Tun::open(&cfg.tun_receivers).map_err(io_err(&format!("cannot create TUN device {}", cfg.tun_receivers)))?;
@@ -289,9 +224,7 @@ fn become_realtime() -> bool {
     if std::env::var("BLOATLAB_EMU_REALTIME").is_ok_and(|v| v == "0") {
         return false;
     }
-    let p = libc::sched_param { sched_priority: 50 };
-    // SAFETY: sched_setscheduler on this thread (pid 0) with a valid sched_param.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+    sys::set_sched_fifo(50)
 }
 
 /// Waits (up to two minutes) for the controller to publish the time origin in `go`.

@@ -4,13 +4,7 @@
 
 use bloatlab_sim::units::SimTime;
 
-#[inline]
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::sys::monotonic_ns;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {

@@ -7,7 +7,11 @@
 //! scaling per connection, window rewriting), `slab` (preallocated packet buffers), `delay`
 //! (delay lines), `access` (the access delay lines per RTT class), `shaper` (one direction: queue, serializer, loss, delays), `stats`,
 //! `core` (both directions and the gateway, driven by explicit times), `config` (scenario →
-//! emulation: validation, plan, parts), `clock`, `tun`, `pcap`, `bottleneck` (the I/O loop).
+//! emulation: validation, plan, parts), `clock`, `tun`, `pcap`, `bottleneck` (the I/O loop),
+//! `sys` (the system calls outside std: the crate's only `unsafe`).
+
+// System calls outside std live in `sys`, the only module allowed `unsafe`.
+#![deny(unsafe_code)]
 
 pub mod access;
 pub mod checksum;
@@ -27,6 +31,9 @@ pub mod bottleneck;
 pub mod clock;
 #[cfg(target_os = "linux")]
 pub mod tun;
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub mod sys;
 
 #[cfg(target_os = "linux")]
 pub use bottleneck::{run_json, EmuError};

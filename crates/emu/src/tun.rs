@@ -4,21 +4,9 @@
 //! killed bottleneck leaves no device behind.
 
 use std::fs::{File, OpenOptions};
-use std::io;
+use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
-
-const IFF_TUN: libc::c_short = 0x0001;
-const IFF_NO_PI: libc::c_short = 0x1000;
-/// _IOW('T', 202, int)
-const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
-
-#[repr(C)]
-struct IfReq {
-    name: [u8; libc::IFNAMSIZ],
-    flags: libc::c_short,
-    _pad: [u8; 22],
-}
 
 pub struct Tun {
     file: File,
@@ -32,13 +20,7 @@ impl Tun {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad device name {name:?} (1 to 15 bytes)")));
         }
         let file = OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open("/dev/net/tun")?;
-        let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
-        req.name[..name.len()].copy_from_slice(name.as_bytes());
-        // SAFETY: TUNSETIFF reads and writes a `struct ifreq`, which IfReq lays out (40 bytes).
-        let rc = unsafe { libc::ioctl(file.as_raw_fd(), TUNSETIFF as _, &mut req as *mut IfReq) };
-        if rc < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        crate::sys::tun_set_iff(file.as_raw_fd(), name)?;
         Ok(Tun { file, name: name.to_string() })
     }
 
@@ -49,26 +31,21 @@ impl Tun {
     /// One packet into `buf`; Ok(None) when none is waiting.
     #[inline]
     pub fn read(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        // SAFETY: writes at most buf.len() bytes into buf.
-        let n = unsafe { libc::read(self.fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        if n >= 0 {
-            return Ok(Some(n as usize));
-        }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
-            _ => Err(e),
+        // One read(2) (std's `File::read` does not retry on EINTR either).
+        match (&self.file).read(buf) {
+            Ok(n) => Ok(Some(n)),
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
         }
     }
 
     /// Injects one packet into the device's network stack.
     #[inline]
     pub fn write(&self, pkt: &[u8]) -> io::Result<()> {
-        // SAFETY: reads pkt.len() bytes from pkt.
-        let n = unsafe { libc::write(self.fd(), pkt.as_ptr().cast(), pkt.len()) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        // One write(2): a TUN device takes a packet whole or not at all.
+        let _written = (&self.file).write(pkt)?;
         Ok(())
     }
 }

@@ -11,6 +11,9 @@
 //! transports), `app` (traffic sources), `packetdrill`, `config` (the scenario, composing the
 //! registries), `world`, `api`.
 
+// No `unsafe` but the prefetch hints' (engine/prefetch.rs, allowed there alone).
+#![deny(unsafe_code)]
+
 pub mod api;
 pub mod app;
 pub mod cc;

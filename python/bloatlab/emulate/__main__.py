@@ -1,13 +1,9 @@
-"""``python -m bloatlab.emulate emulate|compare ...``: the bloatlab CLI with the emulation
-commands registered (works before and after `bloatlab.cli` registers them itself)."""
+"""``python -m bloatlab.emulate emulate|compare ...``: the bloatlab CLI (which has the
+emulation commands)."""
 
 from __future__ import annotations
 
 from ..cli import main
-from .cli import register
-
-if "emulate" not in main.commands:
-    register(main)
 
 if __name__ == "__main__":
     main()

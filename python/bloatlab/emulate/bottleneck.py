@@ -8,9 +8,10 @@ passed; its measurements go to OUT.json.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
+
+from ..atomic import write_text
 
 
 def main(argv: list[str]) -> int:
@@ -26,9 +27,7 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         sys.stderr.write(f"{e}\n")
         return 1
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(stats)
-    os.replace(tmp, out)
+    write_text(out, stats)
     return 0
 
 

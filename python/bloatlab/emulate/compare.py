@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import staged_dir
+from ..outputs.numbers import floats
 from ..result import Result
 from ..scenario import ScenarioLike, resolve
 
@@ -42,7 +42,8 @@ def table(sim: Mapping[str, Any], emu: Mapping[str, Any]) -> list[dict[str, Any]
     def add(field: str, a: Any, b: Any) -> None:
         rows.append({"field": field, "sim": a, "emu": b, "ratio": _ratio(a, b)})
 
-    add("total.goodput_mbps", sum(f["goodput_mbps"] for f in sim["flows"]), sum(f["goodput_mbps"] for f in emu["flows"]))
+    add("total.goodput_mbps", sum(f["goodput_mbps"] for f in sim["flows"]),
+        sum(f["goodput_mbps"] for f in emu["flows"]))
     for fs, fe in zip(sim["flows"], emu["flows"], strict=True):
         for k in FLOW_FIELDS:
             if fs.get(k) is None and fe.get(k) is None:
@@ -109,11 +110,7 @@ def write(c: Comparison, out: str | os.PathLike[str]) -> Path:
     """Writes compare.json, compare.png, sim/ and emu/ (each a run's output files) into ``out``;
     it appears whole or not at all when it did not exist."""
     target = Path(out)
-    parent = target.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = parent / f".{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir()
-    try:
+    with staged_dir(target) as tmp:
         (tmp / "compare.json").write_text(json.dumps({"scenario": c.scenario, "rows": c.table}, indent=2) + "\n")
         c.sim.to_dir(tmp / "sim")
         c.emu.to_dir(tmp / "emu")
@@ -122,25 +119,11 @@ def write(c: Comparison, out: str | os.PathLike[str]) -> Path:
         import matplotlib.pyplot as plt
 
         plt.close(fig)
-        if not target.exists():
-            os.rename(tmp, target)
-        else:
-            for p in tmp.iterdir():
-                dest = target / p.name
-                if dest.is_dir():
-                    shutil.rmtree(dest)
-                os.replace(p, dest)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return target
 
 
 def _fmt(x: Any) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    return str(x)
+    return floats(x, ".4g", missing="-")
 
 
 def render(c: Comparison) -> None:

@@ -13,7 +13,6 @@ counts delivered bytes per flow and applies DRWA with TCP_WINDOW_CLAMP.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sys
 import threading
@@ -21,7 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text
 from . import tcpinfo, udp, web
+from .flows import SenderFlow
 
 SAMPLE_NS = 10_000_000  # TCP_INFO sampling for RTT statistics
 CHUNK = 1 << 20
@@ -52,9 +53,7 @@ def wait_go(spec: dict[str, Any]) -> int:
 
 def write_out(spec: dict[str, Any], data: dict[str, Any]) -> None:
     out = Path(spec["out_file"])
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, out)
+    write_text(out, json.dumps(data))
 
 
 def device_drops(name: str) -> dict[str, int] | None:
@@ -87,21 +86,6 @@ class DropWatch:
 
 
 # ---------------------------------------------------------------- sender
-
-
-class SenderFlow:
-    def __init__(self, f: dict[str, Any]) -> None:
-        self.f = f
-        self.sock: socket.socket | None = None
-        self.lock = threading.Lock()
-        self.connected_ns: int | None = None
-        self.done_ns: int | None = None
-        self.error: str | None = None
-        self.base: tcpinfo.TcpInfo | None = None  # counters at the end of the warm-up
-        self.final: tcpinfo.TcpInfo | None = None
-        self.rtt_us: list[int] = []
-        self.prev: tcpinfo.TcpInfo | None = None  # at the previous series row
-        self.udp: dict[str, int] | None = None  # a UDP flow's counters (emulate/udp.py)
 
 
 def _send(fl: SenderFlow, spec: dict[str, Any], t0: int, end: int) -> None:

@@ -71,7 +71,8 @@ def check_environment() -> None:
     """Root, /dev/net/tun and the ``ip`` tool: raises EmulationError naming what is missing."""
     if os.geteuid() != 0:
         raise EmulationError(
-            "bloatlab emulate needs root (it creates network namespaces and TUN devices); run it as root, e.g. with sudo"
+            "bloatlab emulate needs root (it creates network namespaces and TUN devices); "
+            "run it as root, e.g. with sudo"
         )
     if not os.path.exists("/dev/net/tun"):
         raise EmulationError("/dev/net/tun is missing: the kernel needs TUN support (modprobe tun)")
@@ -125,7 +126,8 @@ class Namespaces:
 
 def _sysctl(ns: str, key: str, value: str) -> None:
     path = "/proc/sys/" + key.replace(".", "/")
-    r = subprocess.run(["ip", "netns", "exec", ns, "sh", "-c", f"echo {value} > {path}"], check=False, capture_output=True, text=True)
+    r = subprocess.run(["ip", "netns", "exec", ns, "sh", "-c", f"echo {value} > {path}"], check=False,
+                       capture_output=True, text=True)
     if r.returncode != 0 and "ipv6" not in key:
         raise EmulationError(f"sysctl {key}={value} in {ns}: {r.stderr.strip()}")
 

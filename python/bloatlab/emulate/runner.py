@@ -11,7 +11,6 @@ each namespace routing the other's /24 through its TUN device.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
+from ..atomic import write_text
 from ..errors import ScenarioError
 from ..result import Result
 from ..scenario import ScenarioLike, resolve, to_json
@@ -164,7 +164,8 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
             }
             sends, recvs = (rev, fwd) if role == "receiver" else (fwd, rev)
             spec = {
-                "go_file": str(go), "ready_file": str(work / f"{role}.ready"), "out_file": str(work / f"{role}.out.json"),
+                "go_file": str(go), "ready_file": str(work / f"{role}.ready"),
+                "out_file": str(work / f"{role}.out.json"),
                 "send": {**common, "flows": sends, "snd_addr": here, "rcv_addr": there} if sends else None,
                 "recv": {**common, "flows": recvs, "rcv_addr": here, "snd_addr": there} if recvs else None,
             }
@@ -174,8 +175,7 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
         for role in ("receiver", "sender"):
             _wait_file(work / f"{role}.ready", procs, 60, work)
         t0 = time.monotonic_ns() + 50_000_000
-        (work / "go.tmp").write_text(f"{t0}\n")
-        os.replace(work / "go.tmp", go)
+        write_text(go, f"{t0}\n")
         progress(f"running {p['name']} for {p['duration_ns'] / 1e9:g} s on the wall clock ...")
         end = t0 / 1e9 + p["duration_ns"] / 1e9 + GRACE_S
         for name, pr in procs:
@@ -211,7 +211,8 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
             shutil.rmtree(pcap_dir, ignore_errors=True)
 
 
-def _by_flow(p: Mapping[str, Any], at_snd: Mapping[str, Any], at_rcv: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _by_flow(p: Mapping[str, Any], at_snd: Mapping[str, Any],
+             at_rcv: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each flow's sender and receiver measurements in the plan's order, from whichever end
     host ran them (a reverse flow's sender is at the receivers' end); the device readings of
     the senders' and the receivers' side."""
@@ -238,4 +239,5 @@ def _by_flow(p: Mapping[str, Any], at_snd: Mapping[str, Any], at_rcv: Mapping[st
 def _spawn(args: list[str], where: str, err: Path) -> subprocess.Popen[bytes]:
     with open(err, "wb") as e:
         return subprocess.Popen([sys.executable, "-m", *args], stdin=subprocess.DEVNULL, stdout=e, stderr=e,
-                                preexec_fn=netns.preexec(where), close_fds=True)  # noqa: PLW1509 - setns + PDEATHSIG must run in the child before exec
+                                preexec_fn=netns.preexec(where),
+                                close_fds=True)  # noqa: PLW1509 - setns + PDEATHSIG must run in the child before exec

@@ -119,6 +119,7 @@ def build(doc: Mapping[str, Any], plan: Mapping[str, Any], bn: Mapping[str, Any]
             "throughput_mbps", "goodput_mbps", "pacing_mbps", "ca_state", "cc_state", "delivery_rate_mbps"]
     flows_table = {c: [row[c] for row in rows] for c in cols}
     q = bn["queues"]
-    queues_table = {k: [(math.nan if x is None else x) for x in v] if k in ("sojourn_ms", "tx_mbps", "aqm_state") else list(v)
+    queues_table = {k: [(math.nan if x is None else x) for x in v] if k in ("sojourn_ms", "tx_mbps",
+                                                                            "aqm_state") else list(v)
                     for k, v in q.items()}
     return summary, {"flows": flows_table, "queues": queues_table}

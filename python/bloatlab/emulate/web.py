@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import socket
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import tcpinfo
-
-if TYPE_CHECKING:
-    from .endpoint import SenderFlow
+from .flows import SenderFlow
 
 POLL_S = 0.05
 #: TCP_INFO counters that add up over connections; the other fields are the last connection's

@@ -20,7 +20,12 @@ from typing import Any
 from ..errors import ScenarioError
 from .framework import Claim, Context, Experiment, Options
 
-#: experiment name -> module (imported on demand)
+#: experiment name -> its package (imported on demand). Every package has the same parts:
+#: ``scenarios`` (the paper's setup as scenario dicts, and what is read from a run),
+#: ``paper`` (the published numbers), ``plots`` (its figures), ``claims`` (``reproduce(ctx)``:
+#: runs, tables, claims and the report's text), ``emu`` (the emulation plan: ``reproduce(ctx)``
+#: and ``ENGINE_NOTES``, or ``REFUSED``, why Linux cannot run it); ``__init__`` has the
+#: :class:`Experiment` (``EXPERIMENT``).
 MODULES = {
     "cubic-plus": "cubic_plus",
     "cellular-bufferbloat": "cellular_bufferbloat",
@@ -31,30 +36,26 @@ MODULES = {
 NAMES = (*MODULES, "all")
 
 
-#: experiment name -> module of its emulation plan (``--engine emulate|both``); a plan module
-#: uses its experiment's module, so the registry joins the two (neither imports the other's
-#: registry entry)
-PLANS = {
-    "cubic-plus": "cubic_plus_emu",
-    "cellular-bufferbloat": "cellular_bufferbloat_emu",
-    "ewt": "ewt_emu",
-    "abrwda": "abrwda_emu",
-}
+def _plan(name: str) -> Any:
+    """The experiment's ``emu`` module (its emulation plan, or the reason there is none)."""
+    return importlib.import_module(f".{MODULES[name]}.emu", __name__)
 
 
 def get(name: str) -> Experiment:
     if name not in MODULES:
         raise ScenarioError("EXPERIMENT", f"unknown experiment {name!r} (known: {', '.join(NAMES)})")
     exp: Experiment = importlib.import_module(f".{MODULES[name]}", __name__).EXPERIMENT
-    if name in PLANS:
-        mod = importlib.import_module(f".{PLANS[name]}", __name__)
-        exp = dataclasses.replace(exp, emulation=mod.reproduce, engine_notes=getattr(mod, "ENGINE_NOTES", {}))
+    plan = _plan(name)
+    if getattr(plan, "reproduce", None) is not None:
+        exp = dataclasses.replace(exp, emulation=plan.reproduce, engine_notes=getattr(plan, "ENGINE_NOTES", {}))
+    else:
+        exp = dataclasses.replace(exp, emulation_refused=plan.REFUSED)
     return exp
 
 
 def emulable_names() -> list[str]:
     """The experiments with an emulation plan."""
-    return [n for n in MODULES if n in PLANS]
+    return [n for n in MODULES if getattr(_plan(n), "reproduce", None) is not None]
 
 
 def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, seeds: int | None = None,
@@ -70,15 +71,17 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     plan in both engines and ``engines.md`` / ``engines.json`` side by side). With ``emulate``
     the claims returned are the emulation's.
     """
-    from ..backends import make_backend
-    from ..store import StoreWriter
+    from ..atomic import write_bytes
+    from ..outputs.markdown import markdown_to_html
+    from ..sweeps.backends import make_backend
+    from ..sweeps.store import StoreWriter
     from .engines import preflight
-    from .framework import write_bytes_atomic
-    from .render import index_markdown, markdown_to_html, write_claims, write_outputs
+    from .render import index_markdown, write_claims, write_outputs
 
     names = list(MODULES) if name == "all" else [name]
     experiments = [get(n) for n in names]
-    preflight(experiments, engine, single=name != "all", emulable=emulable_names())
+    preflight(experiments, engine, single=name != "all",
+              emulable=emulable_names() if engine != "sim" else ())
     if seeds is not None and seeds < 1:
         raise ScenarioError("--seeds", f"must be at least 1 (got {seeds})")
     if jobs is not None and jobs < 1:
@@ -95,7 +98,7 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     all_claims: list[Claim] = []
     emulated = _Emulated(engine, out, cache_dir.with_name(cache_dir.name + "-emu"))
     try:
-        # The cache is a results store (bloatlab.store), written like a sweep's: locked, each
+        # The cache is a results store (bloatlab.sweeps.store), written like a sweep's: locked, each
         # run committed whole by one rename with its files' sizes and CRC-32. No fsync: a run
         # torn by a crash fails the size check and is simply run again.
         with StoreWriter(cache_dir, fsync=False) as store:
@@ -121,8 +124,8 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
     if name == "all":
         write_claims(out / "claims.json", all_claims)
         md = index_markdown(entries)
-        write_bytes_atomic(out / "report.md", md.encode())
-        write_bytes_atomic(out / "report.html",
+        write_bytes(out / "report.md", md.encode())
+        write_bytes(out / "report.html",
                            markdown_to_html(md, "bloatlab: the five papers reproduced").encode())
     return all_claims
 
@@ -185,11 +188,11 @@ class _Emulated:
         if self.engine == "both" and many:
             write_compare(self.out, self.compared, self.titles)
         if self.engine != "sim" and many and self.not_run:
-            from .framework import write_bytes_atomic
+            from ..atomic import write_bytes
 
             self.out.mkdir(parents=True, exist_ok=True)
             text = "".join(f"- {n}: {why}\n" for n, why in self.not_run)
-            write_bytes_atomic(self.out / "not-emulated.md",
+            write_bytes(self.out / "not-emulated.md",
                                ("# Experiments Linux cannot run\n\n" + text).encode())
 
 
@@ -197,7 +200,7 @@ def _check_cache(cache: Path) -> None:
     """The cache must be a results store, or new. Earlier builds kept it as a plain directory
     of run directories, which this build would not reuse anyway (run ids include a digest of
     the compiled simulator)."""
-    from ..store import is_store
+    from ..sweeps.store import is_store
 
     if cache.exists() and not cache.is_dir():
         raise ScenarioError("--out", f"{cache} exists and is not a directory")

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ScenarioError, SimulationError
 
 if TYPE_CHECKING:
-    from ..backends import Backend
+    from ..sweeps.backends import Backend
     from .framework import Context
 
 Summary = dict[str, Any]
@@ -82,7 +82,7 @@ def serial_runner(scenarios: list[dict[str, Any]]) -> list[Summary]:
 
 
 class pool_runner:  # noqa: N801 - used like a function: ``with pool_runner(jobs=2) as run:``
-    """A :data:`Runner` on a local process pool (``bloatlab.backends.make_backend("local")``).
+    """A :data:`Runner` on a local process pool (``bloatlab.sweeps.backends.make_backend("local")``).
 
     Use it as a context manager so the worker processes stop at the end::
 
@@ -91,7 +91,7 @@ class pool_runner:  # noqa: N801 - used like a function: ``with pool_runner(jobs
     """
 
     def __init__(self, jobs: int | None = None, backend: str = "local") -> None:
-        from ..backends import make_backend
+        from ..sweeps.backends import make_backend
 
         self.backend: Backend = make_backend(backend, jobs=jobs)
 
@@ -106,7 +106,7 @@ class pool_runner:  # noqa: N801 - used like a function: ``with pool_runner(jobs
         import json
 
         from ..scenario import to_json
-        from ..sweeps import run_id
+        from ..sweeps.spec import run_id
 
         tasks = [{"run_id": f"{i}-{run_id(s)}", "scenario_json": to_json(s), "capture": False}
                  for i, s in enumerate(scenarios)]

@@ -26,8 +26,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..atomic import write_bytes
 from ..errors import ScenarioError
-from .framework import Claim, RunResult, Stat, Table, _finite, _num, cis_overlap, write_bytes_atomic
+from ..outputs.numbers import sig
+from .framework import Claim, RunResult, Stat, Table, _finite, cis_overlap
 
 if TYPE_CHECKING:
     from .framework import Context, Experiment, Spec
@@ -91,7 +93,7 @@ def run_emulated(ctx: Context, specs: Sequence[Spec], what: str) -> list[RunResu
     of the results (the others keep their order)."""
     from ..emulate.runner import emulate
     from ..scenario import to_json
-    from ..sweeps import build_id, run_id
+    from ..sweeps.spec import build_id, run_id
 
     version = f"{build_id()}+emulate+{platform.release()}"
     cache = ctx.emu_cache
@@ -198,7 +200,7 @@ def compare_markdown(cmp: dict[str, Any], title: str) -> str:
              "| claim | simulation, paper's configurations | simulation | emulation | same verdict | key number: "
              "simulation / emulation (ratio) |", "|---|---|---|---|---|---|"]
     for c in cmp["claims"]:
-        key = "—" if c["key"] is None else (f"{c['key']}: {_num(c['key_sim'])} / {_num(c['key_emulate'])}"
+        key = "—" if c["key"] is None else (f"{c['key']}: {sig(c['key_sim'])} / {sig(c['key_emulate'])}"
                                              + ("" if c["ratio"] is None else f" ({c['ratio']:.2f})"))
         lines.append(f"| {c['id']} | {_verdict(c['sim_paper_configs'])} | {_verdict(c['sim'])} | "
                      f"{_verdict(c['emulate'])} | {'yes' if c['same_verdict'] else '**no**'} | {key} |")
@@ -210,7 +212,8 @@ def compare_markdown(cmp: dict[str, Any], title: str) -> str:
     lines.append("")
     for t in cmp["tables"]:
         lines += [f"### {t['title']}", "", "| " + " | ".join(["configuration", "metric", "simulation", "emulation",
-                                                            "ratio", "95 % CIs overlap"]) + " |", "|---|---|---|---|---|---|"]
+                                                            "ratio", "95 % CIs overlap"]) + " |",
+                                                            "|---|---|---|---|---|---|"]
         for r in t["rows"]:
             conf = ", ".join(f"{k}={v}" for k, v in r["keys"].items())
             s, e = _stat(r["sim"]), _stat(r["emulate"])
@@ -237,6 +240,6 @@ def write_compare(out: Path, cmps: Sequence[dict[str, Any]], titles: Sequence[st
     md = "# bloatlab: simulation and emulation side by side\n\n" + "\n".join(
         compare_markdown(c, t) for c, t in zip(cmps, titles))
     out.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(out / "engines.md", md.encode())
-    write_bytes_atomic(out / "engines.json",
+    write_bytes(out / "engines.md", md.encode())
+    write_bytes(out / "engines.json",
                        (json.dumps(list(cmps), indent=2, ensure_ascii=False) + "\n").encode())

@@ -15,23 +15,23 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..aggregate import jain_index, mean_ci
 from ..errors import ScenarioError, SimulationError
-from ..store import RUNS
+from ..outputs.numbers import sig
+from ..sweeps.aggregate import jain_index, mean_ci
+from ..sweeps.store import RUNS
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from ..backends import Backend
-    from ..store import StoreWriter
+    from ..sweeps.backends import Backend
+    from ..sweeps.store import StoreWriter
 
 
 # --------------------------------------------------------------------------- statistics
@@ -57,9 +57,9 @@ class Stat:
     def fmt(self, digits: int = 3) -> str:
         if math.isnan(self.mean):
             return "n/a"
-        text = _num(self.mean, digits)
+        text = sig(self.mean, digits)
         if self.n > 1 and not math.isnan(self.ci_half):
-            text += f" ± {_num(self.ci_half, 2)}"
+            text += f" ± {sig(self.ci_half, 2)}"
         return text
 
     def to_json(self) -> dict[str, Any]:
@@ -81,20 +81,6 @@ def cis_overlap(stats: Sequence[Stat]) -> bool:
 
 def _finite(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else round(float(x), 6)
-
-
-def _num(x: float | None, digits: int = 3) -> str:
-    """A number with `digits` significant digits, no scientific notation for everyday sizes."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "n/a"
-    x = float(x)
-    if x == 0:
-        return "0"
-    mag = math.floor(math.log10(abs(x)))
-    decimals = max(0, digits - 1 - mag)
-    if abs(x) >= 1e7 or abs(x) < 1e-4:
-        return f"{x:.{digits - 1}e}"
-    return f"{x:.{decimals}f}"
 
 
 def ratio(ours: float | None, paper: float | None) -> float | None:
@@ -324,8 +310,8 @@ class Context:
             return self.runner(self, specs, what)
         from ..scenario import to_json
         from ..simcore import validate_scenario
-        from ..sweeprun import SweepProgress, pending, run_and_commit
-        from ..sweeps import RunSpec, build_id, run_id
+        from ..sweeps.driver import SweepProgress, pending, run_and_commit
+        from ..sweeps.spec import RunSpec, build_id, run_id
 
         runs = []
         version = build_id()
@@ -409,13 +395,7 @@ def by_label(results: Iterable[RunResult], **labels: Any) -> list[RunResult]:
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
-    return _num(x, digits)
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    return sig(x, digits)
 
 
 def to_csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:

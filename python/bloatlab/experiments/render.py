@@ -3,7 +3,6 @@ report (Markdown, and HTML rendered from the same Markdown)."""
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import platform
@@ -11,21 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .framework import Claim, Context, FigureItem, Table, Text, _finite, _num, ratio, to_csv_text, write_bytes_atomic
-
-CSS = """
-body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1d2330;
-       background: #fafbfc; }
-main { max-width: 1100px; margin: 0 auto; padding: 24px 32px 64px; }
-h1 { font-size: 26px; } h2 { font-size: 20px; margin-top: 34px; border-bottom: 1px solid #dde; padding-bottom: 4px; }
-h3 { font-size: 16px; margin-top: 24px; }
-table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; background: #fff; }
-th, td { border: 1px solid #d8dbe3; padding: 4px 8px; text-align: right; }
-th { background: #eef1f6; } td:first-child, th:first-child { text-align: left; }
-img { max-width: 100%; border: 1px solid #e3e6ec; background: #fff; }
-code { background: #f0f2f6; padding: 1px 4px; border-radius: 3px; }
-blockquote { color: #4a5263; border-left: 3px solid #c8cdd8; margin-left: 0; padding-left: 12px; }
-"""
+from ..atomic import write_bytes
+from ..outputs.markdown import markdown_to_html
+from ..outputs.numbers import sig
+from .framework import Claim, Context, FigureItem, Table, Text, _finite, ratio, to_csv_text
 
 
 def _cell(v: Any) -> str:
@@ -45,7 +33,7 @@ def table_markdown(t: Table) -> str:
         q = ratio(r.ours.mean, r.paper)
         cells = [_cell(r.keys.get(k)) for k in keys]
         cells += [r.metric + (f" ({r.unit})" if r.unit else ""),
-                  "—" if r.paper is None else _num(r.paper) + unit,
+                  "—" if r.paper is None else sig(r.paper) + unit,
                   r.ours.fmt() + (unit if not math.isnan(r.ours.mean) else ""),
                   str(r.ours.n), "—" if q is None else f"{q:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -117,15 +105,6 @@ def report_markdown(ctx: Context, meta: dict[str, Any]) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def markdown_to_html(markdown: str, title: str) -> str:
-    from markdown_it import MarkdownIt
-
-    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head>\n"
-            f"<body><main>\n{body}</main></body></html>\n")
-
-
 def write_outputs(ctx: Context, meta: dict[str, Any]) -> None:
     """tables/*.md|csv, claims.json, report.md, report.html (figures were saved as drawn)."""
     tdir = ctx.out / "tables"
@@ -133,17 +112,17 @@ def write_outputs(ctx: Context, meta: dict[str, Any]) -> None:
         if isinstance(item, Table):
             tdir.mkdir(parents=True, exist_ok=True)
             md = f"# {item.title}\n\n{table_markdown(item)}\n" + (f"\n{item.note}\n" if item.note else "")
-            write_bytes_atomic(tdir / f"{item.name}.md", md.encode())
-            write_bytes_atomic(tdir / f"{item.name}.csv", table_csv(item).encode())
+            write_bytes(tdir / f"{item.name}.md", md.encode())
+            write_bytes(tdir / f"{item.name}.csv", table_csv(item).encode())
     write_claims(ctx.out / "claims.json", ctx.claims)
     md = report_markdown(ctx, meta)
-    write_bytes_atomic(ctx.out / "report.md", md.encode())
-    write_bytes_atomic(ctx.out / "report.html", markdown_to_html(md, ctx.experiment.title).encode())
+    write_bytes(ctx.out / "report.md", md.encode())
+    write_bytes(ctx.out / "report.html", markdown_to_html(md, ctx.experiment.title).encode())
 
 
 def write_claims(path: Path, claims: Sequence[Claim]) -> None:
     text = json.dumps([c.to_json() for c in claims], indent=2, ensure_ascii=False) + "\n"
-    write_bytes_atomic(path, text.encode())
+    write_bytes(path, text.encode())
 
 
 def index_markdown(entries: Sequence[tuple[str, str, Sequence[Claim]]]) -> str:
@@ -154,6 +133,6 @@ def index_markdown(entries: Sequence[tuple[str, str, Sequence[Claim]]]) -> str:
         lines.append(f"| {title} | {sum(c.holds for c in claims)} / {len(claims)} | "
                      f"[{name}/report.md]({name}/report.md) |")
     lines.append("")
-    for name, title, claims in entries:
+    for _name, title, claims in entries:
         lines += [f"## {title}", "", claims_markdown(claims), ""]
     return "\n".join(lines)

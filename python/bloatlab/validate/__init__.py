@@ -4,7 +4,7 @@
 - :mod:`.metrics` what is compared, the relative error and the verdict against the targets
 - :mod:`.run`     simulating and emulating the cells, one at a time
 - :mod:`.report`  validate.json, report.md, report.html (+ heatmap.png)
-- :mod:`.cli`     ``register(group)``: the ``validate`` command
+- :mod:`.cli`     the ``validate`` command
 
 See docs/fidelity.md.
 """

@@ -1,4 +1,4 @@
-"""``bloatlab validate``: :func:`register` adds it to the CLI group.
+"""``bloatlab validate`` (:mod:`bloatlab.cli` adds it to the group).
 
 Exit codes: 0 done (whatever the verdicts: they are the report's content), 2 invalid input or
 not root (one line, nothing created), 1 a failure outside the cells (no TUN device, cannot
@@ -49,98 +49,95 @@ def _progress(rec: dict, i: int, n: int) -> str:
     return f"[{i + 1}/{n}] {rec['id']}: {rec['verdict']} ({', '.join(parts)})"
 
 
-def register(group: click.Group) -> None:
-    """Adds the ``validate`` command to ``group`` (the ``bloatlab`` CLI)."""
+@click.command()
+@click.option("--quick", is_flag=True,
+              help="The 8-cell subset (reno/cubic/bbr at 2 BDP, 40 ms, one flow; cubic with 4 flows, "
+              "with 1 % loss, behind EWT, CoDel, PIE), 20 s each: about 3 minutes.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("out/validate"), show_default=True,
+              metavar="DIR", help="Write validate.json, report.md, report.html, heatmap.png here.")
+@click.option("--duration", "duration_text", metavar="SECONDS",
+              help="Length of every run (default 30 s, 20 s with --quick); metrics skip the first "
+              "min(5 s, duration / 4).")
+@click.option("--filter", "filters", multiple=True, metavar="KEY=V[,V]",
+              help="Keep the cells whose KEY (cc, buffer_bdp, rtt_ms, loss_pct, flows, gateway) is one of "
+              "the values, e.g. --filter cc=cubic,bbr --filter flows=1. Repeatable.")
+@click.option("--seed", type=click.IntRange(0), default=1, show_default=True, help="Seed of every cell.")
+@click.option("--sim-only", is_flag=True,
+              help="Run only the simulator (no root needed): the sim column, no errors.")
+@click.option("--linux-from", "linux_from", type=click.Path(path_type=Path), metavar="FILE",
+              help="Take the Linux side of every cell FILE (an earlier validate.json with the same "
+              "--duration and --seed) emulated, and emulate only the others: re-checks a changed "
+              "simulator in seconds, without root when FILE covers every cell.")
+def validate(quick: bool, out: Path, duration_text: str | None, filters: tuple[str, ...], seed: int,
+             sim_only: bool, linux_from: Path | None) -> None:
+    """Simulator vs real Linux TCP over a matrix of scenarios (needs root).
 
-    @group.command()
-    @click.option("--quick", is_flag=True,
-                  help="The 8-cell subset (reno/cubic/bbr at 2 BDP, 40 ms, one flow; cubic with 4 flows, "
-                  "with 1 % loss, behind EWT, CoDel, PIE), 20 s each: about 3 minutes.")
-    @click.option("--out", type=click.Path(path_type=Path), default=Path("out/validate"), show_default=True,
-                  metavar="DIR", help="Write validate.json, report.md, report.html, heatmap.png here.")
-    @click.option("--duration", "duration_text", metavar="SECONDS",
-                  help="Length of every run (default 30 s, 20 s with --quick); metrics skip the first "
-                  "min(5 s, duration / 4).")
-    @click.option("--filter", "filters", multiple=True, metavar="KEY=V[,V]",
-                  help="Keep the cells whose KEY (cc, buffer_bdp, rtt_ms, loss_pct, flows, gateway) is one of "
-                  "the values, e.g. --filter cc=cubic,bbr --filter flows=1. Repeatable.")
-    @click.option("--seed", type=click.IntRange(0), default=1, show_default=True, help="Seed of every cell.")
-    @click.option("--sim-only", is_flag=True,
-                  help="Run only the simulator (no root needed): the sim column, no errors.")
-    @click.option("--linux-from", "linux_from", type=click.Path(path_type=Path), metavar="FILE",
-                  help="Take the Linux side of every cell FILE (an earlier validate.json with the same "
-                  "--duration and --seed) emulated, and emulate only the others: re-checks a changed "
-                  "simulator in seconds, without root when FILE covers every cell.")
-    def validate(quick: bool, out: Path, duration_text: str | None, filters: tuple[str, ...], seed: int,
-                 sim_only: bool, linux_from: Path | None) -> None:
-        """Simulator vs real Linux TCP over a matrix of scenarios (needs root).
+    Runs every cell in the simulator and in the emulator (kernel TCP in network namespaces,
+    one cell at a time on the wall clock) and reports the error per metric — goodput,
+    queueing delay mean and p95, retransmissions, Jain's index (and the queue's drops, for
+    reference) — worst first, against the targets (goodput ±5 %, mean queueing delay ±15 %, retransmissions ±25 %).
+    The full matrix is 126 cells (about 65 minutes); see docs/fidelity.md.
+    """
+    from . import matrix
 
-        Runs every cell in the simulator and in the emulator (kernel TCP in network namespaces,
-        one cell at a time on the wall clock) and reports the error per metric — goodput,
-        queueing delay mean and p95, retransmissions, Jain's index (and the queue's drops, for
-        reference) — worst first, against the targets (goodput ±5 %, mean queueing delay ±15 %, retransmissions ±25 %).
-        The full matrix is 126 cells (about 65 minutes); see docs/fidelity.md.
-        """
-        from . import matrix
+    try:
+        duration_s = (parse_duration(duration_text) if duration_text is not None
+                      else matrix.QUICK_DURATION_S if quick else matrix.DEFAULT_DURATION_S)
+        chosen = matrix.parse_filter(filters)
+    except ValueError as e:
+        fail(EXIT_INVALID, str(e))
+    cells = matrix.select(matrix.quick_matrix() if quick else matrix.full_matrix(), chosen)
+    if not cells:
+        fail(EXIT_INVALID, f"--filter: no cell of the {'quick' if quick else 'full'} matrix matches "
+             f"{' '.join(filters)}")
+    if out.exists() and not out.is_dir():
+        fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
+    from . import report, run
 
+    head = run.header(quick=quick, duration_s=duration_s, seed=seed, sim_only=sim_only, filters=chosen)
+    stored: dict = {}
+    if linux_from is not None:
+        if sim_only:
+            fail(EXIT_INVALID, "--linux-from: not with --sim-only (it supplies the Linux side)")
         try:
-            duration_s = (parse_duration(duration_text) if duration_text is not None
-                          else matrix.QUICK_DURATION_S if quick else matrix.DEFAULT_DURATION_S)
-            chosen = matrix.parse_filter(filters)
+            data = json.loads(linux_from.read_text())
+        except OSError as e:
+            fail(EXIT_INVALID, f"--linux-from: cannot read {linux_from}: {e.strerror or e}")
+        except ValueError as e:
+            fail(EXIT_INVALID, f"--linux-from: {linux_from} is not JSON ({e})")
+        try:
+            stored = run.stored_linux(str(linux_from), data, head, cells)
         except ValueError as e:
             fail(EXIT_INVALID, str(e))
-        cells = matrix.select(matrix.quick_matrix() if quick else matrix.full_matrix(), chosen)
-        if not cells:
-            fail(EXIT_INVALID, f"--filter: no cell of the {'quick' if quick else 'full'} matrix matches "
-                 f"{' '.join(filters)}")
-        if out.exists() and not out.is_dir():
-            fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
-        from . import report, run
+    to_emulate = 0 if sim_only else sum(c.id not in stored for c in cells)
+    if to_emulate:
+        if not _is_root():
+            fail(EXIT_INVALID, "bloatlab validate needs root for the emulation (network namespaces, TUN "
+                 "devices): run it as root, or use --sim-only")
+        from ..emulate.netns import EmulationError, check_environment
 
-        head = run.header(quick=quick, duration_s=duration_s, seed=seed, sim_only=sim_only, filters=chosen)
-        stored: dict = {}
-        if linux_from is not None:
-            if sim_only:
-                fail(EXIT_INVALID, "--linux-from: not with --sim-only (it supplies the Linux side)")
-            try:
-                data = json.loads(linux_from.read_text())
-            except OSError as e:
-                fail(EXIT_INVALID, f"--linux-from: cannot read {linux_from}: {e.strerror or e}")
-            except ValueError as e:
-                fail(EXIT_INVALID, f"--linux-from: {linux_from} is not JSON ({e})")
-            try:
-                stored = run.stored_linux(str(linux_from), data, head, cells)
-            except ValueError as e:
-                fail(EXIT_INVALID, str(e))
-        to_emulate = 0 if sim_only else sum(c.id not in stored for c in cells)
-        if to_emulate:
-            if not _is_root():
-                fail(EXIT_INVALID, "bloatlab validate needs root for the emulation (network namespaces, TUN "
-                     "devices): run it as root, or use --sim-only")
-            from ..emulate.netns import EmulationError, check_environment
+        try:
+            check_environment()
+        except EmulationError as e:
+            fail(EXIT_FAILURE, str(e))
+    est = to_emulate * (duration_s + 1.5) / 60
+    _say(f"validate: {len(cells)} cells, {duration_s:g} s each"
+         + (f", {len(stored)} with Linux results from {linux_from}" if stored else "")
+         + (f", about {est:.0f} min of emulation" if to_emulate else "") + f"; writing {out}/")
 
-            try:
-                check_environment()
-            except EmulationError as e:
-                fail(EXIT_FAILURE, str(e))
-        est = to_emulate * (duration_s + 1.5) / 60
-        _say(f"validate: {len(cells)} cells, {duration_s:g} s each"
-             + (f", {len(stored)} with Linux results from {linux_from}" if stored else "")
-             + (f", about {est:.0f} min of emulation" if to_emulate else "") + f"; writing {out}/")
+    def on_cell(result: dict, i: int, n: int) -> None:
+        _say(_progress(result["cells"][-1], i, n))
+        report.write_json(result, out)
 
-        def on_cell(result: dict, i: int, n: int) -> None:
-            _say(_progress(result["cells"][-1], i, n))
-            report.write_json(result, out)
-
-        with cli_errors():
-            try:
-                result = run.validate(cells, head=head, on_cell=on_cell, stored=stored)
-            except KeyboardInterrupt:
-                _say(f"interrupted: the finished cells are in {out}/validate.json")
-                sys.exit(130)
-            try:
-                names = report.write(result, out)
-            except OSError as e:
-                fail(EXIT_FAILURE, f"--out: cannot write {out}: {e.strerror or e}")
-        click.echo(result["summary"])
-        _say(f"wrote {out}/ ({', '.join(names)})")
+    with cli_errors():
+        try:
+            result = run.validate(cells, head=head, on_cell=on_cell, stored=stored)
+        except KeyboardInterrupt:
+            _say(f"interrupted: the finished cells are in {out}/validate.json")
+            sys.exit(130)
+        try:
+            names = report.write(result, out)
+        except OSError as e:
+            fail(EXIT_FAILURE, f"--out: cannot write {out}: {e.strerror or e}")
+    click.echo(result["summary"])
+    _say(f"wrote {out}/ ({', '.join(names)})")

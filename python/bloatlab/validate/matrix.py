@@ -102,7 +102,8 @@ def parse_filter(items: list[str] | tuple[str, ...]) -> dict[str, set[Any]]:
             match = [a for a in allowed if _same(a, v)]
             if not match:
                 raise ValueError(f"--filter: {key}: \"{v}\" is not a value of the matrix "
-                                 f"(allowed: {', '.join(f'{a:g}' if isinstance(a, float) else str(a) for a in allowed)})")
+                                 "(allowed: "
+                                 f"{', '.join(f'{a:g}' if isinstance(a, float) else str(a) for a in allowed)})")
             chosen.add(match[0])
     return out
 

@@ -8,25 +8,20 @@ import base64
 import html
 import io
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_bytes
+from ..outputs.numbers import floats
 from .metrics import METRICS, score
 
 FILES = ("validate.json", "report.md", "report.html", "heatmap.png")
 
 
-def _atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def write_json(result: Mapping[str, Any], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    _atomic(out / "validate.json", (json.dumps(result, indent=2, allow_nan=False) + "\n").encode())
+    write_bytes(out / "validate.json", (json.dumps(result, indent=2, allow_nan=False) + "\n").encode())
 
 
 def worst_first(cells: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -39,11 +34,7 @@ def worst_first(cells: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def _num(x: Any) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
-    return str(x)
+    return floats(x, ".3g" if isinstance(x, float) and abs(x) < 100 else ".0f", missing="–")
 
 
 def _err(x: float | None) -> str:
@@ -170,12 +161,12 @@ def html_report(result: Mapping[str, Any], png: bytes | None) -> str:
 def write(result: Mapping[str, Any], out: Path) -> list[str]:
     """Writes every output into ``out``; returns the names written."""
     write_json(result, out)
-    _atomic(out / "report.md", markdown(result).encode())
+    write_bytes(out / "report.md", markdown(result).encode())
     png = heatmap_png(result)
     names = ["validate.json", "report.md"]
     if png is not None:
-        _atomic(out / "heatmap.png", png)
+        write_bytes(out / "heatmap.png", png)
         names.append("heatmap.png")
-    _atomic(out / "report.html", html_report(result, png).encode())
+    write_bytes(out / "report.html", html_report(result, png).encode())
     names.append("report.html")
     return names

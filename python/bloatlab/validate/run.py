@@ -106,7 +106,9 @@ def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool,
     return rec
 
 
-def header(*, quick: bool, duration_s: float, seed: int, sim_only: bool, filters: Mapping[str, Iterable[Any]]) -> dict[str, Any]:
+def header(*, quick: bool, duration_s: float, seed: int, sim_only: bool, filters: Mapping[str,
+                                                                                          Iterable[Any]]) -> dict[str,
+                                                                                                                  Any]:
     return {
         "tool": "bloatlab validate",
         "matrix": "quick" if quick else "full",

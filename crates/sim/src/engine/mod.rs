@@ -1,6 +1,8 @@
 //! The discrete-event core: a time-ordered event queue with deterministic tie-breaking and
 //! per-component random streams.
 
+// The prefetch intrinsic is the crate's one `unsafe`: see the module's SAFETY notes.
+#[allow(unsafe_code)]
 mod prefetch;
 mod lane;
 mod queue;

@@ -3,6 +3,9 @@
 //! event's time is spent waiting for the link, packet or socket it names to come from memory;
 //! the event after the current one is known (the heap's top), so its state can be on its way
 //! while the current event runs. A hint only: it never changes what the program computes.
+//!
+//! The crate's only `unsafe` (the prefetch instruction's intrinsic) is here, allowed for
+//! this module alone. With the `no-prefetch` feature every function is a no-op.
 
 /// Prefetches the first `max_lines` cache lines (64 bytes) of `*r` (at most 64) into all
 /// cache levels.
@@ -15,7 +18,7 @@ pub fn prefetch<T: ?Sized>(r: &T, max_lines: usize) {
 /// 64·i + 63), for structures whose hot fields are not all at the front.
 #[inline(always)]
 pub fn prefetch_lines<T: ?Sized>(r: &T, mut lines: u64) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(feature = "no-prefetch")))]
     {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let base = r as *const T as *const i8;
@@ -31,7 +34,7 @@ pub fn prefetch_lines<T: ?Sized>(r: &T, mut lines: u64) {
             unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(i * 64)) };
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "no-prefetch"))))]
     {
         let _ = (r, lines);
     }
@@ -40,12 +43,12 @@ pub fn prefetch_lines<T: ?Sized>(r: &T, mut lines: u64) {
 /// Prefetches the cache line holding `p` (any address: a prefetch never faults).
 #[inline(always)]
 pub fn prefetch_addr(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(feature = "no-prefetch")))]
     // SAFETY: as above; the address need not be valid.
     unsafe {
         core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "no-prefetch"))))]
     let _ = p;
 }
 

@@ -197,9 +197,21 @@ impl PacketPool {
         &self.slots[id.idx()]
     }
 
-    /// Starts loading packet `id` into the cache (a hint; nothing happens if it is not live).
+    /// Starts loading what forwarding packet `id` reads: its first line (see [`Packet`]'s
+    /// layout). A hint; nothing happens if it is not live.
     #[inline]
-    pub fn prefetch(&self, id: PacketId, lines: usize) {
+    pub fn prefetch_for_forward(&self, id: PacketId) {
+        self.prefetch(id, 1);
+    }
+
+    /// Starts loading what delivering packet `id` to its endpoint reads: all of it.
+    #[inline]
+    pub fn prefetch_for_delivery(&self, id: PacketId) {
+        self.prefetch(id, usize::MAX);
+    }
+
+    #[inline]
+    fn prefetch(&self, id: PacketId, lines: usize) {
         if let Some(p) = self.slots.get(id.idx()) {
             crate::engine::prefetch(p, lines);
         }

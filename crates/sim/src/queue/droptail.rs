@@ -30,12 +30,6 @@ impl DropTail {
     pub fn new(limit: QueueLimit) -> DropTail {
         DropTail { q: Fifo::new(limit) }
     }
-
-    /// Empty, and `e` fits: enqueued now it would be the next to leave (the link's cut-through).
-    #[inline]
-    pub fn admits_into_empty(&self, e: &QEntry) -> bool {
-        self.q.is_empty() && !self.q.overflows(e)
-    }
 }
 
 impl QueueDisc for DropTail {
@@ -55,6 +49,13 @@ impl QueueDisc for DropTail {
     #[inline]
     fn dequeue(&mut self, _now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
         self.q.pop().map(Dequeued::plain)
+    }
+
+    /// Empty, and `e` fits: enqueued now it would be the next to leave, and an empty FIFO
+    /// pushed and popped is the FIFO it was.
+    #[inline]
+    fn cut_through(&self, e: &QEntry) -> bool {
+        self.q.is_empty() && !self.q.overflows(e)
     }
 
     fn backlog(&self) -> Backlog {
@@ -86,6 +87,39 @@ mod tests {
         let mut d = Vec::new();
         assert_eq!(q.dequeue(SimTime(1), &mut d).unwrap().entry.id, PacketId(0));
         assert_eq!(q.backlog(), Backlog { bytes: 1500, pkts: 1 });
+    }
+
+    /// Cut-through only where enqueue then dequeue would hand `e` straight back: empty, and
+    /// it fits. A discipline that does not override it never does.
+    #[test]
+    fn cuts_through_only_when_empty_and_it_fits() {
+        let mut q = DropTail::new(QueueLimit::Bytes(1500));
+        assert!(q.cut_through(&e(0, 1500)));
+        assert!(!q.cut_through(&e(0, 1501)), "a packet the limit refuses must be dropped");
+        q.enqueue(e(0, 100), SimTime(0), &mut Vec::new());
+        assert!(!q.cut_through(&e(1, 100)), "a packet behind another must wait its turn");
+        assert!(!Plain(DropTail::new(QueueLimit::Bytes(1500))).cut_through(&e(0, 100)));
+    }
+
+    /// A discipline that does not say it cuts through.
+    struct Plain(DropTail);
+
+    impl QueueDisc for Plain {
+        fn name(&self) -> &'static str {
+            "plain"
+        }
+        fn enqueue(&mut self, e: QEntry, now: SimTime, d: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+            self.0.enqueue(e, now, d)
+        }
+        fn dequeue(&mut self, now: SimTime, d: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+            self.0.dequeue(now, d)
+        }
+        fn backlog(&self) -> Backlog {
+            self.0.backlog()
+        }
+        fn capacity_bytes(&self) -> u64 {
+            self.0.capacity_bytes()
+        }
     }
 
     #[test]

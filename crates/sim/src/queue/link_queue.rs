@@ -25,6 +25,16 @@ impl From<DropTail> for LinkQueue {
     }
 }
 
+impl LinkQueue {
+    /// The discipline only ever drops the packet offered to it (drop-tail): it never pushes
+    /// other packets out nor drops at dequeue, so the link need not lend it the scratch
+    /// vector for those (a line it would otherwise touch on every packet).
+    #[inline]
+    pub fn drops_only_arrivals(&self) -> bool {
+        matches!(self, LinkQueue::DropTail(_))
+    }
+}
+
 /// Calls `$m` on whichever discipline it is.
 macro_rules! each {
     ($s:expr, $q:ident => $e:expr) => {
@@ -54,6 +64,10 @@ impl QueueDisc for LinkQueue {
     #[inline]
     fn ready_at(&self) -> Option<SimTime> {
         each!(self, q => q.ready_at())
+    }
+    #[inline]
+    fn cut_through(&self, e: &QEntry) -> bool {
+        each!(self, q => q.cut_through(e))
     }
     fn capacity_bytes(&self) -> u64 {
         each!(self, q => q.capacity_bytes())

@@ -167,6 +167,16 @@ pub trait QueueDisc: Send {
     fn ready_at(&self) -> Option<SimTime> {
         None
     }
+    /// Cut-through: whether `e`, offered now, would be the next packet dequeued, at once and
+    /// unchanged — the queue is empty, admits `e`, and would neither mark, drop nor hold it
+    /// back. A link whose serializer is idle then hands `e` straight to it and calls neither
+    /// `enqueue` nor `dequeue` for it, so answer `true` only where the discipline's state
+    /// after that pair would be what it is now. Saves touching the queue's buffer on lightly
+    /// loaded links; the default never cuts through.
+    #[inline]
+    fn cut_through(&self, _e: &QEntry) -> bool {
+        false
+    }
     /// The buffer size in bytes (packet limits converted at the MTU).
     fn capacity_bytes(&self) -> u64;
     /// The discipline's main internal variable for time series: RED's average queue (bytes,

@@ -18,7 +18,7 @@ pub use rate::{RateSampler, TxStamp};
 pub use rcvbuf::RcvTune;
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Seg};
-pub use socket::{Cx, SockStats, TcpInfo, TcpSocket, TcpState};
+pub use socket::{Cx, SockStats, TcpInfo, TcpSocket, TcpState, Touch};
 #[cfg(test)]
 pub(crate) use socket::NO_SHORTCUTS;
 

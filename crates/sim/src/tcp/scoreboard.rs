@@ -28,6 +28,10 @@ impl Seg {
         self.end - self.start
     }
     #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+    #[inline]
     pub fn has(&self, f: u8) -> bool {
         self.flags & f != 0
     }
@@ -110,8 +114,8 @@ impl Scoreboard {
     /// Index of the segment containing `seq` (or the first one after it). Segments are
     /// contiguous and nearly all one MSS long, so the offset from the first one divided by
     /// its length usually names the segment at once (checked, or the binary search decides):
-    /// at a window of thousands of segments the search's dozen scattered reads per SACK block
-    /// were a fifth of a large-window run.
+    /// at a window of thousands of segments the search alone is a dozen scattered reads per
+    /// SACK block (docs/performance.md).
     #[inline]
     fn index_of(&self, seq: u64) -> usize {
         let Some(first) = self.segs.front() else { return 0 };

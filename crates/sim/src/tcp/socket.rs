@@ -44,6 +44,18 @@ pub struct Cx<'a> {
     pub channel: Option<Rate>,
 }
 
+/// What an event about to reach a socket does there (which of its lines it reads: see
+/// [`TcpSocket::lines_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touch {
+    /// A data segment delivered to a receiver.
+    Receive,
+    /// A pure ACK delivered to a sender.
+    Ack,
+    /// One of the socket's timers fires.
+    Timer,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TcpState {
     Closed,
@@ -92,9 +104,9 @@ thread_local! {
 /// touches, whichever half it is for (the receiver's delivery path, a few lines), then the
 /// send half's state that an ACK works through, then what is read rarely (the handshake,
 /// counters for the summary, the RTT histogram). At thousands of flows each line a segment
-/// touches is a cache miss; the compiler's own order spread a receiver's few fields over all
-/// 25 lines of the socket. Aligned to a cache line, so that the lines named here (and
-/// prefetched: [`TcpSocket::RECEIVE_LINES`]) are the machine's lines.
+/// touches is a cache miss, and the compiler's own order would spread a receiver's few
+/// fields over all the socket's lines. Aligned to a cache line, so that the lines named here
+/// (and prefetched: [`TcpSocket::lines_for`]) are the machine's lines.
 #[repr(C, align(64))]
 pub struct TcpSocket {
     // ----- Every segment.
@@ -180,20 +192,31 @@ impl TcpSocket {
     /// The cache lines (a bit each) a data segment's delivery to a one-way flow's receiver
     /// touches: everything up to the loss state's first line (see the layout's notes; the
     /// ACK processing and the send loop take their shortcuts, `acks_nothing` and
-    /// `nothing_to_send`). The event loop prefetches these, not the whole socket, ahead of
-    /// such a delivery.
+    /// `nothing_to_send`).
     pub const RECEIVE_LINES: u64 = crate::engine::line_span(0, std::mem::offset_of!(TcpSocket, lr) + 64);
+
+    /// The lines a timer event reads first: the first (the socket's id, the `Endpoint` tag's
+    /// neighbours) and the timers'. Most timer events find their timer moved or cleared and
+    /// read nothing else.
+    pub const TIMER_LINES: u64 = 1 | crate::engine::line_span(std::mem::offset_of!(TcpSocket, timers), std::mem::size_of::<[TimerSlot; 3]>());
+
+    /// The socket's cache lines (bit i: bytes 64·i to 64·i + 63) that an event of kind `t`
+    /// reads, for the event loop to prefetch ahead of it: a data segment's receiver about half
+    /// of the socket, a pure ACK's sender nearly all of it, a timer its first and its timers'.
+    #[inline]
+    pub const fn lines_for(t: Touch) -> u64 {
+        match t {
+            Touch::Receive => Self::RECEIVE_LINES,
+            Touch::Ack => u64::MAX,
+            Touch::Timer => Self::TIMER_LINES,
+        }
+    }
 
     /// The route this socket sends on.
     #[inline]
     pub fn route(&self) -> RouteId {
         self.route
     }
-
-    /// The lines a timer event reads first: the first (the socket's id, the `Endpoint` tag's
-    /// neighbours) and the timers'. Most timer events find their timer moved or cleared and
-    /// read nothing else.
-    pub const TIMER_LINES: u64 = 1 | crate::engine::line_span(std::mem::offset_of!(TcpSocket, timers), std::mem::size_of::<[TimerSlot; 3]>());
 
     /// Starts loading what an ACK's processing reads outside the socket: the congestion
     /// controller's state, the scoreboard's two oldest segments and the slot its next segment
@@ -684,7 +707,7 @@ impl TcpSocket {
         if let Some(n) = self.cc.tso_segs() {
             return n.max(1);
         }
-        let bytes = rate.0 / 8 >> 10;
+        let bytes = (rate.0 / 8) >> 10;
         (bytes / self.mss.max(1)).clamp(2, 0x7F)
     }
 
@@ -1501,11 +1524,39 @@ mod tests {
         assert!(b.completed_at.unwrap() > reopen);
     }
 
-    /// The layout keeps what a data segment's delivery touches in a few lines, at the front.
+    /// What the layout is for, as bounds (a new field fails them only where it costs): the
+    /// socket is line-aligned (else the line numbers the event loop prefetches are not the
+    /// machine's), a data segment's receiver touches a few lines at the front, a timer few.
     #[test]
-    fn a_receivers_lines_are_the_first_fourteen_of_twenty_five() {
-        assert_eq!(std::mem::size_of::<TcpSocket>(), 25 * 64);
-        assert_eq!(std::mem::align_of::<TcpSocket>(), 64);
-        assert_eq!(TcpSocket::RECEIVE_LINES, 0x3FFF);
+    fn the_hot_paths_stay_within_a_few_lines() {
+        const LINE: usize = 64;
+        assert_eq!(
+            std::mem::align_of::<TcpSocket>(),
+            LINE,
+            "TcpSocket must be aligned to a cache line: RECEIVE_LINES and TIMER_LINES count lines \
+             from its start"
+        );
+        let receive = TcpSocket::RECEIVE_LINES.count_ones();
+        assert!(
+            receive <= 16,
+            "a data segment's delivery touches {receive} of the socket's lines (at most 16): a \
+             field the receiver does not read belongs after `lr`, in the send half or the rare part"
+        );
+        assert_eq!(
+            TcpSocket::RECEIVE_LINES,
+            (1 << receive) - 1,
+            "the receiver's lines must be the socket's first ones"
+        );
+        let timer = TcpSocket::TIMER_LINES.count_ones();
+        assert!(
+            timer <= 4,
+            "a timer event touches {timer} lines (at most 4: the first, and `timers`' 96 bytes)"
+        );
+        let size = std::mem::size_of::<TcpSocket>();
+        assert!(
+            size <= 32 * LINE,
+            "TcpSocket is {size} bytes (at most 2 kB): every flow has two, and an idle flow's \
+             memory is mostly them (docs/performance.md)"
+        );
     }
 }

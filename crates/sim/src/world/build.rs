@@ -19,8 +19,6 @@ use crate::udp::UdpEndpoint;
 use crate::dccp::DccpEndpoint;
 use crate::units::{Dur, SimTime};
 
-/// Topologies with at least this many links prefetch along the arrival lanes.
-const LOOKAHEAD_LINKS: usize = 4096;
 /// Event lanes: the arrivals of this many lead times (a link's delay, or its delay plus a
 /// folded transmission's serialization) at once, the others in the heap (see `EventQueue`).
 const MAX_LANES: usize = 8;
@@ -113,8 +111,6 @@ impl World {
         // vector (1.6 kB each) was briefly resident twice, old and new, at its last growth.
         let mut routes = Vec::with_capacity(2 * plans.len());
         let mut eps: Vec<Endpoint> = Vec::with_capacity(2 * plans.len());
-        // Per endpoint (client, server, ...), the first link of the route it sends on.
-        let mut first_hop = Vec::with_capacity(2 * plans.len());
         let mut flows = Vec::with_capacity(plans.len());
         let mut events = EventQueue::with_lanes(max_lanes());
         let mut sender_hosts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
@@ -153,8 +149,6 @@ impl World {
                     },
                 };
                 let ack_key = graph::reversed(data_key);
-                first_hop.push(data.links()[0]);
-                first_hop.push(ack.links()[0]);
                 routes.push(RouteRt {
                     path: Route::new(data.links(), server, true),
                     key: RouteKey { key: data_key, dscp: spec.dscp },
@@ -261,26 +255,9 @@ impl World {
             // No slot per link to read on every hop when nothing is captured.
             captures = Vec::new();
         }
-        // The endpoint each link delivers to, where that is one endpoint for all its routes.
-        let mut last_hop_dst: Vec<Option<Option<u32>>> = vec![None; links.len()];
-        for r in &routes {
-            let d = r.path.dst.0;
-            let slot = &mut last_hop_dst[r.path.links[r.path.len as usize - 1].idx()];
-            *slot = match *slot {
-                None => Some(Some(d)),
-                Some(Some(e)) if e == d => Some(Some(d)),
-                _ => Some(None),
-            };
-        }
-        let sole_dst = last_hop_dst.into_iter().map(|d| d.flatten().unwrap_or(u32::MAX)).collect();
-        // About four thousand links with their flows' sockets, routes and packets outgrow a
-        // core's share of cache (a link is ~600 bytes, a socket ~1.5 kB): beyond, the
-        // look-ahead pays (measured: −7 % at 10,000 flows, neutral at 1,000, +5 % at 100).
-        let lookahead = links.len() >= LOOKAHEAD_LINKS;
+        let ahead = super::lookahead::Lookahead::new(links.len(), &routes);
         Ok(World {
-            sole_dst,
-            first_hop,
-            lookahead,
+            ahead,
             name: sc.name.clone(),
             seed,
             now: SimTime::ZERO,

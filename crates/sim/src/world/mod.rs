@@ -2,7 +2,8 @@
 //! typed ids, and the event loop that drives them. The parts live in files of their own:
 //! `build.rs` builds the topology (links, routes, endpoints, flows), `path.rs` is where a
 //! packet goes next (endpoint → links → endpoint, the gateway hook), `measure.rs` samples,
-//! checks conservation and gathers the run's measurements, `web.rs` runs web flows.
+//! checks conservation and gathers the run's measurements, `web.rs` runs web flows,
+//! `lookahead.rs` prefetches what the next events will touch (a hint: speed only).
 
 use crate::app;
 use crate::engine::{Event, EventQueue};
@@ -20,6 +21,7 @@ use std::time::Instant;
 
 mod build;
 mod graph;
+mod lookahead;
 mod measure;
 mod path;
 mod web;
@@ -29,6 +31,9 @@ pub(crate) use measure::Counters;
 use web::WebRt;
 
 /// A transport endpoint of any kind.
+// Not boxed: the event loop reads the socket in place (one pointer chase fewer per event),
+// and the look-ahead relies on an endpoint being exactly a socket (world/lookahead.rs).
+#[allow(clippy::large_enum_variant)]
 pub enum Endpoint {
     Tcp(TcpSocket),
     Udp(UdpEndpoint),
@@ -99,15 +104,8 @@ pub struct World {
     pool: PacketPool,
     links: Vec<Link>,
     routes: Vec<RouteRt>,
-    /// Per link: the one endpoint every packet leaving it is delivered to (u32::MAX: none, or
-    /// several) — for prefetching that endpoint an event ahead of the arrival.
-    sole_dst: Vec<u32>,
-    /// Per endpoint, the first link of the route it sends on (prefetched with the endpoint:
-    /// a segment received or a timer fired is often answered at once).
-    first_hop: Vec<LinkId>,
-    /// Prefetch along the arrival lanes (see `prefetch_lane_ahead`): only where the state
-    /// outgrows the cache; a small topology's stays in it, and the look-ahead is pure cost.
-    lookahead: bool,
+    /// What the look-ahead knows beyond the rest (world/lookahead.rs).
+    ahead: lookahead::Lookahead,
     eps: Vec<Endpoint>,
     flows: Vec<FlowRt>,
     pkts: Vec<FlowPkts>,
@@ -146,12 +144,7 @@ impl World {
         }
         while let Some((t, ev)) = self.events.pop_until(self.end) {
             self.now = t;
-            if let Some(&next) = self.events.peek() {
-                self.prefetch_for(next);
-            }
-            if self.lookahead {
-                self.prefetch_lane_ahead();
-            }
+            self.prefetch_ahead();
             self.dispatch(ev);
             // The clock is read once per 2^20 events only.
             if self.events.processed() & 0xF_FFFF == 0 {
@@ -191,83 +184,6 @@ impl World {
             el,
             n as f64 / el / 1e6
         );
-    }
-
-    /// Starts loading what event `ev` will touch first (usually the next to fire: events
-    /// the current one schedules almost always come later). Saves the memory stalls that
-    /// dominate large topologies; a hint only, so the run is unchanged.
-    #[inline]
-    fn prefetch_for(&self, ev: Event) {
-        match ev {
-            Event::LinkTxDone(l) => self.links[l.idx()].prefetch(),
-            Event::LinkArrive(l, p) => {
-                self.links[l.idx()].prefetch();
-                // Where the packet is delivered: its endpoint, its whole header, and the link
-                // the answer will take; elsewhere forwarding reads the packet's first line only.
-                if let Some(&s) = self.sole_dst.get(l.idx()).filter(|&&s| s != u32::MAX) {
-                    self.prefetch_delivery(p, SockId(s));
-                    self.links[self.first_hop[s as usize].idx()].prefetch();
-                } else {
-                    self.pool.prefetch(p, 1);
-                }
-            }
-            Event::Timer(s, _) => {
-                crate::engine::prefetch_lines(&self.eps[s.idx()], TcpSocket::TIMER_LINES);
-            }
-            _ => {}
-        }
-    }
-
-    /// Four arrivals ahead in the lane the current event came from, a pipeline of loads a
-    /// step apart: the packet, then its route, then the link it goes to next or the endpoint
-    /// it is delivered to, then what that endpoint's answer reads outside it (its route and
-    /// flow counters; for an ACK the controller's state and the scoreboard's ends). `forward`
-    /// and the socket would otherwise miss on each in turn at every hop of a large topology.
-    /// Hints only; each step reads memory an earlier step prefetched.
-    #[inline]
-    fn prefetch_lane_ahead(&self) {
-        if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(3) {
-            self.pool.prefetch(p, 1);
-        }
-        if let Some(&Event::LinkArrive(_, p)) = self.events.lane_ahead(2) {
-            crate::engine::prefetch(&self.routes[self.pool.get(p).route.idx()], 1);
-        }
-        if let Some(&Event::LinkArrive(_, id)) = self.events.lane_ahead(1) {
-            let p = self.pool.get(id);
-            let r = &self.routes[p.route.idx()].path;
-            let next = p.hop as usize + 1;
-            if next < r.len as usize {
-                self.links[r.links[next].idx()].prefetch();
-            } else {
-                // Delivered: the endpoint's lines and the whole header need the longer lead.
-                self.prefetch_delivery(id, r.dst);
-            }
-        }
-        if let Some(&Event::LinkArrive(_, id)) = self.events.lane_ahead(0) {
-            let p = self.pool.get(id);
-            let r = &self.routes[p.route.idx()].path;
-            if p.hop as usize + 1 == r.len as usize {
-                if let Endpoint::Tcp(t) = &self.eps[r.dst.idx()] {
-                    // What the answer it sends reads: its route and its flow's counters.
-                    crate::engine::prefetch(&self.routes[t.route().idx()], 1);
-                    crate::engine::prefetch(&self.pkts[t.flow.idx()], 1);
-                    if p.pure_ack.is_some() {
-                        t.prefetch_ack_state();
-                    }
-                }
-            }
-        }
-    }
-
-    /// Packet `id` is about to be delivered to endpoint `s`: its header, and the lines of the
-    /// endpoint that the delivery reads — a data segment's receiver about half of a TCP
-    /// socket ([`TcpSocket::RECEIVE_LINES`]), a pure ACK's sender nearly all of it. (The
-    /// packet's first line, read here, was prefetched earlier.)
-    #[inline]
-    fn prefetch_delivery(&self, id: PacketId, s: SockId) {
-        self.pool.prefetch(id, usize::MAX);
-        let lines = if self.pool.get(id).pure_ack.is_none() { TcpSocket::RECEIVE_LINES } else { u64::MAX };
-        crate::engine::prefetch_lines(&self.eps[s.idx()], lines);
     }
 
     #[inline]

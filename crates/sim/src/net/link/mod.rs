@@ -132,16 +132,17 @@ pub struct LinkSpec {
 /// sits in the first three cache lines ([`HOT_LINES`]), which the event loop prefetches one
 /// event ahead; a monitored link's window counters, names, the random stream and the
 /// histograms come after. At thousands of links a hop misses on every line it touches.
-/// Aligned to a cache line: a large vector starts 16 bytes into one (the allocator's header),
-/// and then each link's three hot lines were four, and the lines the loop prefetched (counted
-/// from the link's start) not quite the ones it read.
+/// Aligned to a cache line, so that the hot lines counted from the link's start are the
+/// machine's lines (a large vector otherwise starts 16 bytes into one, and they would spill
+/// into one more).
 #[repr(C, align(64))]
 pub struct Link {
     pub in_tx: Option<InTx>,
-    /// Cut-through: a packet an empty drop-tail FIFO took while the serializer was idle,
-    /// held here (id, bytes) for the `start_tx` that follows at the same instant instead of
-    /// in the FIFO's buffer. The outcome is the FIFO's; what it saves is the buffer's cache
-    /// line, a miss per hop when thousands of lightly loaded links take turns.
+    /// Cut-through: a packet the discipline would have handed out at once
+    /// ([`QueueDisc::cut_through`]: an empty drop-tail FIFO) taken while the serializer was
+    /// idle, held here (id, bytes) for the `start_tx` that follows at the same instant instead
+    /// of in the queue's buffer. The outcome is the discipline's; what it saves is the
+    /// buffer's cache line, a miss per hop when thousands of lightly loaded links take turns.
     handoff: Option<(PacketId, u32)>,
     /// Packets propagating (their owner holds them: see the module's notes).
     propagating: u32,
@@ -173,7 +174,11 @@ pub struct Link {
 
 /// The cache lines of a link that a packet's walk touches (see [`Link`]).
 const HOT_LINES: usize = (std::mem::offset_of!(Link, stats) + std::mem::offset_of!(LinkStats, window_start)).div_ceil(64);
-const _: () = assert!(HOT_LINES <= 3);
+const _: () = assert!(
+    HOT_LINES <= 3,
+    "a packet's walk through a link should touch at most three lines: keep what it reads \
+     before `stats.window_start` small (or move it after)"
+);
 
 impl Link {
     pub fn new(s: LinkSpec) -> Link {
@@ -281,19 +286,19 @@ impl Link {
     pub fn enqueue(&mut self, e: QEntry, now: SimTime, cx: &mut impl LinkCx) -> bool {
         let id = e.id;
         self.stats.arrival();
-        // Unmonitored (no sojourn or backlog to record), idle, and a drop-tail FIFO that is
-        // empty and admits the packet: it would leave the FIFO at this very instant.
-        if self.idle(now) && !self.stats.monitored && self.handoff.is_none() {
-            if let LinkQueue::DropTail(q) = &self.queue {
-                if q.admits_into_empty(&e) {
-                    self.handoff = Some((id, e.bytes));
-                    return true;
-                }
-            }
+        // Unmonitored (no sojourn or backlog to record), idle, and a discipline that would
+        // hand the packet out at this very instant (`QueueDisc::cut_through`).
+        if self.idle(now)
+            && !self.stats.monitored
+            && self.handoff.is_none()
+            && self.queue.cut_through(&e)
+        {
+            self.handoff = Some((id, e.bytes));
+            return true;
         }
-        let verdict = if let LinkQueue::DropTail(q) = &mut self.queue {
-            // Drop-tail only ever drops the arriving packet: no scratch (kept in a cold line).
-            q.enqueue(e, now, &mut Vec::new())
+        let verdict = if self.queue.drops_only_arrivals() {
+            // No scratch for pushed-out packets (it is kept in a cold line).
+            self.queue.enqueue(e, now, &mut Vec::new())
         } else {
             let mut pushed_out = std::mem::take(&mut self.qdrops);
             let verdict = self.queue.enqueue(e, now, &mut pushed_out);
@@ -326,8 +331,8 @@ impl Link {
         if let Some((id, bytes)) = self.handoff.take() {
             return self.serialize(id, bytes, now, cx);
         }
-        let drop_tail = matches!(self.queue, LinkQueue::DropTail(_));
-        let mut drops = if drop_tail { Vec::new() } else { std::mem::take(&mut self.qdrops) };
+        let arrivals_only = self.queue.drops_only_arrivals();
+        let mut drops = if arrivals_only { Vec::new() } else { std::mem::take(&mut self.qdrops) };
         let next = self.queue.dequeue(now, &mut drops);
         if let Some(Dequeued { entry: e, mark }) = next {
             // An AQM that marks at dequeue (CoDel with ECN) asks for the CE mark here.
@@ -339,7 +344,7 @@ impl Link {
                 self.stats.backlog_changed(now, self.queue.backlog().bytes);
             }
         }
-        if !drop_tail {
+        if !arrivals_only {
             for (e, r) in drops.drain(..) {
                 self.stats.drop(r);
                 cx.dropped(e.id, r);

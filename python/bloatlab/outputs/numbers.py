@@ -1,0 +1,88 @@
+"""Number formatting for everything bloatlab prints or writes as text: console tables, the
+HTML report, the reproductions' tables and claims, the validation and comparison reports.
+
+Each function keeps the rendering its output has always had (the reproductions' reports are
+compared byte for byte); ``missing`` is what a value that is not there (None, NaN) prints as.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: what the console tables and the HTML report print for a missing value
+DASH = "—"
+
+
+def num(value: Any, spec: str = ".2f", *, missing: str = DASH) -> str:
+    """``format(value, spec)``; ``missing`` for None (and bools), ``str(value)`` for what
+    ``spec`` cannot format."""
+    if value is None or isinstance(value, bool):
+        return missing
+    try:
+        return format(value, spec)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def floats(value: Any, spec: str, *, missing: str = DASH) -> str:
+    """Floats with ``spec``, ``missing`` for None, anything else (ints, strings) as ``str``."""
+    if value is None:
+        return missing
+    if isinstance(value, float):
+        return format(value, spec)
+    return str(value)
+
+
+def sig(x: float | None, digits: int = 3, *, missing: str = "n/a") -> str:
+    """``x`` with ``digits`` significant digits, in fixed notation for everyday sizes
+    (scientific at 1e7 and above or below 1e-4); ``missing`` for None, NaN and infinities."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return missing
+    x = float(x)
+    if x == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(x)))
+    decimals = max(0, digits - 1 - mag)
+    if abs(x) >= 1e7 or abs(x) < 1e-4:
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{decimals}f}"
+
+
+def compact(v: Any, *, missing: str = DASH) -> str:
+    """A table cell: floats with four significant digits, thousands separated from 1e4 up,
+    scientific below 1e-3; ``missing`` for None, NaN and infinities; others as ``str``."""
+    if v is None:
+        return missing
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return missing
+        a = abs(v)
+        if a >= 1e4:
+            return f"{v:,.0f}"
+        if a == 0:
+            return "0"
+        if a < 1e-3:
+            return f"{v:.2e}"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def size(nbytes: Any, *, missing: str = DASH) -> str:
+    """Bytes in SI units (1 KB = 1000 B, as in scenario files)."""
+    if not isinstance(nbytes, (int, float)) or isinstance(nbytes, bool):
+        return missing
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if abs(nbytes) >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def per_second(value: Any, *, missing: str = DASH) -> str:
+    """A large number with an SI prefix: 1234567 -> '1.23M'."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return missing
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value:.3g}"
