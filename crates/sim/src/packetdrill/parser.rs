@@ -518,34 +518,28 @@ impl<'a> LineParser<'a> {
         let v = self.num("a return value")? as i64;
         let ret = if neg { -v } else { v };
         let mut errno = None;
-        let named = if let Some(Token { tok: Tok::Ident(e), .. }) = self.peek() {
+        if let Some(Token { tok: Tok::Ident(e), .. }) = self.peek() {
             errno = Some(e.clone());
             self.i += 1;
-            true
-        } else {
-            false
-        };
+        }
         // `= 0x2 (flags O_RDWR)`, `= -1 EAGAIN (Resource temporarily unavailable)`: free text.
-        if named || self.is_punct('(') {
-            if self.eat_punct('(') {
-                // The errno's text, free form: skip to the matching parenthesis.
-                let mut depth = 1;
-                while let Some(t) = self.peek() {
-                    self.i += 1;
-                    match t.tok {
-                        Tok::Punct('(') => depth += 1,
-                        Tok::Punct(')') => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
+        if self.eat_punct('(') {
+            let mut depth = 1;
+            while let Some(t) = self.peek() {
+                self.i += 1;
+                match t.tok {
+                    Tok::Punct('(') => depth += 1,
+                    Tok::Punct(')') => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
                         }
-                        _ => {}
                     }
+                    _ => {}
                 }
-                if depth != 0 {
-                    return Err(self.err("unclosed `(` after the errno"));
-                }
+            }
+            if depth != 0 {
+                return Err(self.err("unclosed `(` after the return value"));
             }
         }
         self.end()?;
