@@ -1,8 +1,8 @@
 //! The grammar of the supported subset, one event per line:
 //!
 //! ```text
-//! line    := [time] (packet | syscall | `%{` code `}%` | "`" command "`")
-//! time    := '*' | tval ['~' tval] | tval '...' tval (blocking call: unsupported)
+//! line    := [time] (packet | syscall | `%{` code `}%` | "`" command "`") | '--' NAME ['=' text]
+//! time    := '*' | tval ['~' tval] | tval '...' tval (blocking call: `connect` only)
 //! tval    := ['+'] NUM                      seconds, absolute or after the previous event
 //! packet  := ('<' | '>') ['[' ecn ']'] FLAGS NUM ':' NUM '(' NUM ')' ['ack' NUM] ['win' NUM]
 //!            ['<' opt {',' opt} '>']
