@@ -98,4 +98,41 @@ def test_missing_file_exits_2(tmp_path: Path):
 
 
 def test_no_files_is_a_usage_error():
-    assert_invalid(cli("packetdrill"), "FILE")
+    assert_invalid(cli("packetdrill"), "PATH")
+
+
+def test_a_directory_runs_every_script_below_it_with_a_summary(tmp_path: Path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    write(tmp_path / "a", "ok.pkt", SERVER + "+0 > . 1:1001(1000) ack 1\n")
+    write(tmp_path / "a", "bad.pkt", SERVER + "+0 > . 1:1001(1000) ack 5\n")
+    write(tmp_path / "b", "u.pkt", SERVER + "+0 < F. 1:1(0) ack 1001 win 1000\n")
+    proc = cli("packetdrill", str(tmp_path))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    # Per-script lines in sorted order, then the table.
+    assert lines[0].startswith("FAILED") and "a/bad.pkt" in lines[0]
+    assert any(line.startswith("PASSED") and line.endswith("a/ok.pkt") for line in lines)
+    head = next(i for i, line in enumerate(lines) if line.startswith("directory"))
+    assert lines[head].split() == ["directory", "passed", "failed", "unsupported", "malformed"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[head + 1:] if line and line[0] != " "}
+    assert rows[str(tmp_path / "a")] == ["1", "1", "0", "0"]
+    assert rows[str(tmp_path / "b")] == ["0", "0", "1", "0"]
+    assert rows["total"] == ["1", "1", "1", "0"]
+    assert "teardown (FIN/RST)" in proc.stdout
+    proc = cli("packetdrill", "--json", str(tmp_path))
+    last = json.loads(proc.stdout.splitlines()[-1])
+    assert last["summary"]["total"] == {
+        "passed": 1, "failed": 1, "unsupported": 1, "malformed": 0,
+        "unsupported_classes": {"teardown (FIN/RST)": 1},
+    }
+
+
+def test_a_directory_without_scripts_exits_2(tmp_path: Path):
+    assert_invalid(cli("packetdrill", str(tmp_path)), str(tmp_path), "no *.pkt scripts")
+
+
+def test_verbose_lists_ignored_sysctls(tmp_path: Path):
+    f = write(tmp_path, "s.pkt", "`sysctl -q net.ipv4.tcp_tso_win_divisor=100`\n" + SERVER)
+    proc = cli("packetdrill", "-v", str(f))
+    assert "ignored sysctls (not modeled): net.ipv4.tcp_tso_win_divisor=100" in proc.stdout

@@ -86,13 +86,14 @@ fn emu_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
 
 /// Runs one packetdrill script (its text) against the simulated TCP endpoint; returns the
 /// outcome as JSON text: {"status": "passed" | "failed" | "unsupported" | "malformed",
-/// "line", "column", "message"}. Releases the GIL.
+/// "line", "column", "message", "class" (unsupported only), "ignored" (sysctls not modeled)}.
+/// Releases the GIL.
 #[pyfunction]
 #[pyo3(signature = (script, tolerance_usecs=4000))]
 fn packetdrill_run(py: Python<'_>, script: &str, tolerance_usecs: u64) -> String {
     let src = script.to_owned();
     let opts = bloatlab_sim::packetdrill::Options { tolerance_usecs };
-    py.detach(move || bloatlab_sim::packetdrill::run_script(&src, &opts).to_json())
+    py.detach(move || bloatlab_sim::packetdrill::run_script_json(&src, &opts))
 }
 
 #[pyfunction]

@@ -52,3 +52,32 @@ fn one_script() {
         }
     }
 }
+
+/// Development aid: `PDSUITE=dir cargo test --release --test packetdrill_scripts suite --
+/// --nocapture` runs every *.pkt below `dir` (e.g. an extracted upstream gtests/net/tcp) and
+/// prints one line per script and the tally by status.
+#[test]
+fn suite() {
+    let Ok(root) = std::env::var("PDSUITE") else { return };
+    fn walk(d: &std::path::Path, out: &mut Vec<PathBuf>) {
+        let mut es: Vec<PathBuf> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()).collect();
+        es.sort();
+        for p in es {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "pkt") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(std::path::Path::new(&root), &mut files);
+    let mut tally = std::collections::BTreeMap::new();
+    for f in &files {
+        let src = std::fs::read_to_string(f).unwrap();
+        let out = run_script(&src, &Options::default());
+        *tally.entry(out.label()).or_insert(0) += 1;
+        println!("{}\t{}", f.display(), out.to_json());
+    }
+    println!("TALLY {tally:?}");
+}

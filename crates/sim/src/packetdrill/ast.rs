@@ -73,6 +73,8 @@ pub struct PacketSpec {
     pub win: Option<u32>,
     /// `None`: no option list written (the segment carries no options).
     pub opts: Option<Vec<TcpOpt>>,
+    /// `<...>`: any options (not compared).
+    pub opts_any: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +98,8 @@ pub struct Syscall {
     /// The expected return value and, for -1, the errno name.
     pub ret: i64,
     pub errno: Option<String>,
+    /// `lo...hi`: a blocking call that returns at `hi` (only `connect` is modeled).
+    pub until: Option<TimeVal>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -105,6 +109,8 @@ pub enum Kind {
     Assert(Vec<Assert>),
     /// A shell command (sysctl preambles are read, see the runner).
     Shell(String),
+    /// A command-line flag written in the script (`--tolerance_usecs=10000`): name, value.
+    Flag(String, String),
     /// A line the simulator cannot model, with what it is.
     Unsupported(String),
 }

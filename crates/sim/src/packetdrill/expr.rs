@@ -14,6 +14,7 @@ pub const FIELDS: &[&str] = &[
     "tcpi_rto",
     "tcpi_snd_mss",
     "tcpi_rcv_mss",
+    "tcpi_advmss",
     "tcpi_unacked",
     "tcpi_sacked",
     "tcpi_lost",
@@ -284,6 +285,19 @@ impl ExprParser {
             return Ok(match t.as_str() {
                 "True" => Expr::Num(1.0),
                 "False" => Expr::Num(0.0),
+                // The constants packetdrill's Python defines for asserts (Linux's
+                // enum tcp_ca_state and the TCPI_OPT_* bits of tcpi_options).
+                "TCP_CA_Open" => Expr::Num(0.0),
+                "TCP_CA_Disorder" => Expr::Num(1.0),
+                "TCP_CA_CWR" => Expr::Num(2.0),
+                "TCP_CA_Recovery" => Expr::Num(3.0),
+                "TCP_CA_Loss" => Expr::Num(4.0),
+                "TCPI_OPT_TIMESTAMPS" => Expr::Num(1.0),
+                "TCPI_OPT_SACK" => Expr::Num(2.0),
+                "TCPI_OPT_WSCALE" => Expr::Num(4.0),
+                "TCPI_OPT_ECN" => Expr::Num(8.0),
+                "TCPI_OPT_ECN_SEEN" => Expr::Num(16.0),
+                "TCPI_OPT_SYN_DATA" => Expr::Num(32.0),
                 _ => Expr::Var(t),
             });
         }

@@ -83,6 +83,48 @@ impl Default for Options {
     }
 }
 
+/// The class of an unsupported line, from what the runner says of it (the summary table
+/// counts scripts by class).
+pub fn unsupported_class(what: &str) -> &'static str {
+    let w = what.to_ascii_lowercase();
+    let classes: &[(&str, &[&str])] = &[
+        ("command-line flag", &["command-line flag"]),
+        ("shell command", &["shell command"]),
+        ("sysctl mode", &["net.ipv4", "congestion control"]),
+        ("blocking call", &["blocking", "blocks"]),
+        ("teardown (FIN/RST)", &["fin,", "fin ", "rst,", " rst", "teardown", "close()"]),
+        ("TCP option", &["tcp option", "<...>"]),
+        ("non-TCP packet / IP field", &["only tcp", "ip field", "udp", "icmp"]),
+        ("TCP_INFO field", &["tcp_info field", "tcpi_"]),
+        ("send flag (MSG_*)", &["with msg_"]),
+        ("socket option", &["setsockopt", "getsockopt", "so_", "tcp_"]),
+        ("assert block", &["python", "%{", "statement", "assert"]),
+        ("system call", &["system call", "socket", "fcntl", "read()", "write()", "connect", "accept"]),
+    ];
+    for (class, keys) in classes {
+        if keys.iter().any(|k| w.contains(k)) {
+            return class;
+        }
+    }
+    "other"
+}
+
+/// Runs one script and reports as JSON: the outcome's [`Outcome::to_json`] fields, plus
+/// `class` for an unsupported one ([`unsupported_class`]) and `ignored`, the sysctls the
+/// script sets that the runner does not model.
+pub fn run_script_json(src: &str, opts: &Options) -> String {
+    let (outcome, ignored) = match parser::parse(src) {
+        Err(e) => (Outcome::Malformed(e), Vec::new()),
+        Ok(script) => (runner::run(&script, opts), runner::ignored_sysctls(&script)),
+    };
+    let mut v: serde_json::Value = serde_json::from_str(&outcome.to_json()).expect("valid JSON");
+    if let Outcome::Unsupported { what, .. } = &outcome {
+        v["class"] = unsupported_class(what).into();
+    }
+    v["ignored"] = ignored.into();
+    v.to_string()
+}
+
 /// Parses and runs one script.
 pub fn run_script(src: &str, opts: &Options) -> Outcome {
     match parser::parse(src) {

@@ -1,8 +1,8 @@
 //! The grammar of the supported subset, one event per line:
 //!
 //! ```text
-//! line    := [time] (packet | syscall | `%{` code `}%` | "`" command "`")
-//! time    := '*' | tval ['~' tval] | tval '...' tval (blocking call: unsupported)
+//! line    := [time] (packet | syscall | `%{` code `}%` | "`" command "`") | '--' NAME ['=' text]
+//! time    := '*' | tval ['~' tval] | tval '...' tval (blocking call: `connect` only)
 //! tval    := ['+'] NUM                      seconds, absolute or after the previous event
 //! packet  := ('<' | '>') ['[' ecn ']'] FLAGS NUM ':' NUM '(' NUM ')' ['ack' NUM] ['win' NUM]
 //!            ['<' opt {',' opt} '>']
@@ -19,10 +19,10 @@ use super::ScriptError;
 
 /// System calls the runner models.
 pub const SYSCALLS: &[&str] =
-    &["socket", "bind", "listen", "accept", "connect", "write", "read", "close", "setsockopt", "getsockopt", "fcntl"];
+    &["socket", "bind", "listen", "accept", "connect", "write", "send", "sendmsg", "read", "close", "setsockopt", "getsockopt", "fcntl"];
 /// packetdrill system calls the runner does not model (reported as unsupported).
 const UNMODELED_SYSCALLS: &[&str] = &[
-    "poll", "shutdown", "send", "sendto", "sendmsg", "recv", "recvfrom", "recvmsg", "writev", "readv", "ioctl",
+    "poll", "shutdown", "sendto", "recv", "recvfrom", "recvmsg", "writev", "readv", "ioctl",
     "sendfile", "splice", "epoll_create", "epoll_ctl", "epoll_wait", "open", "pipe", "getsockname", "accept4",
     "socketpair", "sendmmsg", "recvmmsg", "setitimer",
 ];
@@ -31,15 +31,35 @@ pub fn parse(src: &str) -> Result<Script, ScriptError> {
     let toks = lex(src)?;
     let mut script = Script::default();
     let mut last: u64 = 0;
-    for line in toks.split(|t| t.tok == Tok::Newline) {
+    for line in statements(&toks) {
         if line.is_empty() {
             continue;
         }
-        let mut p = LineParser { t: line, i: 0 };
+        let mut p = LineParser { t: &line, i: 0 };
         let ev = p.event(&mut last)?;
         script.events.push(ev);
     }
     Ok(script)
+}
+
+/// The token runs of one statement each: a newline inside `()`, `[]` or `{}` continues the
+/// statement (the upstream suite writes long system calls over several lines).
+fn statements(toks: &[Token]) -> Vec<Vec<Token>> {
+    let mut out = Vec::new();
+    let (mut start, mut depth) = (0usize, 0i32);
+    for (i, t) in toks.iter().enumerate() {
+        match t.tok {
+            Tok::Punct('(' | '[' | '{') => depth += 1,
+            Tok::Punct(')' | ']' | '}') => depth = (depth - 1).max(0),
+            Tok::Newline if depth == 0 => {
+                out.push(&toks[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&toks[start..]);
+    out.into_iter().map(|l| l.iter().filter(|t| t.tok != Tok::Newline).cloned().collect()).collect()
 }
 
 struct LineParser<'a> {
@@ -163,11 +183,48 @@ impl<'a> LineParser<'a> {
         }
     }
 
+    /// `--name[=value]`: a packetdrill command-line flag written in the script.
+    fn flag(&mut self) -> Result<Event, ScriptError> {
+        let first = &self.t[0];
+        self.i = 2;
+        let mut name = String::new();
+        while let Some(t) = self.peek() {
+            match &t.tok {
+                Tok::Ident(x) | Tok::Num(x) => name += x,
+                Tok::Punct('-') => name.push('-'),
+                _ => break,
+            }
+            self.i += 1;
+        }
+        if name.is_empty() {
+            return Err(self.err("expected a flag name after `--`"));
+        }
+        let mut value = String::new();
+        if self.eat_punct('=') {
+            // The value as written: the rest of the line's source text.
+            while let Some(t) = self.peek() {
+                value += &match &t.tok {
+                    Tok::Num(x) | Tok::Ident(x) | Tok::Str(x) => x.clone(),
+                    Tok::Punct(c) => c.to_string(),
+                    Tok::Ellipsis => "...".into(),
+                    _ => String::new(),
+                };
+                self.i += 1;
+            }
+        }
+        self.end()?;
+        let time = Time::At(TimeVal::Rel(0));
+        Ok(Event { line: first.line, col: first.col, time, kind: Kind::Flag(name, value) })
+    }
+
     fn event(&mut self, last: &mut u64) -> Result<Event, ScriptError> {
         let first = &self.t[0];
+        if first.tok == Tok::Punct('-') && self.t.get(1).is_some_and(|t| t.tok == Tok::Punct('-')) {
+            return self.flag();
+        }
         let starts_event = matches!(first.tok, Tok::Code(_) | Tok::Shell(_));
         let time_tok = self.here();
-        let mut blocking = false;
+        let mut blocking = None;
         let time = if starts_event {
             Time::At(TimeVal::Rel(0))
         } else if self.eat_punct('*') {
@@ -178,8 +235,7 @@ impl<'a> LineParser<'a> {
                 Time::Range(lo, self.tval()?)
             } else if matches!(self.peek(), Some(Token { tok: Tok::Ellipsis, .. })) {
                 self.i += 1;
-                let _ = self.tval()?;
-                blocking = true;
+                blocking = Some(self.tval()?);
                 Time::At(lo)
             } else {
                 Time::At(lo)
@@ -219,8 +275,11 @@ impl<'a> LineParser<'a> {
                 if !SYSCALLS.contains(&name.as_str()) && !UNMODELED_SYSCALLS.contains(&name.as_str()) {
                     return Err(err_at(tok, format!("unknown system call `{name}` (modeled: {})", SYSCALLS.join(", "))));
                 }
-                let call = self.syscall()?;
-                if blocking {
+                let mut call = self.syscall()?;
+                call.until = blocking;
+                if blocking.is_some() && call.name == "connect" {
+                    Kind::Syscall(call)
+                } else if blocking.is_some() {
                     Kind::Unsupported(format!("blocking `{}` spanning a time range (`...`)", call.name))
                 } else if UNMODELED_SYSCALLS.contains(&call.name.as_str()) {
                     Kind::Unsupported(format!("system call `{}`", call.name))
@@ -250,7 +309,7 @@ impl<'a> LineParser<'a> {
                 ))
             }
         };
-        if blocking && !matches!(kind, Kind::Unsupported(_)) {
+        if blocking.is_some() && !matches!(kind, Kind::Unsupported(_) | Kind::Syscall(_)) {
             return Ok(Event { line, col, time, kind: Kind::Unsupported("a time range with `...` (blocking call)".into()) });
         }
         Ok(Event { line, col, time, kind })
@@ -302,6 +361,9 @@ impl<'a> LineParser<'a> {
             prev_end = Some(t.end);
             self.i += 1;
         }
+        if word.is_empty() && self.eat_punct('-') {
+            word.push('-'); // no flag at all
+        }
         if word.is_empty() {
             return Err(err_at(start, "expected TCP flags (e.g. `S`, `S.`, `.`, `P.`, `F.`)"));
         }
@@ -317,6 +379,7 @@ impl<'a> LineParser<'a> {
                 'E' => flag::ECE,
                 'W' => flag::CWR,
                 'A' => flag::AE,
+                '-' => 0,
                 _ => {
                     return Err(ScriptError::new(start.line, start.col + k as u32, format!("bad TCP flag `{ch}` in `{word}` (F S R P . U E W A)")))
                 }
@@ -333,7 +396,8 @@ impl<'a> LineParser<'a> {
         if end.checked_sub(seq) != Some(len) {
             return Err(err_at(&self.t[end_at], format!("sequence range {seq}:{end} does not hold {len} bytes")));
         }
-        let mut spec = PacketSpec { dir, ecn, flags, seq, len: len as u32, ack: None, win: None, opts: None };
+        let mut spec =
+            PacketSpec { dir, ecn, flags, seq, len: len as u32, ack: None, win: None, opts: None, opts_any: false };
         loop {
             if self.is_ident("ack") {
                 self.i += 1;
@@ -347,7 +411,12 @@ impl<'a> LineParser<'a> {
                 break;
             }
         }
-        if self.is_punct('<') {
+        let any_opts = matches!(self.t.get(self.i + 1), Some(Token { tok: Tok::Ellipsis, .. }))
+            && matches!(self.t.get(self.i + 2), Some(Token { tok: Tok::Punct('>'), .. }));
+        if self.is_punct('<') && any_opts {
+            self.i += 3;
+            spec.opts_any = true;
+        } else if self.is_punct('<') {
             self.i += 1;
             let mut opts = Vec::new();
             loop {
@@ -364,7 +433,8 @@ impl<'a> LineParser<'a> {
             spec.opts = Some(opts);
         }
         self.end()?;
-        if flags & flag::ACK != 0 && spec.ack.is_none() {
+        // Inbound, packetdrill fills in an ACK number left out (the runner does not).
+        if flags & flag::ACK != 0 && spec.ack.is_none() && dir == Dir::Out {
             return Err(err_at(start, "a segment with the ACK flag (`.`) needs `ack N`"));
         }
         if flags & flag::ACK == 0 && spec.ack.is_some() {
@@ -451,32 +521,29 @@ impl<'a> LineParser<'a> {
         if let Some(Token { tok: Tok::Ident(e), .. }) = self.peek() {
             errno = Some(e.clone());
             self.i += 1;
-            if self.eat_punct('(') {
-                // The errno's text, free form: skip to the matching parenthesis.
-                let mut depth = 1;
-                while let Some(t) = self.peek() {
-                    self.i += 1;
-                    match t.tok {
-                        Tok::Punct('(') => depth += 1,
-                        Tok::Punct(')') => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
+        }
+        // `= 0x2 (flags O_RDWR)`, `= -1 EAGAIN (Resource temporarily unavailable)`: free text.
+        if self.eat_punct('(') {
+            let mut depth = 1;
+            while let Some(t) = self.peek() {
+                self.i += 1;
+                match t.tok {
+                    Tok::Punct('(') => depth += 1,
+                    Tok::Punct(')') => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
                         }
-                        _ => {}
                     }
+                    _ => {}
                 }
-                if depth != 0 {
-                    return Err(self.err("unclosed `(` after the errno"));
-                }
+            }
+            if depth != 0 {
+                return Err(self.err("unclosed `(` after the return value"));
             }
         }
         self.end()?;
-        if ret == -1 && errno.is_none() {
-            return Err(self.err("a return value of -1 needs an errno name (e.g. `-1 EAGAIN`)"));
-        }
-        Ok(Syscall { name, args, ret, errno })
+        Ok(Syscall { name, args, ret, errno, until: None })
     }
 
     fn arg(&mut self) -> Result<Arg, ScriptError> {
@@ -529,11 +596,31 @@ impl<'a> LineParser<'a> {
                 let mut v = Vec::new();
                 if !self.eat_punct('}') {
                     loop {
+                        let named = matches!(self.peek(), Some(Token { tok: Tok::Ident(_), .. }))
+                            && matches!(self.t.get(self.i + 1), Some(Token { tok: Tok::Punct('=' | '('), .. }));
+                        if !named {
+                            // A positional member (`{..., 1000}`, an iovec).
+                            v.push((String::new(), self.arg()?));
+                            if self.eat_punct(',') {
+                                continue;
+                            }
+                            self.expect_punct('}', "to close the structure")?;
+                            break;
+                        }
                         let Some(Token { tok: Tok::Ident(k), .. }) = self.peek() else {
                             return Err(self.err("expected a field name in `{...}`"));
                         };
                         let k = k.clone();
                         self.i += 1;
+                        // `msg_iov(1)=[...]`, `msg_name(...)=...`: a count or `...` after it.
+                        if self.eat_punct('(') {
+                            while !self.eat_punct(')') {
+                                if self.peek().is_none() {
+                                    return Err(self.err("unclosed `(` after the field name"));
+                                }
+                                self.i += 1;
+                            }
+                        }
                         self.expect_punct('=', "after the field name")?;
                         v.push((k, self.arg()?));
                         if self.eat_punct(',') {
@@ -635,6 +722,28 @@ mod tests {
                 proptest::prop_assert!(e.line >= 1 && e.col >= 1);
             }
         }
+    }
+
+    /// Forms of the upstream suite (google/packetdrill gtests/net/tcp) that parse, whether
+    /// the runner models them or not.
+    #[test]
+    fn upstream_forms_parse() {
+        let s = parse("--tolerance_usecs=10000\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3").unwrap();
+        assert_eq!(s.events[0].kind, Kind::Flag("tolerance_usecs".into(), "10000".into()));
+        let Kind::Packet(p) = one("+0 > S 0:0(0) <...>").kind else { panic!() };
+        assert!(p.opts_any && p.opts.is_none());
+        let Kind::Packet(p) = one("+0 < - 1:1001(1000) win 20000").kind else { panic!() };
+        assert_eq!(p.flags, 0);
+        assert!(matches!(one("+0 < R. 11:11(0) win 32792").kind, Kind::Packet(_)));
+        let Kind::Syscall(c) = one("+0 fcntl(3, F_GETFL) = 0x2 (flags O_RDWR)").kind else { panic!() };
+        assert_eq!(c.ret, 2);
+        let s = parse("+0 sendmsg(4, {msg_name(...)=...,\n  msg_iov(1)=[{..., 1000}],\n  msg_flags=0}, 0) = 1000\n+0 close(4) = 0").unwrap();
+        assert_eq!(s.events.len(), 2);
+        let Kind::Syscall(c) = &s.events[0].kind else { panic!() };
+        let Arg::Struct(f) = &c.args[1] else { panic!() };
+        assert_eq!(f[1].0, "msg_iov");
+        let Kind::Syscall(c) = one("+.1...0.2 connect(3, ..., ...) = 0").kind else { panic!() };
+        assert_eq!(c.until, Some(TimeVal::Abs(200_000_000)));
     }
 
     #[test]

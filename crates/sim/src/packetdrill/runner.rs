@@ -95,6 +95,11 @@ pub struct Runner {
     last_loose: bool,
     /// (script TS value, simulator TS value) of the first outbound timestamp matched.
     ts_map: Option<(u64, u64)>,
+    /// A blocking connect() in progress: the script time it must have returned by.
+    blocked_connect: Option<u64>,
+    /// TCP_MAXSEG was set.
+    user_mss: bool,
+    blocked_span: u64,
 }
 
 /// Runs `script`; the first mismatch, unsupported line or the end decides the outcome.
@@ -104,13 +109,23 @@ pub fn run(script: &Script, opts: &Options) -> Outcome {
         let what = match &ev.kind {
             Kind::Unsupported(w) => Some(w.clone()),
             Kind::Shell(cmd) => shell_settings(cmd).err(),
+            Kind::Flag(name, value) => check_flag(name, value).err(),
             _ => None,
         };
         if let Some(what) = what {
             return Outcome::Unsupported { line: ev.line, col: ev.col, what };
         }
     }
-    let mut r = Runner::new(opts);
+    // A `--tolerance_usecs=N` line in the script overrides the command line's, as in packetdrill.
+    let mut opts = *opts;
+    for ev in &script.events {
+        if let Kind::Flag(name, value) = &ev.kind {
+            if let Ok(Some(t)) = check_flag(name, value) {
+                opts.tolerance_usecs = t;
+            }
+        }
+    }
+    let mut r = Runner::new(&opts);
     for ev in &script.events {
         if let Err(stop) = r.event(ev) {
             return match stop {
@@ -118,6 +133,9 @@ pub fn run(script: &Script, opts: &Options) -> Outcome {
                 Stop::Unsupported(what) => Outcome::Unsupported { line: ev.line, col: ev.col, what },
             };
         }
+    }
+    if let (Err(Stop::Failed(message)), Some(ev)) = (r.connect_returned(u64::MAX), script.events.last()) {
+        return Outcome::Failed { line: ev.line, col: ev.col, message };
     }
     Outcome::Passed
 }
@@ -137,31 +155,183 @@ fn linux_cc_name(spec_name: &str) -> &str {
     linux::kernel_cc(spec_name).unwrap_or(spec_name)
 }
 
-/// The settings a shell command makes (sysctl assignments); other commands are unsupported,
-/// except the packetdrill test suites' `defaults.sh` preamble (Linux's defaults, assumed).
+/// What `../common/defaults.sh` of the upstream suite (google/packetdrill gtests/net/common)
+/// sets: the production values its scripts are written against, recorded here as facts.
+const DEFAULTS_SH: &[(&str, &str)] = &[
+    ("net.ipv4.tcp_rmem", "4096 540000 15728640"),
+    ("net.ipv4.tcp_wmem", "4096 262144 4194304"),
+    ("net.ipv4.tcp_timestamps", "1"),
+    ("net.ipv4.tcp_syn_retries", "5"),
+    ("net.ipv4.tcp_synack_retries", "5"),
+    ("net.ipv4.tcp_frto", "2"),
+    ("net.ipv4.tcp_sack", "1"),
+    ("net.ipv4.tcp_dsack", "1"),
+    ("net.ipv4.tcp_fack", "0"),
+    ("net.ipv4.tcp_reordering", "3"),
+    ("net.ipv4.tcp_congestion_control", "cubic"),
+    ("net.ipv4.tcp_slow_start_after_idle", "0"),
+    ("net.ipv4.tcp_early_retrans", "4"),
+    ("net.ipv4.tcp_recovery", "1"),
+    ("net.ipv4.tcp_tso_win_divisor", "3"),
+    ("net.ipv4.tcp_ecn", "0"),
+    ("net.ipv4.tcp_ecn_option", "2"),
+    ("net.ipv4.tcp_pacing_ss_ratio", "200"),
+    ("net.ipv4.tcp_pacing_ca_ratio", "120"),
+    ("net.ipv4.tcp_notsent_lowat", "4294967295"),
+    ("net.ipv4.tcp_fastopen", "0x70403"),
+    ("net.ipv4.tcp_syncookies", "1"),
+];
+
+/// The sysctls the runner reads (anything else is ignored, see [`ignored_sysctls`]).
+const MODELED_SYSCTLS: &[&str] = &[
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_sack",
+    "net.ipv4.tcp_dsack",
+    "net.ipv4.tcp_frto",
+    "net.ipv4.tcp_early_retrans",
+    "net.ipv4.tcp_recovery",
+    "net.ipv4.tcp_ecn",
+    "net.ipv4.tcp_congestion_control",
+    "net.ipv4.tcp_moderate_rcvbuf",
+    "net.ipv4.tcp_window_scaling",
+];
+
+/// Shell words of one command line: double and single quotes group, `$((a*b))` is
+/// evaluated (products of integers, as the suite writes buffer sizes), `#` starts a comment.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut any = false;
+    let mut quote: Option<char> = None;
+    let cs: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < cs.len() {
+        let c = cs[i];
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                any = true;
+            }
+            (_, '$') if cs.get(i + 1) == Some(&'(') && cs.get(i + 2) == Some(&'(') => {
+                let rest: String = cs[i + 3..].iter().collect();
+                let Some(k) = rest.find("))") else {
+                    cur.push(c);
+                    i += 1;
+                    continue;
+                };
+                let prod = rest[..k].split('*').map(|x| x.trim().parse::<u64>().ok()).product::<Option<u64>>();
+                match prod {
+                    Some(v) => cur += &v.to_string(),
+                    None => cur += &rest[..k],
+                }
+                i += 3 + rest[..k].chars().count() + 2;
+                any = true;
+                continue;
+            }
+            (None, '#') if cur.is_empty() => break,
+            (None, ' ' | '\t') => {
+                if any || !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            _ => {
+                cur.push(c);
+                any = true;
+            }
+        }
+        i += 1;
+    }
+    if any || !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// The settings a shell command makes (sysctl assignments, by `sysctl` or the suite's
+/// `set_sysctls.py /proc/sys/...=v`); other commands are unsupported, except the upstream
+/// suite's `defaults.sh` preamble ([`DEFAULTS_SH`]), its `ip tcp_metrics flush` and the
+/// restore script set_sysctls.py leaves for the end of a run.
 fn shell_settings(cmd: &str) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
-    for part in cmd.split([';', '\n']).flat_map(|p| p.split("&&")) {
-        let words: Vec<&str> = part.split_whitespace().collect();
-        match words.first() {
-            None => {}
-            Some(w) if w.ends_with("defaults.sh") => {}
-            Some(&"sysctl") => {
-                for w in &words[1..] {
-                    if w.starts_with('-') {
-                        continue;
-                    }
-                    let Some((k, v)) = w.split_once('=') else { continue };
-                    let k = k.replace('/', ".");
-                    let v = v.trim_matches(['"', '\'']).to_string();
-                    check_sysctl(&k, &v)?;
-                    out.push((k, v));
+    let joined = cmd.replace("\\\n", " ");
+    for line in joined.split('\n') {
+        let words = shell_words(line);
+        // Commands joined by ; && || and redirections (`> /dev/null`, `&> /dev/null`).
+        let mut cmds: Vec<Vec<&str>> = vec![Vec::new()];
+        let mut skip = false;
+        for w in &words {
+            if skip {
+                skip = false;
+                continue;
+            }
+            match w.as_str() {
+                ";" | "&&" | "||" => cmds.push(Vec::new()),
+                ">" | "&>" | "2>" | "2>&1" | ">>" => skip = w != "2>&1",
+                w if w.starts_with('>') || w.starts_with("2>") || w.starts_with("&>") => {}
+                w => {
+                    let w = w.trim_end_matches(';');
+                    cmds.last_mut().expect("one at least").push(w);
                 }
             }
-            Some(w) => return Err(format!("shell command `{w}` (only sysctl preambles are read)")),
+        }
+        for words in cmds {
+            match words.first() {
+                None => {}
+                Some(w) if w.ends_with("defaults.sh") => {
+                    out.extend(DEFAULTS_SH.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+                }
+                Some(w) if w.contains("sysctl_restore") => {}
+                Some(&"ip") if words.get(1) == Some(&"tcp_metrics") => {}
+                Some(w) if *w == "sysctl" || w.ends_with("set_sysctls.py") => {
+                    for w in &words[1..] {
+                        if w.starts_with('-') {
+                            continue;
+                        }
+                        let Some((k, v)) = w.split_once('=') else { continue };
+                        let k = k.trim_start_matches("/proc/sys/").replace('/', ".");
+                        let v = v.trim_matches(['"', '\'']).to_string();
+                        check_sysctl(&k, &v)?;
+                        out.push((k, v));
+                    }
+                }
+                Some(w) => return Err(format!("shell command `{w}` (only sysctl preambles are read)")),
+            }
         }
     }
     Ok(out)
+}
+
+/// The sysctls a script sets (its preamble and defaults.sh) that the runner does not model
+/// and so ignores, `name=value` in order.
+pub fn ignored_sysctls(script: &Script) -> Vec<String> {
+    let mut v = Vec::new();
+    for ev in &script.events {
+        if let Kind::Shell(cmd) = &ev.kind {
+            for (k, val) in shell_settings(cmd).unwrap_or_default() {
+                if !MODELED_SYSCTLS.contains(&k.as_str()) {
+                    v.push(format!("{k}={val}"));
+                }
+            }
+        }
+    }
+    v
+}
+
+/// A command-line flag written in a script: `Ok(Some(usecs))` for `--tolerance_usecs`,
+/// `Ok(None)` for one that changes nothing the simulator models (addresses, dry runs), and
+/// `Err` for one that would (the MTU, IPv6, a timestamp tick other than Linux's 1 ms, ...).
+fn check_flag(name: &str, value: &str) -> Result<Option<u64>, String> {
+    let v = value.trim();
+    match name.replace('-', "_").as_str() {
+        "tolerance_usecs" => v.parse::<u64>().map(Some).map_err(|_| format!("command-line flag `--{name}={v}`")),
+        "local_ip" | "remote_ip" | "gateway_ip" | "netmask_ip" | "dry_run" | "verbose" | "so_filename" => Ok(None),
+        "ip_version" if v == "ipv4" => Ok(None),
+        "tcp_ts_tick_usecs" if v == "1000" => Ok(None),
+        _ => Err(format!("command-line flag `--{name}{}{v}` is not modeled", if v.is_empty() { "" } else { "=" })),
+    }
 }
 
 /// Sysctls that would turn on a mechanism the simulator lacks make the script unsupported;
@@ -312,7 +482,10 @@ impl Runner {
             last_script: 0,
             last_actual: 0,
             last_loose: false,
-        ts_map: None,
+            ts_map: None,
+            blocked_connect: None,
+            user_mss: false,
+            blocked_span: 0,
         }
     }
 
@@ -381,8 +554,26 @@ impl Runner {
         }
     }
 
+    /// A blocking connect() returns when the handshake completes: by its `...` end time.
+    fn connect_returned(&mut self, now: u64) -> Step {
+        let Some(by) = self.blocked_connect else { return Ok(()) };
+        if now <= by {
+            return Ok(());
+        }
+        self.blocked_connect = None;
+        let tol = self.tol.max(self.blocked_span / 8);
+        self.advance_to(SimTime(by.saturating_add(tol).min(now)));
+        if self.sock.as_ref().is_some_and(|s| s.state == TcpState::Established) {
+            return Ok(());
+        }
+        fail(format!("a blocking connect() had not returned (no established connection) by {}", fmt_secs(by)))
+    }
+
     fn event(&mut self, ev: &Event) -> Step {
         let (lo, hi) = self.window(ev.time);
+        if lo > self.blocked_connect.unwrap_or(u64::MAX) {
+            self.connect_returned(lo)?;
+        }
         let loose = !matches!(ev.time, Time::At(_));
         let actual = match &ev.kind {
             Kind::Packet(p) if p.dir == Dir::Out => self.expect_out(p, lo, hi)?,
@@ -395,6 +586,7 @@ impl Runner {
                     Kind::Syscall(c) => self.syscall(c)?,
                     Kind::Assert(v) => self.asserts(v)?,
                     Kind::Shell(cmd) => self.shell(cmd),
+                    Kind::Flag(..) => {}
                     Kind::Unsupported(w) => return unsupported(w.clone()),
                 }
                 self.now.0
@@ -418,6 +610,14 @@ impl Runner {
                 "net.ipv4.tcp_frto" => self.cfg.mech.frto = v != "0",
                 "net.ipv4.tcp_dsack" => self.cfg.mech.dsack = v != "0",
                 "net.ipv4.tcp_moderate_rcvbuf" => self.cfg.mech.rcvbuf_auto = v != "0",
+                "net.ipv4.tcp_rmem" => {
+                    // tcp_rmem[2] is the receive buffer's ceiling and so, in Linux's
+                    // tcp_select_initial_window, the space the window scale must cover
+                    // (ilog2(space) - 15, what TcpSocket::new derives from `rcvbuf`).
+                    if let Some(max) = v.split_whitespace().nth(2).and_then(|x| x.parse::<u64>().ok()) {
+                        self.cfg.rcvbuf = max.max(self.cfg.mss as u64);
+                    }
+                }
                 "net.ipv4.tcp_congestion_control" => {
                     if let Some(cc) = linux_cc(v) {
                         self.cc = cc;
@@ -436,6 +636,9 @@ impl Runner {
         }
         if p.flags & (flag::RST | flag::FIN | flag::URG) != 0 {
             return unsupported("inbound RST, FIN or URG (connection teardown is not modeled)");
+        }
+        if p.flags & flag::ACK != 0 && p.ack.is_none() {
+            return unsupported("an inbound ACK without `ack N` (packetdrill fills it in)");
         }
         let mut h = TcpHeader {
             seq: p.seq,
@@ -517,8 +720,11 @@ impl Runner {
             return unsupported("outbound FIN, RST or URG (connection teardown is not modeled)");
         }
         // `*` (no upper bound) accepts a segment sent at any time, also before the previous event.
-        let early = if hi == u64::MAX { 0 } else { lo.saturating_sub(self.tol) };
-        let late = hi.saturating_add(self.tol);
+        // packetdrill's verify_time: the tolerance grows to 12.5 % (its --tolerance_percent
+        // default) of the script time since the previous event.
+        let tol = self.tol.max(lo.saturating_sub(self.last_script) / 8);
+        let early = if hi == u64::MAX { 0 } else { lo.saturating_sub(tol) };
+        let late = hi.saturating_add(tol);
         while self.pending.is_empty() {
             if !self.fire_next(SimTime(late)) {
                 let when = if hi == u64::MAX { "at any time".to_string() } else { format!("by {}", fmt_secs(late)) };
@@ -532,7 +738,7 @@ impl Runner {
                 fmt_seen(&first),
                 fmt_secs(first.at.0),
                 fmt_secs(lo),
-                self.tol / 1000
+                tol / 1000
             ));
         }
         // A TSO-sized expectation: merge the contiguous segments sent at the same instant.
@@ -606,7 +812,7 @@ impl Runner {
         }
         let want = canon_expected(p.opts.as_deref().unwrap_or(&[]));
         let got = canon_seen(s);
-        if want != got {
+        if want != got && !p.opts_any {
             return mismatch(format!("TCP options: expected <{}>, actual <{}>", want.join(","), got.join(",")));
         }
         Ok(())
@@ -709,7 +915,24 @@ impl Runner {
                     return fail(format!("connect(): fd {n} is not a fresh socket"));
                 }
                 if !f.nonblock {
-                    return unsupported("blocking connect() (set O_NONBLOCK and expect -1 EINPROGRESS)");
+                    // Blocking: the handshake starts now and the call returns 0 once it
+                    // completes, which must be by the end of its `lo...hi` range.
+                    let Some(until) = c.until else {
+                        return unsupported("blocking connect() without a `lo...hi` time range");
+                    };
+                    if c.ret != 0 {
+                        return unsupported("a blocking connect() that fails");
+                    }
+                    let by = match until {
+                        TimeVal::Abs(t) => t,
+                        TimeVal::Rel(d) => self.now.0.saturating_add(d),
+                    };
+                    self.sock = Some(self.new_socket(true));
+                    self.with_sock(|s, cx| s.connect(cx));
+                    self.fds.insert(n, Fd { kind: FdKind::Conn, ..f });
+                    self.blocked_connect = Some(by);
+                    self.blocked_span = by.saturating_sub(self.now.0);
+                    return Ok(());
                 }
                 self.sock = Some(self.new_socket(true));
                 self.with_sock(|s, cx| s.connect(cx));
@@ -717,28 +940,43 @@ impl Runner {
                 Self::check_ret(c, -1, Some("EINPROGRESS"))
             }
             "write" => {
-                let (n, f) = self.fd(a, "write")?;
                 let Some(Arg::Int(len)) = a.get(2) else {
                     return unsupported("write(): the length must be a number");
                 };
-                let len = (*len).max(0) as u64;
-                if f.kind != FdKind::Conn {
-                    return fail(format!("write(): fd {n} is not a connection"));
-                }
-                let sock = self.sock.as_ref().expect("a connection has a socket");
-                if sock.state != TcpState::Established {
-                    return unsupported("write() before the connection is established");
-                }
-                if let Some(buf) = self.sndbuf {
-                    if sock.unacked_bytes() + len > buf {
-                        return unsupported("write() beyond SO_SNDBUF (send-buffer limits are not modeled)");
+                self.write(c, (*len).max(0) as u64)
+            }
+            "send" => {
+                let Some(Arg::Int(len)) = a.get(2) else {
+                    return unsupported("send(): the length must be a number");
+                };
+                Self::plain_send_flags(c, a.get(3))?;
+                self.write(c, (*len).max(0) as u64)
+            }
+            "sendmsg" => {
+                // The simple form: an iovec of lengths, no control data, no name.
+                let Some(Arg::Struct(fields)) = a.get(1) else {
+                    return unsupported("sendmsg(): the message must be a {...} structure");
+                };
+                let mut len = 0u64;
+                for (k, v) in fields {
+                    match (k.as_str(), v) {
+                        ("msg_iov", Arg::Array(iov)) => {
+                            for e in iov {
+                                match e {
+                                    Arg::Struct(m) if m.len() == 2 => match &m[1].1 {
+                                        Arg::Int(n) => len += (*n).max(0) as u64,
+                                        _ => return unsupported("sendmsg(): iovec lengths must be numbers"),
+                                    },
+                                    _ => return unsupported("sendmsg(): iovec entries must be {..., LEN}"),
+                                }
+                            }
+                        }
+                        ("msg_name" | "msg_flags", _) => {}
+                        (k, _) => return unsupported(format!("sendmsg(): the `{k}` field")),
                     }
                 }
-                if !self.nodelay && !len.is_multiple_of(sock.negotiated_mss()) && sock.outstanding() > 0 {
-                    return unsupported("a sub-MSS write with data in flight: Nagle's algorithm is not modeled (set TCP_NODELAY)");
-                }
-                self.with_sock(|s, cx| s.app_write(len, cx));
-                Self::check_ret(c, len as i64, None)
+                Self::plain_send_flags(c, a.get(2))?;
+                self.write(c, len)
             }
             "read" => {
                 let (n, f) = self.fd(a, "read")?;
@@ -784,6 +1022,41 @@ impl Runner {
         }
     }
 
+    /// send()/sendmsg() flags that leave the call a plain write; others (MSG_MORE's corking,
+    /// MSG_ZEROCOPY, MSG_FASTOPEN, MSG_EOR, ...) are not modeled.
+    fn plain_send_flags(c: &Syscall, flags: Option<&Arg>) -> Step {
+        match flags {
+            None | Some(Arg::Int(0)) | Some(Arg::Any) => Ok(()),
+            Some(Arg::Sym(v)) => match v.iter().find(|f| !matches!(f.as_str(), "MSG_NOSIGNAL" | "MSG_DONTWAIT")) {
+                None => Ok(()),
+                Some(f) => unsupported(format!("{}() with {f}", c.name)),
+            },
+            _ => unsupported(format!("{}(): flags must be names or 0", c.name)),
+        }
+    }
+
+    /// write(), send() and sendmsg(): `len` bytes into the send buffer.
+    fn write(&mut self, c: &Syscall, len: u64) -> Step {
+        let (n, f) = self.fd(&c.args, &c.name)?;
+        if f.kind != FdKind::Conn {
+            return fail(format!("{}(): fd {n} is not a connection", c.name));
+        }
+        let sock = self.sock.as_ref().expect("a connection has a socket");
+        if sock.state != TcpState::Established {
+            return unsupported(format!("{}() before the connection is established", c.name));
+        }
+        if let Some(buf) = self.sndbuf {
+            if sock.unacked_bytes() + len > buf {
+                return unsupported(format!("{}() beyond SO_SNDBUF (send-buffer limits are not modeled)", c.name));
+            }
+        }
+        if !self.nodelay && !len.is_multiple_of(sock.negotiated_mss()) && sock.outstanding() > 0 {
+            return unsupported("a sub-MSS write with data in flight: Nagle's algorithm is not modeled (set TCP_NODELAY)");
+        }
+        self.with_sock(|s, cx| s.app_write(len, cx));
+        Self::check_ret(c, len as i64, None)
+    }
+
     fn opt_names(c: &Syscall) -> Result<(String, String), Stop> {
         match (c.args.get(1), c.args.get(2)) {
             (Some(Arg::Sym(l)), Some(Arg::Sym(o))) => Ok((l[0].clone(), o[0].clone())),
@@ -822,6 +1095,20 @@ impl Runner {
                 self.cfg.rcvbuf = (2 * v.max(0) as u64).max(self.cfg.mss as u64);
                 // A buffer the application sets is locked: no autotuning (SOCK_RCVBUF_LOCK).
                 self.cfg.mech.rcvbuf_auto = false;
+                Self::check_ret(c, 0, None)
+            }
+            (_, "TCP_MAXSEG") if tcp => {
+                // Before the handshake: the MSS the SYN advertises and the ceiling of the one
+                // segments are sized by (Linux's user_mss).
+                let Some(v) = Self::int_arg(val) else { return unsupported("TCP_MAXSEG needs [bytes]") };
+                if self.sock.is_some() {
+                    return unsupported("TCP_MAXSEG once the socket listens or connects");
+                }
+                if !(88..=32767).contains(&v) {
+                    return Self::check_ret(c, -1, Some("EINVAL"));
+                }
+                self.cfg.mss = self.cfg.mss.min(v as u32);
+                self.user_mss = true;
                 Self::check_ret(c, 0, None)
             }
             (_, "TCP_NODELAY") if tcp => {
@@ -878,6 +1165,12 @@ impl Runner {
             },
             ("SOL_SOCKET", "SO_RCVBUF") => check_int("SO_RCVBUF", self.cfg.rcvbuf),
             (_, "TCP_NODELAY") if tcp => check_int("TCP_NODELAY", self.nodelay as u64),
+            (_, "TCP_MAXSEG") if tcp => match &self.sock {
+                // Connected: the MSS segments are sized by (Linux's mss_cache).
+                Some(s) if s.state == TcpState::Established => check_int("TCP_MAXSEG", s.info(self.now).snd_mss),
+                _ if self.user_mss => check_int("TCP_MAXSEG", self.cfg.mss as u64),
+                _ => unsupported("TCP_MAXSEG before a connection without setting it"),
+            },
             (_, "TCP_CONGESTION") if tcp => {
                 let actual = match &self.sock {
                     Some(s) => linux_cc_name(s.cc_name()).to_string(),
@@ -894,7 +1187,8 @@ impl Runner {
                 };
                 if let Some(Arg::Struct(fields)) = val {
                     for (k, v) in fields {
-                        let Some(actual) = field(&info, k) else {
+                        let adv = (k == "tcpi_advmss").then_some(self.cfg.mss as f64);
+                        let Some(actual) = adv.or_else(|| field(&info, k)) else {
                             return unsupported(format!("TCP_INFO field `{k}`"));
                         };
                         let Arg::Int(want) = v else { continue };
@@ -915,8 +1209,9 @@ impl Runner {
         let Some(info) = self.sock.as_ref().map(|s| s.info(self.now)) else {
             return fail("%{ }% block before any socket exists");
         };
+        let advmss = self.cfg.mss as f64;
         for a in v {
-            let get = |n: &str| field(&info, n).unwrap_or(f64::NAN);
+            let get = |n: &str| if n == "tcpi_advmss" { advmss } else { field(&info, n).unwrap_or(f64::NAN) };
             match expr::eval(&a.expr, &get) {
                 Err(e) => return fail(format!("assert {}: {e}", a.text)),
                 Ok(x) if x != 0.0 && !x.is_nan() => {}
@@ -1105,6 +1400,47 @@ mod tests {
         let (line, msg) = failed(&run_script(&wrong, &Options::default()));
         assert_eq!(line, 11);
         assert!(msg.contains("tcpi_snd_cwnd: script expects 9, actual 10"), "{msg}");
+    }
+
+    #[test]
+    fn upstream_preambles() {
+        let v = super::shell_settings(
+            "../common/defaults.sh\n../common/set_sysctls.py /proc/sys/net/ipv4/tcp_timestamps=0 \\\n \
+             /proc/sys/net/ipv4/tcp_rmem=\"4096 $((2*1024)) $((4*1024*1024))\"",
+        )
+        .unwrap();
+        assert!(v.contains(&("net.ipv4.tcp_ecn".into(), "0".into())));
+        assert!(v.contains(&("net.ipv4.tcp_timestamps".into(), "0".into())));
+        assert_eq!(v.last().unwrap(), &("net.ipv4.tcp_rmem".to_string(), "4096 2048 4194304".to_string()));
+        assert!(super::shell_settings("tc qdisc replace dev tun0 root fq").is_err());
+        // tcp_rmem[2] = 15 MiB (defaults.sh) gives Linux's window scale 8.
+        let s = "`../common/defaults.sh`\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 bind(3, ..., ...) = 0
++0 listen(3, 1) = 0\n+0 < S 0:0(0) win 65535 <mss 1000,nop,wscale 7>\n+0 > S. 0:0(0) ack 1 <mss 1460,nop,wscale 8>\n";
+        let o = run_script(s, &Options::default());
+        assert!(matches!(o, Outcome::Passed | Outcome::Failed { .. }), "{o:?}");
+    }
+
+    #[test]
+    fn calls_of_the_upstream_suite() {
+        assert_eq!(run("+0 send(4, ..., 1000, 0) = 1000\n+0 > P. 1:1001(1000) ack 1\n"), Outcome::Passed);
+        let msg = "+0 sendmsg(4, {msg_name(...)=..., msg_iov(2)=[{..., 500}, {..., 500}], msg_flags=0}, 0) = 1000\n";
+        assert_eq!(run(&format!("{msg}+0 > P. 1:1001(1000) ack 1\n")), Outcome::Passed);
+        assert!(matches!(run("+0 send(4, ..., 40, MSG_MORE) = 40\n"), Outcome::Unsupported { .. }));
+        // A blocking connect: the handshake completes within its `lo...hi` span; TCP_MAXSEG
+        // sets the MSS the SYN advertises.
+        let client = "`sysctl -q net.ipv4.tcp_timestamps=0`
+0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0 setsockopt(3, SOL_TCP, TCP_MAXSEG, [1100], 4) = 0
++0 getsockopt(3, SOL_TCP, TCP_MAXSEG, [1100], [4]) = 0
++.1...0.2 connect(3, ..., ...) = 0
++0 > S 0:0(0) <mss 1100,sackOK,nop,wscale 7>
++.1 < S. 0:0(0) ack 1 win 5792 <mss 1460,nop,wscale 2,nop,nop,sackOK>
++0 > . 1:1(0) ack 1
++.1 %{ assert tcpi_advmss == 1100 and tcpi_snd_mss == 1100 }%
+";
+        assert_eq!(run_script(client, &Options::default()), Outcome::Passed);
+        let late = client.replace("+.1 < S.", "+.2 < S.");
+        assert!(matches!(run_script(&late, &Options::default()), Outcome::Failed { .. }));
     }
 
     #[test]

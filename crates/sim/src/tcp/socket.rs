@@ -115,6 +115,8 @@ pub struct TcpSocket {
     // Negotiated on the handshake.
     sack_ok: bool,
     ts_ok: bool,
+    /// Both sides sent the window-scale option (RFC 7323 §2.2).
+    wscale_ok: bool,
     /// The peer's window-scale shift (applied to windows it advertises).
     snd_wscale: u8,
     /// Our shift (applied to windows we advertise).
@@ -237,6 +239,7 @@ impl TcpSocket {
             state: TcpState::Closed,
             sack_ok: false,
             ts_ok: false,
+            wscale_ok: false,
             ecn: ecn::EcnState::new(),
             snd_wscale: 0,
             rcv_wscale,
@@ -464,7 +467,9 @@ impl TcpSocket {
             self.rcv_wnd_adv = (window as u64) << self.rcv_wscale;
             self.rcv_edge = self.rcv_nxt + self.rcv_wnd_adv;
         }
-        let ts = if self.ts_ok || (syn && self.cfg.timestamps) { Some((cx.now.0, self.ts_recent)) } else { None };
+        // A SYN offers timestamps; a SYN-ACK carries them only if the SYN did (RFC 7323 §3.2).
+        let offer = syn && !has_ack && self.cfg.timestamps;
+        let ts = if self.ts_ok || offer { Some((cx.now.0, self.ts_recent)) } else { None };
         let sack = if has_ack && self.sack_ok && (self.lr.dsack.is_some() || !self.ooo.is_empty()) { self.sack_option() } else { SackBlocks::default() };
         let h = TcpHeader {
             seq,
@@ -498,12 +503,23 @@ impl TcpSocket {
         }
     }
 
+    /// The SYN offers every option configured; the SYN-ACK answers only those the SYN
+    /// offered (window scale and timestamps: RFC 7323 §2.2, §3.2; SACK-permitted: RFC 2018).
     fn syn_options(&self) -> SynOptions {
-        SynOptions {
+        let offer = SynOptions {
             mss: self.cfg.mss.min(65_535) as u16,
             wscale: Some(self.rcv_wscale),
             sack_permitted: self.cfg.recovery == Recovery::Sack,
             timestamps: self.cfg.timestamps,
+        };
+        if self.state != TcpState::SynRcvd {
+            return offer;
+        }
+        SynOptions {
+            wscale: self.wscale_ok.then_some(self.rcv_wscale),
+            sack_permitted: self.sack_ok,
+            timestamps: self.ts_ok,
+            ..offer
         }
     }
 
@@ -822,6 +838,7 @@ impl TcpSocket {
         if let Some((tsval, _)) = h.ts {
             self.ts_recent = tsval;
         }
+        self.wscale_ok = o.wscale.is_some();
         match o.wscale {
             Some(s) => self.snd_wscale = s.min(14),
             None => {

@@ -237,6 +237,9 @@ impl World {
             if self.rpm.is_some() {
                 self.rpm_progress(pkt.flow);
             }
+            if self.any_page && self.flows[pkt.flow.idx()].page.is_some() {
+                self.page_progress(pkt.flow, dst);
+            }
         }
     }
 }

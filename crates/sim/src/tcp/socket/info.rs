@@ -80,7 +80,6 @@ impl TcpSocket {
                 _ => 0,
             },
         };
-        let wscale_ok = !(self.snd_wscale == 0 && self.rcv_wscale == 0);
         TcpInfo {
             state: match self.state {
                 TcpState::Established => 1,
@@ -113,7 +112,7 @@ impl TcpSocket {
             snd_wnd: self.snd_wnd,
             snd_wscale: self.snd_wscale,
             rcv_wscale: self.rcv_wscale,
-            options: (self.ts_ok as u8) | (self.sack_ok as u8) << 1 | (wscale_ok as u8) << 2 | (self.ecn.mode.is_on() as u8) << 3,
+            options: (self.ts_ok as u8) | (self.sack_ok as u8) << 1 | (self.wscale_ok as u8) << 2 | (self.ecn.mode.is_on() as u8) << 3,
             delivered_ce: self.ecn.delivered_ce() as u64,
             received_ce: self.ecn.received_ce() as u64,
             pacing_rate,
