@@ -86,3 +86,23 @@ def per_second(value: Any, *, missing: str = DASH) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.3g}{unit}"
     return f"{value:.3g}"
+
+
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0}
+
+
+def seconds(value: Any) -> float:
+    """A scenario duration (``"5s"``, ``"500ms"``, a number of seconds) in seconds, for
+    figures and tables; 0.0 for what it cannot read (the simulator validates durations)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, str):
+        return 0.0
+    text = value.strip()
+    for unit in sorted(_TIME_UNITS, key=len, reverse=True):
+        if text.endswith(unit):
+            try:
+                return float(text[: -len(unit)]) * _TIME_UNITS[unit]
+            except ValueError:
+                return 0.0
+    return 0.0
