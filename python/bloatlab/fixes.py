@@ -295,12 +295,14 @@ def _figure(rows: list[Row], base: str) -> str | None:
     for r in these:
         o = r.outcome
         key = (round(o.added_latency_ms, 0), round(o.download_mbps + o.upload_mbps, 1))
-        spots.setdefault(key, []).append(r.fix)
+        lossy = f" ({o.probe_loss_pct:.0f} % probes lost)" if o.probe_loss_pct >= LOSS_BOUND_PCT else ""
+        spots.setdefault(key, []).append(r.fix + lossy)
     for i, ((x, y), names) in enumerate(sorted(spots.items())):
         dy = 10 if i % 2 == 0 else -14
         ax.annotate(" = ".join(names), (x, y), fontsize=7.5, xytext=(5, dy), textcoords="offset points",
                     arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.5})
     ax.legend(title="where the fix lives", fontsize="small", title_fontsize="small", loc="best")
+    ax.margins(x=0.12, y=0.08)
     ax.set_xlabel("added latency under load (ms)")
     ax.set_ylabel("goodput down + up (Mbit/s)")
     ax.set_title(base)

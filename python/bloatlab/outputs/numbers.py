@@ -106,3 +106,46 @@ def seconds(value: Any) -> float:
             except ValueError:
                 return 0.0
     return 0.0
+
+
+def mean_ci(mean: Any, half: Any, *, spec: str = ".4g", missing: str = DASH) -> tuple[str, str]:
+    """A mean and its confidence-interval half-width as text, the half-width rounded to the
+    decimals the mean is shown with (``0.0256`` and ``1.1e-17`` -> ``("0.0256", "0")``):
+    a half-width finer than the mean's last digit says nothing. ``""`` for a missing
+    half-width (one sample)."""
+    if mean is None or not isinstance(mean, (int, float)) or not math.isfinite(mean):
+        return missing, ""
+    m = compact(float(mean)) if spec == ".4g" else format(mean, spec)
+    if half is None or not isinstance(half, (int, float)) or not math.isfinite(half):
+        return m, ""
+    text = m.replace(",", "")
+    if "e" in text or "E" in text:
+        return m, format(half, ".2g")
+    decimals = len(text.split(".", 1)[1]) if "." in text else 0
+    h = round(abs(float(half)), decimals)
+    if h == 0:
+        return m, "0"
+    return m, f"{h:,.{decimals}f}" if h >= 1e4 else f"{h:.{decimals}f}"
+
+
+def short_value(value: Any) -> str:
+    """A parameter value as a short label: a table (or its JSON text) as its values,
+    ``{"kind": "droptail", "limit": "1000p"}`` -> ``droptail 1000p``; other keys as key=value
+    after ``kind``/``limit``/``rate``; a list as comma-separated values."""
+    import json
+
+    v = value
+    if isinstance(v, str) and v[:1] in "{[":
+        try:
+            v = json.loads(v)
+        except ValueError:
+            return value
+    if isinstance(v, dict):
+        lead = [str(v[k]) for k in ("kind", "limit", "rate") if k in v]
+        rest = [f"{k}={short_value(x)}" for k, x in v.items() if k not in ("kind", "limit", "rate")]
+        return " ".join(lead + rest) or "{}"
+    if isinstance(v, list):
+        return ", ".join(short_value(x) for x in v)
+    if isinstance(v, float) and v.is_integer():
+        return str(v)
+    return str(v)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError
-from .numbers import compact
+from .numbers import compact, mean_ci, short_value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,17 +74,17 @@ def _table(df: pd.DataFrame, *, text_cols: Sequence[str] = ()) -> str:
             if isinstance(v, str) and v.startswith("<span"):
                 cells.append(f"<td>{v}</td>")  # preformatted mean ± CI
             else:
-                cells.append(f'<td class="{"t" if c in text_cols else ""}">{_e(compact(v))}</td>')
+                text = short_value(v) if c in text_cols and c not in ("values", "error") else compact(v)
+                cells.append(f'<td class="{"t" if c in text_cols else ""}">{_e(text)}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f'<div class="scroll"><table><tr>{head}</tr>{"".join(rows)}</table></div>'
 
 
 def _mean_ci_cell(mean: float, half: float) -> str:
-    if mean is None or not math.isfinite(mean):
-        return "<span>—</span>"
-    if half is None or not math.isfinite(half):
-        return f"<span>{_e(compact(mean))}</span>"
-    return f'<span>{_e(compact(mean))} <span class="ci">± {_e(compact(half))}</span></span>'
+    m, h = mean_ci(mean, half)
+    if not h:
+        return f"<span>{_e(m)}</span>"
+    return f'<span>{_e(m)} <span class="ci">± {_e(h)}</span></span>'
 
 
 def ci_table(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str], *, confidence: float = 0.95) -> pd.DataFrame:
@@ -248,7 +248,7 @@ def sweep_page(d: Path, *, confidence: float = 0.95) -> str:
         ok = runs[runs["status"] == "ok"]
         shown = ok.drop_duplicates("point").head(MAX_TIMESERIES)
         for _, r in shown.iterrows():
-            label = ", ".join(f"{p}={r[p]}" for p in params) or "base"
+            label = ", ".join(f"{p}={short_value(r[p])}" for p in params) or "base"
             fig = timeseries_figure(st.run_dir(r["run_id"]), title=f"{label} (seed {r['seed']})")
             parts.append(_img(fig, f"time series {label}", f"run {r['run_id']}"))
         n_points = ok["point"].nunique()
