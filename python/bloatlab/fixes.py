@@ -257,6 +257,10 @@ def report_markdown(rows: list[Row], figures: Mapping[str, str]) -> str:
             out.append(f"| {r.fix} | {r.place} | {o.download_mbps:.2f} | {o.upload_mbps:.2f} | "
                        f"{o.idle_rtt_ms:.1f} → {o.loaded_rtt_ms:.1f} | {o.added_latency_ms:.1f} | "
                        f"{o.probe_loss_pct:.2f} | {grade_text(o)} | {voice} |")
+        notes = [(r.fix, r.outcome.note) for r in these if r.outcome is not None and r.outcome.note]
+        if notes:
+            out.append("")
+            out += [f"Note ({fix}): {note}." for fix, note in notes]
         if b in figures:
             out += ["", f"![{b}](data:image/png;base64,{figures[b]})"]
         out.append("")
