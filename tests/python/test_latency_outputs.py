@@ -169,6 +169,8 @@ def test_short_labels_and_rounded_intervals():
     assert mean_ci(19.14, float("nan")) == ("19.14", "")
     assert mean_ci(19.1, 0.04, spec=".3g") == ("19.1", "0")
     assert mean_ci(19.1, 0.06, spec=".3g") == ("19.1", "0.1")
+    assert mean_ci(1.2, 0.03, spec="#.3g") == ("1.20", "0.03")  # the digits the mean is known to
+    assert mean_ci(494.0, 0.0, spec="#.3g") == ("494", "0")
     assert seconds("500ms") == 0.5 and seconds("5s") == 5.0 and seconds(2) == 2.0 and seconds("x") == 0.0
 
 

@@ -139,7 +139,7 @@ def _print_sweep_results(store: Path) -> None:
         cells.append(str(int(part["n"].max())))
         for m in metrics:
             r = part[part["metric"] == m].iloc[0]
-            mean, half = mean_ci(float(r["mean"]), float(r["ci_half"]), spec=".3g")
+            mean, half = mean_ci(float(r["mean"]), float(r["ci_half"]), spec="#.3g")
             cells.append(f"{mean}±{half}" if half else mean)
         if qagg is not None:
             mask = True

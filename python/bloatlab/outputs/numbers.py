@@ -116,6 +116,8 @@ def mean_ci(mean: Any, half: Any, *, spec: str = ".4g", missing: str = DASH) -> 
     if mean is None or not isinstance(mean, (int, float)) or not math.isfinite(mean):
         return missing, ""
     m = compact(float(mean)) if spec == ".4g" else format(mean, spec)
+    if "#" in spec and m.endswith("."):
+        m = m[:-1]
     if half is None or not isinstance(half, (int, float)) or not math.isfinite(half):
         return m, ""
     text = m.replace(",", "")

@@ -255,6 +255,8 @@ def bars_figure(summary: pd.DataFrame, *, x: str, hue: str | None = None, title:
     :func:`bloatlab.sweeps.aggregate.summarize` frame (one metric)."""
     import numpy as np
 
+    from .numbers import short_value
+
     xs = list(dict.fromkeys(summary[x].tolist()))
     hues = list(dict.fromkeys(summary[hue].tolist())) if hue else [None]
     fig = _figure(max(5.0, min(16.0, 1.0 + 0.55 * len(xs) * len(hues) + 0.4 * len(xs))), 4.4)
@@ -278,8 +280,9 @@ def bars_figure(summary: pd.DataFrame, *, x: str, hue: str | None = None, title:
             lo.append(m - float(r["ci_low"]) if ok else 0.0)
             hi.append(float(r["ci_high"]) - m if ok else 0.0)
         ax.bar(pos + (j - (len(hues) - 1) / 2) * width, means, width * 0.95, yerr=[lo, hi], capsize=3,
-               label=None if h is None else str(h), color=f"C{j % 10}", error_kw={"lw": 1.0})
-    ax.set_xticks(pos, [str(v) for v in xs], rotation=30 if len(xs) > 4 or max(len(str(v)) for v in xs) > 12 else 0,
+               label=None if h is None else short_value(h), color=f"C{j % 10}", error_kw={"lw": 1.0})
+    names = [short_value(v) for v in xs]
+    ax.set_xticks(pos, names, rotation=30 if len(xs) > 4 or max(len(v) for v in names) > 12 else 0,
                   ha="right" if len(xs) > 4 else "center", fontsize="small")
     ax.set_xlabel(x)
     metric = str(summary["metric"].iloc[0]) if "metric" in summary and len(summary) else ""
@@ -381,5 +384,7 @@ def sweep_cdf(store: Store | str | os.PathLike[str], metric: str = "rtt_p95_ms",
     by = by or POINT
     if by not in df.columns:
         raise ScenarioError("--hue", f'no column "{by}"')
-    samples = {str(k): part[metric].tolist() for k, part in df.groupby(by, sort=False)}
+    from .numbers import short_value
+
+    samples = {short_value(k): part[metric].tolist() for k, part in df.groupby(by, sort=False)}
     return cdf_figure(samples, xlabel=label(metric), title=f"{st.name}: {label(metric)} over runs and flows")
