@@ -332,7 +332,7 @@ def figures(res: RrulResult, out: Path) -> list[Path]:
         part = ts[ts["group"] == g]
         if part.empty:
             continue
-        for fid, one in part.groupby("flow"):
+        for _fid, one in part.groupby("flow"):
             smooth = one.set_index("t_s")["goodput_mbps"].rolling(k, min_periods=1).mean()
             ax1.plot(smooth.index, smooth.values, color=color, lw=0.6, alpha=0.45)
         total = part.groupby("t_s")["goodput_mbps"].sum().rolling(k, min_periods=1).mean()

@@ -14,7 +14,6 @@ import base64
 import datetime
 import html
 import json
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
