@@ -162,7 +162,13 @@ def run_page(d: Path) -> str:
     parts += ["<h2>Flows</h2>", _table(flows[cols], text_cols=["group", "cc"])]
     b = {k: v for k, v in (summary.get("bottleneck") or {}).items() if not isinstance(v, dict)}
     parts += ["<h2>Bottleneck</h2>", _table(pd.DataFrame([b]), text_cols=["aqm"])]
-    parts.append(f"<p>Jain's index (goodput): {_e(compact((summary.get('fairness') or {}).get('jain_goodput')))}</p>")
+    from .tables import by_group, jain
+
+    groups = {g: m for g, m in by_group(summary.get("flows") or []).items() if len(m) > 1}
+    per_group = "".join(f"; {_e(g)}: {_e(compact(jain([f.get('goodput_mbps') for f in m])))}"
+                        for g, m in groups.items())
+    parts.append(f"<p>Jain's index (goodput): {_e(compact((summary.get('fairness') or {}).get('jain_goodput')))} "
+                 f"over all flows{'; within each group:' if groups else ''}{per_group.lstrip(';')}</p>")
     parts += ["<h2>Time series</h2>", _img(timeseries_figure(d), "time series")]
     parts.append(_img(run_cdf_figure(d, "srtt_ms"), "RTT CDF"))
     return _page(f"bloatlab: {summary.get('name', 'run')}", "".join(parts))
