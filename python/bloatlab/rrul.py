@@ -264,16 +264,19 @@ def run(base: Any = None, *, seed: int | None = None, set: Any = None,  # noqa: 
         idle = run_resolved(resolve(idle_doc), series=True)
         loaded = run_resolved(resolve(loaded_doc), series=True)
     except _core.ScenarioError as e:
-        raise _option_error(e) from None
+        kept = len(doc.get("flows") or []) if keep_flows else 0
+        raise _option_error(e, kept) from None
     return RrulResult(idle, loaded, outcome(idle.summary, loaded.summary))
 
 
-def _option_error(e: Exception) -> ScenarioError:
-    """An error in a generated flow is the user's option: name the option, not the flow."""
+def _option_error(e: Exception, kept: int = 0) -> ScenarioError:
+    """An error in a generated flow is the user's option: name the option, not the flow (the
+    first ``kept`` flows are the scenario's own, kept with ``keep_flows``: their paths stay)."""
     path, message = e.args if len(e.args) == 2 else ("", str(e))
     if path == "metrics.interval":
         return ScenarioError("--probe-interval", message)
-    if path.startswith("flows["):
+    index = path[len("flows["):].split("]", 1)[0] if path.startswith("flows[") else ""
+    if index.isdigit() and int(index) >= kept:
         key = path.split(".", 1)[-1]
         option = {"interval": "--probe-interval", "cc": "--cc"}.get(key)
         if option is not None:

@@ -194,3 +194,11 @@ def test_timeseries_draws_no_cwnd_for_udp_and_scales_the_backlog_to_the_data(tmp
     assert top < 1000  # KB: the data's scale, not FQ-CoDel's 15 MB limit
     assert any("off scale" in t.get_text() for t in backlog.texts)
     assert any("warm-up" in t.get_text() for t in cwnd.texts)
+
+
+def test_an_error_in_a_kept_flow_names_the_flow_not_an_option():
+    r = bloatlab("rrul", *SHORT, "--keep-flows", "--set", "flows[0].cc=cubik")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("error: flows[0].cc: "), r.stderr
+    r = bloatlab("rrul", *SHORT, "--keep-flows", "--cc", "cubik")
+    assert r.returncode == 2 and r.stderr.startswith("error: --cc: "), r.stderr
