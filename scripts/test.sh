@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds bloatlab from this checkout (release build of the Rust extension),
-# installs it with its test and ray extras, and runs every test: Rust, then Python.
-# Fails on the first failure.
+# installs it with its test and ray extras, and runs the lint gates (ruff, clippy with
+# warnings as errors) and every test: Rust, the golden manifest, then Python (the docs'
+# generated tables among them). Fails on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -35,8 +36,17 @@ fi
 echo "== install: $PYTHON -m pip install '.[test,ray]'"
 "$PYTHON" -m pip install '.[test,ray]'
 
+echo "== lint: ruff check python tests scripts"
+"$PYTHON" -m ruff check python tests scripts
+
+echo "== lint: cargo clippy --workspace --all-targets --release -- -D warnings"
+cargo clippy --workspace --all-targets --release -q -- -D warnings
+
 echo "== rust: cargo test --release -p bloatlab-sim -p bloatlab-emu"
 cargo test --release -p bloatlab-sim -p bloatlab-emu
+
+echo "== golden: python3 scripts/golden.py (outputs byte-identical to tests/golden/manifest.json)"
+"$PYTHON" scripts/golden.py
 
 echo "== python: pytest tests/python"
 # The sources live in python/, not on sys.path: the tests import the installed package.

@@ -1,5 +1,8 @@
 //! Thin PyO3 bindings: `bloatlab._core`.
 
+// No unsafe code of our own; what PyO3's macros expand to is theirs to fence.
+#![deny(unsafe_code)]
+
 use bloatlab_sim::{Column, RunError, RunOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};

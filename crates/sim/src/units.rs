@@ -149,11 +149,11 @@ impl fmt::Display for Dur {
         let ns = self.0;
         if ns == 0 {
             write!(f, "0s")
-        } else if ns % NANOS_PER_SEC == 0 {
+        } else if ns.is_multiple_of(NANOS_PER_SEC) {
             write!(f, "{}s", ns / NANOS_PER_SEC)
-        } else if ns % 1_000_000 == 0 {
+        } else if ns.is_multiple_of(1_000_000) {
             write!(f, "{}ms", ns / 1_000_000)
-        } else if ns % 1_000 == 0 {
+        } else if ns.is_multiple_of(1_000) {
             write!(f, "{}us", ns / 1_000)
         } else {
             write!(f, "{ns}ns")

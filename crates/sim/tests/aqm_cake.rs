@@ -29,7 +29,7 @@ fn triple_isolate_shares_between_hosts() {
     let share = a / (a + b);
     assert!((share - 0.5).abs() < 0.08, "host A {a} Mbit/s, host B {b} Mbit/s: share {share}");
     // The per-flow mode gives A one ninth instead.
-    let flows = run(&r#"
+    let flows = run(r#"
         duration = "30s"
         warmup = "10s"
         [topology]
@@ -43,7 +43,7 @@ fn triple_isolate_shares_between_hosts() {
         cc = "cubic"
         host = "B"
         count = 8
-    "#.to_string());
+    "#);
     let a = f(&flows, "flows.0.goodput_mbps");
     let total: f64 = (0..9).map(|i| f(&flows, &format!("flows.{i}.goodput_mbps"))).sum();
     assert!((a / total - 1.0 / 9.0).abs() < 0.04, "flows mode: A's share {}", a / total);

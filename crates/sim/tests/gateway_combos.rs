@@ -48,6 +48,7 @@ fn every_rewriter_composes_with_every_discipline() {
 /// - EWA adapts α until the average occupancy sits between its marks T_l = B/4 and
 ///   T_h = B/2 (measured 55.8 kB); ±20 % around the band.
 /// - AWM's integral term pulls the queue to its target B/4 = 50 kB; ±25 %.
+///
 /// None of them loses a packet and the link stays busy.
 #[test]
 fn rewriters_over_droptail_reach_their_set_points() {

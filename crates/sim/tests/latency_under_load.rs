@@ -158,7 +158,7 @@ fn invalid(flow: &str) -> (String, String) {
     let toml = format!(
         "duration = \"1s\"\n[topology]\nbottleneck = {{ rate = \"10Mbps\", delay = \"10ms\" }}\n[[flows]]\n{flow}\n"
     );
-    let e = run_toml(&toml, &RunOptions::default()).err().expect("must be rejected");
+    let e = run_toml(&toml, &RunOptions::default()).expect_err("must be rejected");
     let s = e.to_string();
     let (path, msg) = s.split_once(": ").expect("path: message");
     (path.to_string(), msg.to_string())

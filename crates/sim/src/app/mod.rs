@@ -2,6 +2,9 @@
 
 use crate::units::Dur;
 
+pub mod page;
+pub use page::PageCfg;
+
 /// Bytes an unlimited (bulk) source writes: effectively infinite, with headroom to add to.
 pub const UNLIMITED: u64 = u64::MAX / 4;
 
@@ -12,6 +15,7 @@ pub fn initial_write(kind: AppKind, size: Option<u64>) -> (u64, Option<u64>) {
         AppKind::Bulk => (UNLIMITED, None),
         AppKind::Cbr | AppKind::Probe | AppKind::Voip => (size.unwrap_or(UNLIMITED), size),
         AppKind::Web(_) => unreachable!("the world drives web flows request by request"),
+        AppKind::Page(_) => unreachable!("the world drives page flows object by object"),
         AppKind::File => {
             let s = size.expect("file flows are validated to have a size");
             (s, Some(s))
@@ -31,6 +35,8 @@ pub enum AppKind {
     Voip,
     /// Request/response over a new connection each time, with think time (TCP).
     Web(WebCfg),
+    /// Web pages of many objects over persistent parallel connections (TCP, app/page.rs).
+    Page(PageCfg),
 }
 
 /// The web application: the receiving side connects and sends `request` bytes, the sending

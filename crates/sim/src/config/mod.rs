@@ -9,7 +9,7 @@ mod rate;
 pub(crate) mod scenario;
 mod topology;
 
-pub use crate::app::{AppKind, WebCfg};
+pub use crate::app::{AppKind, PageCfg, WebCfg};
 pub use crate::dccp::{DccpApp, DccpCfg};
 pub use crate::gateway::{AwmParams, EwaParams, EwtParams, GatewayCfg};
 pub use crate::linux::DEFAULT_HZ;

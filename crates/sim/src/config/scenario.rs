@@ -17,16 +17,20 @@ const TCP_KEYS: &[&str] = &[
     "rtt_sample", "hz",
 ];
 const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction", "host", "dscp", "src", "dst", "pattern"];
+    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction", "host", "dscp", "src", "dst", "pattern",
+      "objects", "html", "connections", "multiplex", "pages"];
 /// Flow keys of the dumbbell and cellular topologies that a graph flow does not take.
 const NOT_GRAPH: &[&str] = &["rtt", "ue", "direction", "host"];
 const GRAPH_ONLY: &[&str] = &["src", "dst", "pattern"];
 const TRANSPORTS: &[&str] = &["tcp", "udp", "dccp"];
-const APPS: &[&str] = &["bulk", "file", "cbr", "web", "probe", "voip"];
+const APPS: &[&str] = &["bulk", "file", "cbr", "web", "probe", "voip", "page"];
 /// The applications of UDP flows.
 const UDP_APPS: &[&str] = &["cbr", "probe", "voip"];
 /// Keys only the web application takes.
 const WEB_ONLY: &[&str] = &["request", "think", "requests"];
+/// Keys only the page application takes, and the web keys it shares.
+const PAGE_ONLY: &[&str] = &["objects", "html", "connections", "multiplex", "pages"];
+const PAGE_SHARED: &[&str] = &["request", "think"];
 /// Keys that only TCP flows take, and the ones only UDP flows take.
 const TCP_ONLY: &[&str] = &["cc", "cc_params", "tcp", "rwnd", "rwnd_params"];
 const UDP_ONLY: &[&str] = &["rate", "packet_size", "interval"];
@@ -437,6 +441,7 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
             let requests = t.opt_int("requests", 1, u32::MAX as i64)?.map(|n| n as u32);
             AppKind::Web(WebCfg { request, think, requests })
         }
+        Some("page") => AppKind::Page(page_cfg(&mut t, size)?),
         Some("bulk") => {
             if size.is_some() {
                 return err(&t.key_path("size"), "bulk flows are unlimited; use app = \"file\" for a sized transfer");
@@ -452,13 +457,21 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         None if size.is_some() => AppKind::File,
         None => AppKind::Bulk,
     };
+    if !matches!(app, AppKind::Page(_)) {
+        if let Some(k) = PAGE_ONLY.iter().find(|k| t.has(k)) {
+            return err(&t.key_path(k), "a setting of the page application (app = \"page\")");
+        }
+    }
     if !matches!(app, AppKind::Web(_)) {
-        if let Some(k) = WEB_ONLY.iter().find(|k| t.has(k)) {
+        let page = matches!(app, AppKind::Page(_));
+        let not_web = |k: &&&str| t.has(k) && !(page && PAGE_SHARED.contains(k));
+        if let Some(k) = WEB_ONLY.iter().find(not_web) {
             return err(&t.key_path(k), "a setting of the web application (app = \"web\")");
         }
     }
     let size = match app {
         AppKind::Web(_) => Some(size.unwrap_or(320_000)),
+        AppKind::Page(_) => Some(size.unwrap_or(crate::app::page::DEFAULT_SIZE)),
         _ => size,
     };
     let rtt = t.opt_duration("rtt")?;
@@ -530,6 +543,39 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
 }
 
 /// A UDP flow's source: constant bit rate (`rate`), echoed probes or voice frames (`interval`).
+/// The page application's settings (app/page.rs); `size` is the page's total.
+fn page_cfg(t: &mut Table, size: Option<u64>) -> Res<PageCfg> {
+    use crate::app::page::{DEFAULT_HTML, DEFAULT_OBJECTS, DEFAULT_SIZE, MAX_CONNECTIONS};
+    let objects = t.opt_int("objects", 1, 100_000)?.map_or(DEFAULT_OBJECTS, |n| n as u32);
+    let total = size.unwrap_or(DEFAULT_SIZE);
+    let html = match t.opt_size("html")? {
+        Some(0) => return err(&t.key_path("html"), "must be greater than 0"),
+        _ if objects == 1 => total,
+        Some(h) => h,
+        None => DEFAULT_HTML.min(total.saturating_sub(objects as u64 - 1)).max(1),
+    };
+    if total < html + (objects as u64 - 1) {
+        let others = objects - 1;
+        let need =
+            format!("at least the HTML ({html} B) plus one byte per other object ({others})");
+        let k = if t.has("size") { "size" } else { "html" };
+        return err(&t.key_path(k), format!("the page is {total} B, it must be {need}"));
+    }
+    let connections = t.opt_int("connections", 1, MAX_CONNECTIONS as i64)?;
+    let connections = connections.map_or(MAX_CONNECTIONS, |n| n as u32);
+    let multiplex = t.opt_bool("multiplex")?.unwrap_or(false);
+    if multiplex && t.has("connections") && connections != 1 {
+        return err(&t.key_path("connections"), "a multiplexed page uses one connection");
+    }
+    let request = t.opt_size("request")?.unwrap_or(400);
+    if request == 0 {
+        return err(&t.key_path("request"), "must be greater than 0");
+    }
+    let think = t.opt_duration("think")?.unwrap_or(Dur::from_secs(1));
+    let pages = t.opt_int("pages", 1, u32::MAX as i64)?.map(|n| n as u32);
+    Ok(PageCfg { objects, html, connections, multiplex, request, think, pages })
+}
+
 fn udp(t: &mut Table, app: AppKind) -> Res<UdpCfg> {
     let (kind, default_payload) = match app {
         AppKind::Probe => (UdpApp::Probe, PROBE_PAYLOAD),

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stats::jain;
 use super::summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};
+use super::summary::PageLoads;
 
 /// A whole run's measurements.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,6 +60,9 @@ pub struct FlowMeasure {
     pub recoveries: Option<u64>,
     /// Web flows: response times (s) of requests started in the window.
     pub responses: Option<Vec<f64>>,
+    /// Page flows: load times (s) of pages started in the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<Vec<f64>>,
     pub datagrams_delivered: Option<u64>,
     pub jitter_ms: Option<f64>,
 }
@@ -145,6 +149,7 @@ impl FlowMeasure {
             timeouts: self.timeouts,
             recoveries: self.recoveries,
             responses: self.responses.as_deref().map(Responses::from_times),
+            plt: self.pages.as_deref().map(PageLoads::from_times),
             datagrams_delivered: self.datagrams_delivered,
             jitter_ms: self.jitter_ms,
         }

@@ -11,6 +11,7 @@ pub use measure::{Busy, DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, Q
 pub use series::{Column, Series, Table};
 pub use stats::{jain, mean_ci95, t95};
 pub use summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};
+pub use summary::PageLoads;
 
 pub use hist::DelayHist;
 

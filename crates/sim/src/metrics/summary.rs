@@ -50,6 +50,9 @@ pub struct FlowSummary {
     pub recoveries: Option<u64>,
     /// Web flows: the response times of requests started in the measurement window.
     pub responses: Option<Responses>,
+    /// Page flows: page load times (a contract extension, docs/scenario.md); absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub plt: Option<PageLoads>,
     /// Datagram transports (UDP, DCCP): datagrams delivered to the receiving application.
     pub datagrams_delivered: Option<u64>,
     /// udp: RFC 3550 interarrival jitter at the receiver at the end of the run, ms (absent for
@@ -72,6 +75,26 @@ impl Responses {
     pub fn from_times(times: &[f64]) -> Responses {
         let (mean, ci) = mean_ci95(times);
         Responses { n: times.len(), mean_s: mean, ci95_s: ci, times_s: times.to_vec() }
+    }
+}
+
+/// Load times of a page flow's pages started in the measurement window (None: no page).
+#[derive(Debug, Clone, Serialize)]
+pub struct PageLoads {
+    pub pages: usize,
+    pub plt_mean_s: Option<f64>,
+    pub plt_p50_s: Option<f64>,
+    pub plt_p95_s: Option<f64>,
+}
+
+impl PageLoads {
+    /// Percentiles by nearest rank (the smallest time with at least p % at or below it).
+    pub fn from_times(times: &[f64]) -> PageLoads {
+        let mut s = times.to_vec();
+        s.sort_by(f64::total_cmp);
+        let rank = |p: f64| s.get(((p * s.len() as f64).ceil() as usize).max(1) - 1).copied();
+        let mean = (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64);
+        PageLoads { pages: s.len(), plt_mean_s: mean, plt_p50_s: rank(0.5), plt_p95_s: rank(0.95) }
     }
 }
 
@@ -134,5 +157,13 @@ mod tests {
         // s = 1, n = 3: 4.303 · 1/√3.
         assert!((r.ci95_s.unwrap() - 4.303 / 3f64.sqrt()).abs() < 1e-9);
         assert!(super::Responses::from_times(&[1.0]).ci95_s.is_none());
+    }
+
+    #[test]
+    fn page_load_percentiles_are_nearest_rank() {
+        let p = super::PageLoads::from_times(&[4.0, 1.0, 3.0, 2.0]);
+        assert_eq!((p.pages, p.plt_mean_s, p.plt_p50_s, p.plt_p95_s), (4, Some(2.5), Some(2.0), Some(4.0)));
+        let none = super::PageLoads::from_times(&[]);
+        assert_eq!((none.pages, none.plt_mean_s, none.plt_p50_s), (0, None, None));
     }
 }

@@ -117,7 +117,7 @@ impl PcapWriter {
                         b.extend_from_slice(&v.to_be_bytes()[1..]);
                     }
                 }
-                while (b.len() - 20) % 4 != 0 {
+                while !(b.len() - 20).is_multiple_of(4) {
                     b.push(1); // NOP padding
                 }
                 let off = ((b.len() - 20) / 4) as u8;

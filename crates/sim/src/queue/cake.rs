@@ -442,8 +442,8 @@ impl QueueDisc for Cake {
                 let f = &mut self.tins[t].flows[i];
                 f.cv.dequeue(&mut f.q, others, now, &codel, dropped)
             };
-            for k in before..dropped.len() {
-                let b = dropped[k].0.bytes;
+            for d in &dropped[before..] {
+                let b = d.0.bytes;
                 self.remove_accounting(t, b);
             }
             let Some(out) = out else {

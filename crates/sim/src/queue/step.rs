@@ -59,12 +59,12 @@ fn parse_threshold(t: &mut Table, limit: QueueLimit) -> Res<Threshold> {
             Err(_) => return err(&path, format!("invalid packet count \"{s}\" (expected {THRESHOLD_FORMS})")),
         }
     } else if let Some(ns) = units::parse_duration(s) {
-        if !(ns >= 0.0) {
+        if ns.is_nan() || ns < 0.0 {
             return err(&path, format!("must not be negative (got \"{s}\")"));
         }
         Threshold::Time(Dur(ns.round() as u64))
     } else if let Some(b) = units::parse_size(s) {
-        if !(b >= 0.0) {
+        if b.is_nan() || b < 0.0 {
             return err(&path, format!("must not be negative (got \"{s}\")"));
         }
         Threshold::Bytes(b.round() as u64)

@@ -81,7 +81,7 @@ impl RcvTune {
 
     /// The receiver RTT estimate, if any.
     pub fn rtt(&self) -> Option<Dur> {
-        (self.rtt8 > 0).then(|| Dur(self.rtt8 / 8))
+        (self.rtt8 > 0).then_some(Dur(self.rtt8 / 8))
     }
 
     pub fn window_clamp(&self) -> u64 {

@@ -28,6 +28,10 @@ impl Seg {
         self.end - self.start
     }
     #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+    #[inline]
     pub fn has(&self, f: u8) -> bool {
         self.flags & f != 0
     }

@@ -691,7 +691,7 @@ impl TcpSocket {
         if let Some(n) = self.cc.tso_segs() {
             return n.max(1);
         }
-        let bytes = rate.0 / 8 >> 10;
+        let bytes = (rate.0 / 8) >> 10;
         (bytes / self.mss.max(1)).clamp(2, 0x7F)
     }
 

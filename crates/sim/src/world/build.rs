@@ -2,7 +2,7 @@
 //! links, each flow's routes, 5-tuples, endpoints and start time. The world is plain vectors;
 //! this fills them.
 
-use super::{Endpoint, FlowPkts, FlowRt, RouteRt, World, WebRt, Counters};
+use super::{Endpoint, FlowPkts, FlowRt, RouteRt, World, WebRt, PageRt, Counters};
 use crate::cc;
 use super::graph;
 use crate::config::{QueueCfg, RateSpec, Scenario, StartSpec, Transport};
@@ -220,9 +220,11 @@ impl World {
                     last: Counters::default(),
                     retired: Counters::default(),
                     web: WebRt::for_flow(spec, client, server, fwd, rev),
+                    page: PageRt::for_flow(spec, client, server),
                 });
             }
         }
+        super::page::add_connections(&mut flows, &mut routes, &mut eps, seed);
         let n_flows = flows.len();
         let ids: std::collections::HashMap<&str, LinkId> = links.iter().enumerate().map(|(i, l)| (l.name.as_str(), LinkId(i as u32))).collect();
         let reported: Vec<LinkId> = reported_names.iter().map(|n| ids[n.as_str()]).collect();
@@ -272,6 +274,7 @@ impl World {
             eps,
             pkts: vec![FlowPkts::default(); flows.len()],
             any_web: flows.iter().any(|f| f.web.is_some()),
+            any_page: flows.iter().any(|f| f.page.is_some()),
             flows,
             bottleneck: bn,
             bottleneck_rev: bn_rev,

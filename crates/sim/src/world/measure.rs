@@ -31,6 +31,9 @@ impl World {
             if let Some(w) = f.web.as_mut() {
                 w.start_measuring(self.now);
             }
+            if let Some(p) = f.page.as_mut() {
+                p.start_measuring(self.now);
+            }
         }
         self.counting = true;
         let now = self.now;
@@ -50,6 +53,8 @@ impl World {
         let now = self.endpoint_counters(i);
         if f.web.is_some() {
             now.plus(&f.retired)
+        } else if f.page.is_some() {
+            self.page_counters(i)
         } else {
             now
         }
@@ -232,6 +237,9 @@ impl World {
                     h.add(&c.rtt_hist);
                     (None, h.value_at_quantile(0.95), 0, None)
                 }
+                (Endpoint::Tcp(_), Endpoint::Tcp(_)) if f.page.is_some() => {
+                    (None, self.page_rtt_p95(i), 0, None)
+                }
                 (Endpoint::Tcp(c), Endpoint::Tcp(s)) => (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0, None),
                 (Endpoint::Udp(c), Endpoint::Udp(s)) => (
                     s.completed_at,
@@ -268,6 +276,7 @@ impl World {
                 timeouts: w(now_c.timeouts, f.snap.timeouts),
                 recoveries: Some(w(now_c.recoveries, f.snap.recoveries)),
                 responses: f.web.as_ref().map(|wr| wr.times.clone()),
+                pages: f.page.as_ref().map(|p| p.times.clone()),
                 datagrams_delivered: (f.transport != "tcp").then(|| w(now_c.datagrams, f.snap.datagrams)),
                 jitter_ms: jitter,
             });

@@ -3,6 +3,7 @@
 //! `build.rs` builds the topology (links, routes, endpoints, flows), `path.rs` is where a
 //! packet goes next (endpoint → links → endpoint, the gateway hook), `measure.rs` samples,
 //! checks conservation and gathers the run's measurements, `web.rs` runs web flows,
+//! `page.rs` page flows (many objects over parallel connections),
 //! `lookahead.rs` prefetches what the next events will touch (a hint: speed only).
 
 use crate::app;
@@ -24,13 +25,18 @@ mod graph;
 mod lookahead;
 mod measure;
 mod path;
+mod page;
 mod web;
 
 use build::RouteKey;
 pub(crate) use measure::Counters;
+use page::PageRt;
 use web::WebRt;
 
 /// A transport endpoint of any kind.
+// Not boxed: the event loop reads the socket in place (one pointer chase fewer per event),
+// and the look-ahead relies on an endpoint being exactly a socket (world/lookahead.rs).
+#[allow(clippy::large_enum_variant)]
 pub enum Endpoint {
     Tcp(TcpSocket),
     Udp(UdpEndpoint),
@@ -64,6 +70,8 @@ struct FlowRt {
     retired: Counters,
     /// The web application's state, for web flows.
     web: Option<WebRt>,
+    /// The page application's state, for page flows.
+    page: Option<Box<PageRt>>,
 }
 
 /// A flow's packet counters, kept apart from [`FlowRt`]: every send, delivery and drop
@@ -108,6 +116,8 @@ pub struct World {
     pkts: Vec<FlowPkts>,
     /// Some flow is a web flow (only those need a look after each delivery).
     any_web: bool,
+    /// Some flow is a page flow (the same look, for those).
+    any_page: bool,
     bottleneck: LinkId,
     bottleneck_rev: LinkId,
     /// Links whose queue the summary reports besides `bottleneck` (graph topologies: all of
@@ -194,6 +204,7 @@ impl World {
                 Endpoint::Dccp(d) => d.on_timer(k, cx),
             }),
             Event::FlowStart(f) => self.start_flow(f),
+            Event::AppNext(f) if self.flows[f.idx()].page.is_some() => self.page_start(f),
             Event::AppNext(f) => self.web_request(f),
             Event::Sample => {
                 self.sample();
@@ -209,6 +220,10 @@ impl World {
     fn start_flow(&mut self, f: FlowId) {
         if self.flows[f.idx()].web.is_some() {
             self.web_request(f);
+            return;
+        }
+        if self.flows[f.idx()].page.is_some() {
+            self.page_start(f);
             return;
         }
         let fl = &self.flows[f.idx()];

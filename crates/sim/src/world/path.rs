@@ -234,6 +234,9 @@ impl World {
             if self.any_web && self.flows[pkt.flow.idx()].web.is_some() {
                 self.web_progress(pkt.flow);
             }
+            if self.any_page && self.flows[pkt.flow.idx()].page.is_some() {
+                self.page_progress(pkt.flow, dst);
+            }
         }
     }
 }
