@@ -202,3 +202,15 @@ def test_an_error_in_a_kept_flow_names_the_flow_not_an_option():
     assert r.stderr.startswith("error: flows[0].cc: "), r.stderr
     r = bloatlab("rrul", *SHORT, "--keep-flows", "--cc", "cubik")
     assert r.returncode == 2 and r.stderr.startswith("error: --cc: "), r.stderr
+
+
+def test_run_table_shows_page_loads_and_no_group_sections_for_single_flows():
+    summary = {"name": "p", "seed": 1, "duration_s": 30.0,
+               "flows": [_flow(0, "page", pages=3, plt_mean_s=5.653, plt_p95_s=5.894),
+                         _flow(1, "upload", goodput=4.7)],
+               "bottleneck": {}, "fairness": {"jain_goodput": 0.95}, "engine": {}}
+    console = Console(width=120, record=True)
+    render_summary(summary, console)
+    out = console.export_text()
+    assert "5.653" in out and "5.894" in out and "pages" in out
+    assert "page: 1 flow" not in out and "(goodput, all 2 flows together)" in out

@@ -33,7 +33,7 @@ def by_group(flows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 def flows_table(flows: list[dict[str, Any]], *, show_group: bool = False) -> Table:
     """One row per flow. One-way delay and jitter columns when there is a UDP flow (a UDP
     flow's RTT is — unless it is an echoed probe), a completion-time column when there is
-    a TCP or DCCP flow."""
+    a TCP or DCCP flow, page counts and load times when there is a page flow."""
     udp = any(f.get("transport") == "udp" or f.get("owd_mean_ms") is not None for f in flows)
     sized = any(f.get("transport", "tcp") != "udp" for f in flows)
     table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True)
@@ -52,6 +52,11 @@ def flows_table(flows: list[dict[str, Any]], *, show_group: bool = False) -> Tab
         table.add_column("jitter\nms", justify="right")
     if sized:
         table.add_column("FCT\ns", justify="right")
+    pages = any(f.get("pages") is not None for f in flows)
+    if pages:
+        table.add_column("pages", justify="right")
+        table.add_column("load\nmean s", justify="right")
+        table.add_column("load\np95 s", justify="right")
     for f in flows:
         cells = [
             str(f.get("id", DASH)),
@@ -68,6 +73,8 @@ def flows_table(flows: list[dict[str, Any]], *, show_group: bool = False) -> Tab
                       num(f.get("jitter_ms"), ".2f")]
         if sized:
             cells.append(num(f.get("fct_s"), ".3f"))
+        if pages:
+            cells += [num(f.get("pages"), "d"), num(f.get("plt_mean_s"), ".3f"), num(f.get("plt_p95_s"), ".3f")]
         table.add_row(*cells)
     return table
 
@@ -123,6 +130,11 @@ def queue_rows(b: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _sectioned(groups: dict[str, list[dict[str, Any]]]) -> bool:
+    """One table per group when there are several groups and one of them has several flows."""
+    return len(groups) > 1 and any(len(m) > 1 for m in groups.values())
+
+
 def render_summary(summary: dict[str, Any], console: Console) -> None:
     """Prints the per-flow table (by group, with each group's Jain index), the bottleneck
     and every other reported queue, fairness and engine speed."""
@@ -133,7 +145,7 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
     console.print(title)
     flows = summary.get("flows") or []
     groups = by_group(flows)
-    if all(len(m) == 1 for m in groups.values()) or len(groups) == 1:
+    if not _sectioned(groups):
         # no group to be fair within: one table
         console.print(flows_table(flows, show_group=len(groups) > 1))
     else:
@@ -160,7 +172,7 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
                 ("Jain index",
                  f"{num(fairness.get('jain_goodput'), '.4f')} "
                  f"(goodput, all {len(flows)} flow{'' if len(flows) == 1 else 's'} together"
-                 + ("; per group in the table)" if len(by_group(flows)) > 1 else ")")),
+                 + ("; per group in the table)" if _sectioned(by_group(flows)) else ")")),
                 (
                     "engine",
                     f"{num(wall, '.3f')} s wall, {num(events, ',')} events ({per_second(ev_rate)} events/s), "
