@@ -324,3 +324,44 @@ fn the_parser_sees_trees_inline_paths_and_super() {
     }
     assert!(!got.iter().any(|p| p.contains("zz")), "{got:?}");
 }
+
+/// The same rule one level down: no file of the crate uses itself through other files. Each
+/// file is its own node here; a path into a parent or a child module (a `mod.rs` re-exporting
+/// its children, a child reading its parent's shared types) is not an edge.
+#[test]
+fn no_file_uses_itself_through_others() {
+    let srcs = sources();
+    let modules: BTreeSet<Vec<String>> = srcs.iter().map(|s| s.module.clone()).collect();
+    let mut edges: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for s in &srcs {
+        let from = s.module.join("::");
+        edges.entry(from.clone()).or_default();
+        for (p, line) in paths(&s.text) {
+            let abs = absolute(s, &p);
+            let Some(target) = (1..=abs.len()).rev().map(|k| abs[..k].to_vec()).find(|m| modules.contains(m)) else {
+                continue;
+            };
+            let related = s.module.starts_with(&target) || target.starts_with(&s.module);
+            if related {
+                continue;
+            }
+            edges.entry(from.clone()).or_default().entry(target.join("::")).or_insert_with(|| format!("{}:{line}", s.rel));
+        }
+    }
+    for v in edges.values().flat_map(|m| m.keys().cloned()).collect::<Vec<_>>() {
+        edges.entry(v).or_default();
+    }
+    let found = cycles(&edges);
+    let mut report = String::new();
+    for c in &found {
+        report += &format!("\ncircle of {} files: {}\n", c.len(), c.join(", "));
+        for a in c {
+            for (b, at) in &edges[a] {
+                if c.contains(b) {
+                    report += &format!("  {a} -> {b}  ({at})\n");
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "import circles among crates/sim/src files:{report}");
+}

@@ -3,7 +3,7 @@
 //! cycles through more memory than the cache keeps between a slot's write and its read a
 //! propagation delay later, so both ends prefetch a few slots ahead.
 
-use super::queue::Slot;
+use super::event::Slot;
 
 /// How many slots ahead of either end a push or pop prefetches (two 32-byte slots a line).
 const AHEAD: usize = 8;

@@ -4,10 +4,12 @@
 // The prefetch intrinsic is the crate's one `unsafe`: see the module's SAFETY notes.
 #[allow(unsafe_code)]
 mod prefetch;
+mod event;
 mod lane;
 mod queue;
 mod rng;
 
 pub use prefetch::{line_span, prefetch, prefetch_addr, prefetch_lines};
-pub use queue::{Event, EventQueue, TimerKind};
+pub use event::{Event, TimerKind};
+pub use queue::EventQueue;
 pub use rng::{SimRng, Stream};

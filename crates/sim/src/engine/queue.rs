@@ -1,49 +1,15 @@
 //! Event queue: a 4-ary min-heap on (time, sequence number). Events at the same instant fire
 //! in the order they were scheduled, so a run is a pure function of (scenario, seed).
 
-use crate::ids::{FlowId, LinkId, PacketId, SockId};
-use crate::units::SimTime;
+use super::event::{Event, Slot};
 use super::lane::Lane;
+use crate::units::SimTime;
 
-/// Which of an endpoint's timers fired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimerKind {
-    Rto = 0,
-    DelAck = 1,
-    Pace = 2,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    /// A link finished serializing its current packet.
-    LinkTxDone(LinkId),
-    /// A packet propagating on a link reaches its far end.
-    LinkArrive(LinkId, PacketId),
-    /// An endpoint timer (lazily cancelled: the endpoint checks it is still wanted).
-    Timer(SockId, TimerKind),
-    /// A flow's application starts.
-    FlowStart(FlowId),
-    /// A web flow's next request starts (after its think time).
-    AppNext(FlowId),
-    /// Periodic time-series sample.
-    Sample,
-    /// End of warm-up: metrics start counting.
-    WarmupEnd,
-}
 
 /// Children per node: a 4-ary heap is half as deep as a binary one, and a node's children
 /// sit side by side (two cache lines).
 const ARITY: usize = 4;
 
-/// A pending event and its order as one integer: time in the high half, scheduling sequence
-/// number in the low half (one branch-free comparison instead of two chained ones).
-/// Aligned to its size, so that a slot never straddles two cache lines.
-#[derive(Debug, Clone, Copy)]
-#[repr(align(32))]
-pub(super) struct Slot {
-    pub(super) key: u128,
-    pub(super) ev: Event,
-}
 
 /// A 4-ary min-heap of [`Slot`]s. Keys are unique, so any correct heap pops them in one order:
 /// runs are those of the `BinaryHeap` this replaced, event for event.
@@ -294,6 +260,7 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::FlowId;
     use proptest::prelude::*;
     use std::collections::BinaryHeap;
 

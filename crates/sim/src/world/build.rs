@@ -5,14 +5,13 @@
 use super::{Endpoint, FlowPkts, FlowRt, RouteRt, World, WebRt, PageRt, Counters};
 use crate::cc;
 use super::graph;
-use crate::config::{QueueCfg, RateSpec, Scenario, StartSpec, Transport};
+use crate::config::{Scenario, StartSpec, Transport};
 use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::gateway;
 use crate::ids::{FlowId, LinkId, RouteId, SockId};
 use crate::metrics::Series;
-use crate::net::link::LinkSpec;
 use crate::net::pcap::PcapWriter;
-use crate::net::{Link, PacketPool, Route};
+use crate::net::{PacketPool, Route};
 use crate::queue::{self, FlowKey};
 use crate::tcp::TcpSocket;
 use crate::udp::UdpEndpoint;
@@ -49,33 +48,6 @@ const RECEIVER_PORT: u16 = 5001;
 pub(super) struct RouteKey {
     pub(super) key: FlowKey,
     pub(super) dscp: u8,
-}
-
-/// One direction of a link as the build sees it.
-pub(super) struct Dir<'a> {
-    pub(super) name: String,
-    pub(super) rate: &'a RateSpec,
-    pub(super) delay: Dur,
-    pub(super) loss: f64,
-    pub(super) drops: Vec<u64>,
-    pub(super) queue: &'a QueueCfg,
-    pub(super) monitored: bool,
-}
-
-/// A one-way link; `id` (its index) keys its random streams.
-pub(super) fn make_link(d: Dir, seed: u64, id: u32) -> Link {
-    let rate = d.rate.build(SimRng::new(seed, Stream::LinkRate, id as u64));
-    let queue = queue::build(d.queue, SimRng::new(seed, Stream::Queue, id as u64), rate.mean_rate());
-    Link::new(LinkSpec {
-        name: d.name,
-        rate,
-        delay: d.delay,
-        queue,
-        loss: d.loss,
-        drop_list: d.drops,
-        loss_rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
-        monitored: d.monitored,
-    })
 }
 
 impl World {

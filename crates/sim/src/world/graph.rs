@@ -2,8 +2,8 @@
 //! links of every graph link, each flow's 5-tuple and its two routes (config/topology/routes.rs
 //! finds them), and the links whose queues are reported.
 
-use super::build::{make_link, Dir};
-use crate::config::{reverse_name, FlowSpec, GraphCfg, Pattern, Scenario, Transport};
+use crate::config::{reverse_name, FlowSpec, GraphCfg, Pattern, QueueCfg, RateSpec, Scenario, Transport};
+use crate::net::link::LinkSpec;
 use crate::engine::{SimRng, Stream};
 use crate::ids::LinkId;
 use crate::config::routes::{self as graph, Path, Request};
@@ -155,4 +155,31 @@ pub(super) fn routes(sc: &Scenario, g: &GraphCfg, plans: &[Plan], seed: u64) -> 
         }
     }
     Ok((paths, rtts))
+}
+
+/// One direction of a link as the build sees it.
+pub(super) struct Dir<'a> {
+    pub(super) name: String,
+    pub(super) rate: &'a RateSpec,
+    pub(super) delay: Dur,
+    pub(super) loss: f64,
+    pub(super) drops: Vec<u64>,
+    pub(super) queue: &'a QueueCfg,
+    pub(super) monitored: bool,
+}
+
+/// A one-way link; `id` (its index) keys its random streams.
+pub(super) fn make_link(d: Dir, seed: u64, id: u32) -> Link {
+    let rate = d.rate.build(SimRng::new(seed, Stream::LinkRate, id as u64));
+    let queue = queue::build(d.queue, SimRng::new(seed, Stream::Queue, id as u64), rate.mean_rate());
+    Link::new(LinkSpec {
+        name: d.name,
+        rate,
+        delay: d.delay,
+        queue,
+        loss: d.loss,
+        drop_list: d.drops,
+        loss_rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
+        monitored: d.monitored,
+    })
 }
