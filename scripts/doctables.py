@@ -114,6 +114,12 @@ def _ms(x: float) -> str:
     return f"{x:.1f}" if x < 10 else f"{x:.0f}"
 
 
+def _grade(o: dict[str, Any]) -> str:
+    """The grade, and the latency-only grade when probe loss capped it."""
+    lat = o.get("latency_grade") or o["grade"]
+    return o["grade"] if lat == o["grade"] else f"{o['grade']}, {lat} by latency"
+
+
 def fixes() -> str:
     """`bloatlab fixes` (defaults: 30 s, 4 CUBIC flows each way, seed 1), one cell per base."""
     results = _fixes()
@@ -126,7 +132,7 @@ def fixes() -> str:
         cells[(r["fix"], r["base"])] = (
             "–" if o is None else
             f"{o['download_mbps']:.2f} / {o['upload_mbps']:.2f}, "
-            f"{_ms(o['added_latency_ms'])} ms ({o['grade']})")
+            f"{_ms(o['added_latency_ms'])} ms, {o['probe_loss_pct']:.1f} % lost ({_grade(o)})")
     rows = [[fix] + [cells.get((fix, base), "–") for base, _ in FIX_BASES] for fix in order]
     return table(["fix"] + [label for _, label in FIX_BASES], rows,
                  ["---"] + ["---:"] * len(FIX_BASES))

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ScenarioError
-from .rrul import Outcome, outcome, scenarios
+from .rrul import LOSS_BOUND_PCT, Outcome, outcome, scenarios
 
 Doc = dict[str, Any]
 
@@ -236,15 +236,17 @@ def report_markdown(rows: list[Row], figures: Mapping[str, str]) -> str:
            "Each fix runs bloatlab's RRUL-like test (`bloatlab rrul`: bulk TCP flows both ways, echoed "
            "probes, a voice flow each way; idle run, then loaded) on each base scenario. Added latency = "
            "the probes' mean round trip loaded minus idle; grade: A+ < 5 ms, A < 30, B < 60, C < 200, "
-           "D < 400, else F (docs/latency-under-load.md). Queue disciplines apply to both directions.", ""]
+           "D < 400, else F, and at most C when 3 % or more of the probes are lost (ITU-T G.1010's "
+           "loss target for conversational voice; docs/latency-under-load.md). Queue disciplines "
+           "apply to both directions.", ""]
     for b, (desc, _) in BASES.items():
         these = [r for r in rows if r.base == b]
         if not these:
             continue
         out += [f"## {b}", "", desc, "",
-                "| fix | where | download Mbit/s | upload Mbit/s | probe RTT idle → loaded ms | added ms | grade "
-                "| voice down delay / jitter ms | probe loss % |",
-                "| --- | --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: |"]
+                "| fix | where | download Mbit/s | upload Mbit/s | probe RTT idle → loaded ms | added ms "
+                "| probe loss % | grade | voice down delay / jitter ms |",
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: | :---: | ---: |"]
         for r in these:
             if r.outcome is None:
                 out.append(f"| {r.fix} | {r.place} | skipped: {r.skipped} | | | | | | |")
@@ -253,12 +255,28 @@ def report_markdown(rows: list[Row], figures: Mapping[str, str]) -> str:
             vd = o.voip_down
             voice = "-" if vd.owd_mean_ms is None else f"{vd.owd_mean_ms:.1f} / {vd.jitter_ms or 0:.1f}"
             out.append(f"| {r.fix} | {r.place} | {o.download_mbps:.2f} | {o.upload_mbps:.2f} | "
-                       f"{o.idle_rtt_ms:.1f} → {o.loaded_rtt_ms:.1f} | {o.added_latency_ms:.1f} | {o.grade} | "
-                       f"{voice} | {o.probe_loss_pct:.2f} |")
+                       f"{o.idle_rtt_ms:.1f} → {o.loaded_rtt_ms:.1f} | {o.added_latency_ms:.1f} | "
+                       f"{o.probe_loss_pct:.2f} | {grade_text(o)} | {voice} |")
+        notes = [(r.fix, r.outcome.note) for r in these if r.outcome is not None and r.outcome.note]
+        if notes:
+            out.append("")
+            out += [f"Note ({fix}): {note}." for fix, note in notes]
         if b in figures:
             out += ["", f"![{b}](data:image/png;base64,{figures[b]})"]
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def grade_text(o: Outcome) -> str:
+    """The grade, with the latency-only grade when probe loss capped it: ``C (A, lossy)``."""
+    if o.latency_grade and o.latency_grade != o.grade:
+        return f"{o.grade} (latency: {o.latency_grade}; loss ≥ {LOSS_BOUND_PCT:g} %)"
+    return o.grade
+
+
+#: Marker colours of the places a fix lives (the figure's legend names them).
+PLACE_COLORS = {"none": "black", "sender": "tab:blue", "receiver": "tab:green", "gateway": "tab:red",
+                "gateway+sender": "tab:purple"}
 
 
 def _figure(rows: list[Row], base: str) -> str | None:
@@ -268,15 +286,27 @@ def _figure(rows: list[Row], base: str) -> str | None:
     if not these:
         return None
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    colors = {"none": "black", "sender": "tab:blue", "receiver": "tab:green", "gateway": "tab:red",
-              "gateway+sender": "tab:purple"}
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for place, color in PLACE_COLORS.items():
+        pts = [r.outcome for r in these if r.place == place]
+        if pts:
+            ax.scatter([o.added_latency_ms for o in pts], [o.download_mbps + o.upload_mbps for o in pts],
+                       color=color, label=place, zorder=3)
+    ax.set_xscale("symlog", linthresh=10)
+    # Labels: fixes with (nearly) the same point share one label; the others are placed
+    # alternately above and below their point so neighbours do not overprint.
+    spots: dict[tuple[float, float], list[str]] = {}
     for r in these:
         o = r.outcome
-        ax.scatter(o.added_latency_ms, o.download_mbps + o.upload_mbps, color=colors.get(r.place, "gray"))
-        ax.annotate(r.fix, (o.added_latency_ms, o.download_mbps + o.upload_mbps), fontsize=8,
-                    xytext=(4, 2), textcoords="offset points")
-    ax.set_xscale("symlog", linthresh=10)
+        key = (round(o.added_latency_ms, 0), round(o.download_mbps + o.upload_mbps, 1))
+        lossy = f" ({o.probe_loss_pct:.0f} % probes lost)" if o.probe_loss_pct >= LOSS_BOUND_PCT else ""
+        spots.setdefault(key, []).append(r.fix + lossy)
+    for i, ((x, y), names) in enumerate(sorted(spots.items())):
+        dy = 10 if i % 2 == 0 else -14
+        ax.annotate(" = ".join(names), (x, y), fontsize=7.5, xytext=(5, dy), textcoords="offset points",
+                    arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.5})
+    ax.legend(title="where the fix lives", fontsize="small", title_fontsize="small", loc="best")
+    ax.margins(x=0.12, y=0.08)
     ax.set_xlabel("added latency under load (ms)")
     ax.set_ylabel("goodput down + up (Mbit/s)")
     ax.set_title(base)

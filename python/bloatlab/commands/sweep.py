@@ -108,7 +108,7 @@ def _print_sweep_results(store: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ..outputs.numbers import num
+    from ..outputs.numbers import mean_ci, num, short_value
     from ..sweeps.aggregate import summarize
     from ..sweeps.store import Store
 
@@ -135,12 +135,12 @@ def _print_sweep_results(store: Path) -> None:
         table.add_column("queue delay\nms", justify="right")
     for key, part in agg.groupby(by, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        cells = [str(k) for k in key]
+        cells = [short_value(k) for k in key]
         cells.append(str(int(part["n"].max())))
         for m in metrics:
             r = part[part["metric"] == m].iloc[0]
-            half = "" if r["ci_half"] != r["ci_half"] else f"±{num(r['ci_half'], '.2g')}"
-            cells.append(f"{num(r['mean'], '.3g')}{half}" if r["mean"] == r["mean"] else "—")
+            mean, half = mean_ci(float(r["mean"]), float(r["ci_half"]), spec="#.3g")
+            cells.append(f"{mean}±{half}" if half else mean)
         if qagg is not None:
             mask = True
             for p, k in zip(params, key):

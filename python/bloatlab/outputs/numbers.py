@@ -86,3 +86,68 @@ def per_second(value: Any, *, missing: str = DASH) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.3g}{unit}"
     return f"{value:.3g}"
+
+
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0}
+
+
+def seconds(value: Any) -> float:
+    """A scenario duration (``"5s"``, ``"500ms"``, a number of seconds) in seconds, for
+    figures and tables; 0.0 for what it cannot read (the simulator validates durations)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, str):
+        return 0.0
+    text = value.strip()
+    for unit in sorted(_TIME_UNITS, key=len, reverse=True):
+        if text.endswith(unit):
+            try:
+                return float(text[: -len(unit)]) * _TIME_UNITS[unit]
+            except ValueError:
+                return 0.0
+    return 0.0
+
+
+def mean_ci(mean: Any, half: Any, *, spec: str = ".4g", missing: str = DASH) -> tuple[str, str]:
+    """A mean and its confidence-interval half-width as text, the half-width rounded to the
+    decimals the mean is shown with (``0.0256`` and ``1.1e-17`` -> ``("0.0256", "0")``):
+    a half-width finer than the mean's last digit says nothing. ``""`` for a missing
+    half-width (one sample)."""
+    if mean is None or not isinstance(mean, (int, float)) or not math.isfinite(mean):
+        return missing, ""
+    m = compact(float(mean)) if spec == ".4g" else format(mean, spec)
+    if "#" in spec and m.endswith("."):
+        m = m[:-1]
+    if half is None or not isinstance(half, (int, float)) or not math.isfinite(half):
+        return m, ""
+    text = m.replace(",", "")
+    if "e" in text or "E" in text:
+        return m, format(half, ".2g")
+    decimals = len(text.split(".", 1)[1]) if "." in text else 0
+    h = round(abs(float(half)), decimals)
+    if h == 0:
+        return m, "0"
+    return m, f"{h:,.{decimals}f}" if h >= 1e4 else f"{h:.{decimals}f}"
+
+
+def short_value(value: Any) -> str:
+    """A parameter value as a short label: a table (or its JSON text) as its values,
+    ``{"kind": "droptail", "limit": "1000p"}`` -> ``droptail 1000p``; other keys as key=value
+    after ``kind``/``limit``/``rate``; a list as comma-separated values."""
+    import json
+
+    v = value
+    if isinstance(v, str) and v[:1] in "{[":
+        try:
+            v = json.loads(v)
+        except ValueError:
+            return value
+    if isinstance(v, dict):
+        lead = [str(v[k]) for k in ("kind", "limit", "rate") if k in v]
+        rest = [f"{k}={short_value(x)}" for k, x in v.items() if k not in ("kind", "limit", "rate")]
+        return " ".join(lead + rest) or "{}"
+    if isinstance(v, list):
+        return ", ".join(short_value(x) for x in v)
+    if isinstance(v, float) and v.is_integer():
+        return str(v)
+    return str(v)

@@ -100,14 +100,41 @@ def load_run(run: str | os.PathLike[str] | Any) -> tuple[dict[str, Any], pd.Data
     return summary, ts, qs
 
 
+def warmup_s(run: Any) -> float:
+    """The warm-up of a run (a directory with scenario.json, or a Result), in seconds; 0.0
+    when not known."""
+    from .numbers import seconds
+
+    if hasattr(run, "scenario"):
+        return seconds(run.scenario.get("warmup", "0s"))
+    f = Path(run) / "scenario.json"
+    if not f.is_file():
+        return 0.0
+    try:
+        return seconds(json.loads(f.read_text(encoding="utf-8")).get("warmup", "0s"))
+    except (OSError, ValueError, AttributeError):
+        return 0.0
+
+
+def _mark_warmup(axes: Sequence[Any], warm: float) -> None:
+    if warm <= 0:
+        return
+    for a in axes:
+        a.axvspan(0, warm, color="0.88", alpha=0.6, lw=0, zorder=0)
+    axes[0].text(warm / 2, 0.97, "warm-up\n(not in the summary)", transform=axes[0].get_xaxis_transform(),
+                 ha="center", va="top", fontsize="x-small", color="0.35")
+
+
 def timeseries_figure(run: Any, *, flows: Sequence[int] | None = None, link: str = "bottleneck",
                       title: str | None = None) -> Figure:
-    """Congestion window and RTT of every flow, and the backlog and queueing delay of ``link``,
-    over time: three panels sharing the time axis."""
+    """Congestion window of every TCP/DCCP flow and RTT of every flow, and the backlog and
+    queueing delay of ``link``, over time: three panels sharing the time axis; the warm-up
+    shaded."""
     summary, ts, qs = load_run(run)
     fig = _figure(9, 7.5)
     axes = fig.subplots(3, 1, sharex=True)
     groups = {f.get("id"): f.get("group", "") for f in summary.get("flows") or []}
+    transports = {f.get("id"): f.get("transport", "tcp") for f in summary.get("flows") or []}
     if ts.empty or "flow" not in ts.columns:
         for ax in axes[:2]:
             ax.text(0.5, 0.5, "no per-flow samples (metrics.interval = \"0s\"?)", ha="center", va="center",
@@ -115,17 +142,20 @@ def timeseries_figure(run: Any, *, flows: Sequence[int] | None = None, link: str
     else:
         ids = sorted(ts["flow"].unique()) if flows is None else list(flows)
         many = len(ids) > 10
-        for fid in ids:
+        for i, fid in enumerate(ids):
             part = ts[ts["flow"] == fid]
             name = f"flow {fid} ({groups.get(fid, '')})" if not many else None
-            kw: dict[str, Any] = {"lw": 1.0 if not many else 0.6}
-            if "cwnd_bytes" in part:
+            kw: dict[str, Any] = {"lw": 1.0 if not many else 0.6, "color": f"C{i % 10}"}
+            # UDP has no congestion window: drawing its zero column would read as "cwnd 0".
+            if "cwnd_bytes" in part and transports.get(fid) != "udp":
                 axes[0].plot(part["t_s"], part["cwnd_bytes"] / 1e3, label=name, **kw)
             rtt_col = "srtt_ms" if "srtt_ms" in part else "rtt_ms"
-            if rtt_col in part:
+            if rtt_col in part and part[rtt_col].notna().any():
                 axes[1].plot(part["t_s"], part[rtt_col], label=name, **kw)
         if not many and ids:
-            axes[0].legend(loc="upper right", fontsize="small", ncol=min(len(ids), 3))
+            for a in axes[:2]:
+                if a.get_legend_handles_labels()[0]:
+                    a.legend(loc="upper right", fontsize="small", ncol=min(len(ids), 3))
     axes[0].set_ylabel("cwnd (KB)")
     axes[1].set_ylabel("smoothed RTT (ms)")
     for f in summary.get("flows") or []:
@@ -141,22 +171,37 @@ def timeseries_figure(run: Any, *, flows: Sequence[int] | None = None, link: str
         ax.plot(q["t_s"], q["backlog_bytes"] / 1e3, color="C0", lw=1.0, label="backlog")
         ax.set_ylabel(f"{link} backlog (KB)", color="C0")
         cap = (summary.get("bottleneck") or {}).get("capacity_bytes") if link == "bottleneck" else None
-        if cap:
+        peak = float(q["backlog_bytes"].max()) if len(q) else 0.0
+        # The axis follows the data; the limit is drawn only when the data come near it
+        # (FQ-CoDel's 15 MB limit would flatten a backlog of a few KB into the axis).
+        if cap and cap <= 2 * max(peak, 1.0):
             ax.axhline(cap / 1e3, color="C0", lw=0.8, ls="--")
+        elif cap:
+            ax.text(0.01, 0.95, f"queue limit {cap / 1e3:,.0f} KB (off scale)", transform=ax.transAxes,
+                    va="top", fontsize="x-small", color="C0")
+        ax.set_ylim(bottom=0)
         if "sojourn_ms" in q:
             ax2 = ax.twinx()
             ax2.plot(q["t_s"], q["sojourn_ms"], color="C3", lw=0.8, alpha=0.8)
             ax2.set_ylabel("queueing delay (ms)", color="C3")
+            ax2.set_ylim(bottom=0)
     axes[2].set_xlabel("time (s)")
     for a in axes:
         a.grid(True, alpha=0.3)
+    _mark_warmup(axes, warmup_s(run))
     fig.suptitle(title or f"{summary.get('name', 'run')} (seed {summary.get('seed')})")
     return fig
 
 
 def run_cdf_figure(run: Any, column: str = "srtt_ms", *, title: str | None = None) -> Figure:
-    """CDF of one time-series column (default: smoothed RTT samples), one line per flow."""
+    """CDF of one time-series column (default: smoothed RTT samples) after the warm-up, one
+    line per flow."""
     summary, ts, qs = load_run(run)
+    warm = warmup_s(run)
+    # The summary ignores the warm-up; so does the CDF (slow start would add its own tail).
+    if warm > 0:
+        ts = ts[ts["t_s"] >= warm] if "t_s" in ts.columns else ts
+        qs = qs[qs["t_s"] >= warm] if "t_s" in qs.columns else qs
     samples: dict[str, Any] = {}
     if column in ts.columns:
         groups = {f.get("id"): f.get("group", "") for f in summary.get("flows") or []}
@@ -168,7 +213,9 @@ def run_cdf_figure(run: Any, column: str = "srtt_ms", *, title: str | None = Non
     else:
         raise ScenarioError(column, "no such time-series column "
                             f"(per flow: {', '.join(ts.columns)}; per link: {', '.join(qs.columns)})")
-    return cdf_figure(samples, xlabel=label(column), title=title or f"{summary.get('name', 'run')}: {label(column)}")
+    after = f" after the {warm:g} s warm-up" if warm > 0 else ""
+    return cdf_figure(samples, xlabel=label(column),
+                      title=title or f"{summary.get('name', 'run')}: {label(column)}{after}")
 
 
 # --------------------------------------------------------------------------- generic
@@ -208,6 +255,8 @@ def bars_figure(summary: pd.DataFrame, *, x: str, hue: str | None = None, title:
     :func:`bloatlab.sweeps.aggregate.summarize` frame (one metric)."""
     import numpy as np
 
+    from .numbers import short_value
+
     xs = list(dict.fromkeys(summary[x].tolist()))
     hues = list(dict.fromkeys(summary[hue].tolist())) if hue else [None]
     fig = _figure(max(5.0, min(16.0, 1.0 + 0.55 * len(xs) * len(hues) + 0.4 * len(xs))), 4.4)
@@ -231,8 +280,9 @@ def bars_figure(summary: pd.DataFrame, *, x: str, hue: str | None = None, title:
             lo.append(m - float(r["ci_low"]) if ok else 0.0)
             hi.append(float(r["ci_high"]) - m if ok else 0.0)
         ax.bar(pos + (j - (len(hues) - 1) / 2) * width, means, width * 0.95, yerr=[lo, hi], capsize=3,
-               label=None if h is None else str(h), color=f"C{j % 10}", error_kw={"lw": 1.0})
-    ax.set_xticks(pos, [str(v) for v in xs], rotation=30 if len(xs) > 4 or max(len(str(v)) for v in xs) > 12 else 0,
+               label=None if h is None else short_value(h), color=f"C{j % 10}", error_kw={"lw": 1.0})
+    names = [short_value(v) for v in xs]
+    ax.set_xticks(pos, names, rotation=30 if len(xs) > 4 or max(len(v) for v in names) > 12 else 0,
                   ha="right" if len(xs) > 4 else "center", fontsize="small")
     ax.set_xlabel(x)
     metric = str(summary["metric"].iloc[0]) if "metric" in summary and len(summary) else ""
@@ -252,10 +302,13 @@ POINT = "point_label"
 
 
 def point_labels(df: pd.DataFrame, params: Sequence[str]) -> pd.Series:
-    """One text label per row from its parameter values (``"reno, 50KB"``)."""
+    """One text label per row from its parameter values (``"reno, 50KB"``; a table value as
+    its values, ``"droptail 1000p"``, not its JSON)."""
+    from .numbers import short_value
+
     if not params:
         return df["run_id"].map(lambda _: "all runs") if "run_id" in df else None  # type: ignore[return-value]
-    return df[list(params)].astype(str).agg(", ".join, axis=1)
+    return df[list(params)].apply(lambda row: ", ".join(short_value(v) for v in row), axis=1)
 
 
 def metric_frame(store: Store, metric: str, *, where: Mapping[str, Any] | None = None) -> pd.DataFrame:
@@ -331,5 +384,7 @@ def sweep_cdf(store: Store | str | os.PathLike[str], metric: str = "rtt_p95_ms",
     by = by or POINT
     if by not in df.columns:
         raise ScenarioError("--hue", f'no column "{by}"')
-    samples = {str(k): part[metric].tolist() for k, part in df.groupby(by, sort=False)}
+    from .numbers import short_value
+
+    samples = {short_value(k): part[metric].tolist() for k, part in df.groupby(by, sort=False)}
     return cdf_figure(samples, xlabel=label(metric), title=f"{st.name}: {label(metric)} over runs and flows")

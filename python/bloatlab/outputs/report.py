@@ -14,14 +14,13 @@ import base64
 import datetime
 import html
 import json
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError
-from .numbers import compact
+from .numbers import compact, mean_ci, short_value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,17 +73,17 @@ def _table(df: pd.DataFrame, *, text_cols: Sequence[str] = ()) -> str:
             if isinstance(v, str) and v.startswith("<span"):
                 cells.append(f"<td>{v}</td>")  # preformatted mean ± CI
             else:
-                cells.append(f'<td class="{"t" if c in text_cols else ""}">{_e(compact(v))}</td>')
+                text = short_value(v) if c in text_cols and c not in ("values", "error") else compact(v)
+                cells.append(f'<td class="{"t" if c in text_cols else ""}">{_e(text)}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f'<div class="scroll"><table><tr>{head}</tr>{"".join(rows)}</table></div>'
 
 
 def _mean_ci_cell(mean: float, half: float) -> str:
-    if mean is None or not math.isfinite(mean):
-        return "<span>—</span>"
-    if half is None or not math.isfinite(half):
-        return f"<span>{_e(compact(mean))}</span>"
-    return f'<span>{_e(compact(mean))} <span class="ci">± {_e(compact(half))}</span></span>'
+    m, h = mean_ci(mean, half)
+    if not h:
+        return f"<span>{_e(m)}</span>"
+    return f'<span>{_e(m)} <span class="ci">± {_e(h)}</span></span>'
 
 
 def ci_table(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str], *, confidence: float = 0.95) -> pd.DataFrame:
@@ -163,7 +162,13 @@ def run_page(d: Path) -> str:
     parts += ["<h2>Flows</h2>", _table(flows[cols], text_cols=["group", "cc"])]
     b = {k: v for k, v in (summary.get("bottleneck") or {}).items() if not isinstance(v, dict)}
     parts += ["<h2>Bottleneck</h2>", _table(pd.DataFrame([b]), text_cols=["aqm"])]
-    parts.append(f"<p>Jain's index (goodput): {_e(compact((summary.get('fairness') or {}).get('jain_goodput')))}</p>")
+    from .tables import by_group, jain
+
+    groups = {g: m for g, m in by_group(summary.get("flows") or []).items() if len(m) > 1}
+    per_group = "".join(f"; {_e(g)}: {_e(compact(jain([f.get('goodput_mbps') for f in m])))}"
+                        for g, m in groups.items())
+    parts.append(f"<p>Jain's index (goodput): {_e(compact((summary.get('fairness') or {}).get('jain_goodput')))} "
+                 f"over all flows{'; within each group:' if groups else ''}{per_group.lstrip(';')}</p>")
     parts += ["<h2>Time series</h2>", _img(timeseries_figure(d), "time series")]
     parts.append(_img(run_cdf_figure(d, "srtt_ms"), "RTT CDF"))
     return _page(f"bloatlab: {summary.get('name', 'run')}", "".join(parts))
@@ -248,7 +253,7 @@ def sweep_page(d: Path, *, confidence: float = 0.95) -> str:
         ok = runs[runs["status"] == "ok"]
         shown = ok.drop_duplicates("point").head(MAX_TIMESERIES)
         for _, r in shown.iterrows():
-            label = ", ".join(f"{p}={r[p]}" for p in params) or "base"
+            label = ", ".join(f"{p}={short_value(r[p])}" for p in params) or "base"
             fig = timeseries_figure(st.run_dir(r["run_id"]), title=f"{label} (seed {r['seed']})")
             parts.append(_img(fig, f"time series {label}", f"run {r['run_id']}"))
         n_points = ok["point"].nunique()
