@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds bloatlab from this checkout (release build of the Rust extension),
-# installs it with its test and ray extras, and runs the lint gates (ruff, clippy with
-# warnings as errors) and every test: Rust, the golden manifest, then Python (the docs'
+# installs it with its test and ray extras, and runs the lint gates (ruff, rustfmt,
+# clippy with warnings as errors) and every test: Rust, the golden manifest, then Python (the docs'
 # generated tables among them). Fails on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -38,6 +38,9 @@ echo "== install: $PYTHON -m pip install '.[test,ray]'"
 
 echo "== lint: ruff check python tests scripts"
 "$PYTHON" -m ruff check python tests scripts
+
+echo "== lint: cargo fmt --check (rustfmt.toml)"
+cargo fmt --check
 
 echo "== lint: cargo clippy --workspace --all-targets --release -- -D warnings"
 cargo clippy --workspace --all-targets --release -q -- -D warnings

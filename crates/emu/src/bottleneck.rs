@@ -60,12 +60,17 @@ pub struct RunCfg {
 
 impl RunCfg {
     pub fn from_json(text: &str) -> Result<RunCfg, EmuError> {
-        let v: Value = serde_json::from_str(text).map_err(|e| EmuError::Io(format!("malformed bottleneck config: {e}")))?;
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| EmuError::Io(format!("malformed bottleneck config: {e}")))?;
         let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         let p = |k: &str| s(k).map(PathBuf::from);
-        let need = |k: &str| s(k).ok_or_else(|| EmuError::Io(format!("bottleneck config: missing {k}")));
+        let need =
+            |k: &str| s(k).ok_or_else(|| EmuError::Io(format!("bottleneck config: missing {k}")));
         Ok(RunCfg {
-            scenario: v.get("scenario").cloned().ok_or_else(|| EmuError::Io("bottleneck config: missing scenario".into()))?,
+            scenario: v
+                .get("scenario")
+                .cloned()
+                .ok_or_else(|| EmuError::Io("bottleneck config: missing scenario".into()))?,
             t0_ns: v.get("t0_ns").and_then(Value::as_u64),
             go_file: p("go_file"),
             tun_senders: need("tun_senders")?,
@@ -96,13 +101,18 @@ pub fn run(cfg: &RunCfg) -> Result<String, EmuError> {
     // Timer slack 1 ns: the default 50 µs slack would add jitter to every delay.
     sys::set_timer_slack_ns(1);
     let realtime = become_realtime();
-    let snd = Tun::open(&cfg.tun_senders).map_err(io_err(&format!("cannot create TUN device {}", cfg.tun_senders)))?;
-    let rcv = Tun::open(&cfg.tun_receivers).map_err(io_err(&format!("cannot create TUN device {}", cfg.tun_receivers)))?;
+    let snd = Tun::open(&cfg.tun_senders)
+        .map_err(io_err(&format!("cannot create TUN device {}", cfg.tun_senders)))?;
+    let rcv = Tun::open(&cfg.tun_receivers)
+        .map_err(io_err(&format!("cannot create TUN device {}", cfg.tun_receivers)))?;
     let poller = Poller::new(&[snd.fd(), rcv.fd()]).map_err(io_err("epoll"))?;
     let mut pcaps: [Option<Pcap>; 2] = [None, None];
     for (i, p) in [&cfg.pcap_senders, &cfg.pcap_receivers].into_iter().enumerate() {
         if let Some(path) = p {
-            pcaps[i] = Some(Pcap::create(path, cfg.snaplen).map_err(io_err(&format!("cannot write {}", path.display())))?);
+            pcaps[i] = Some(
+                Pcap::create(path, cfg.snaplen)
+                    .map_err(io_err(&format!("cannot write {}", path.display())))?,
+            );
         }
     }
     if let Some(r) = &cfg.ready_file {
@@ -111,7 +121,9 @@ pub fn run(cfg: &RunCfg) -> Result<String, EmuError> {
     let t0_ns = match (cfg.t0_ns, &cfg.go_file) {
         (Some(t), _) => t,
         (None, Some(go)) => wait_for_origin(go)?,
-        (None, None) => return Err(EmuError::Io("bottleneck config: needs t0_ns or go_file".into())),
+        (None, None) => {
+            return Err(EmuError::Io("bottleneck config: needs t0_ns or go_file".into()))
+        }
     };
     let clock = Clock { t0_ns };
     let end = SimTime(scenario.duration.0);
@@ -207,7 +219,8 @@ pub fn run(cfg: &RunCfg) -> Result<String, EmuError> {
     out["io"]["rounds"] = json!(rounds);
     out["io"]["wall_s"] = json!(wall_s);
     out["io"]["stopped_s"] = json!(end.min(stopped).secs_f64());
-    out["io"]["write_late_mean_us"] = json!(if late.n > 0 { late.sum_ns as f64 / late.n as f64 / 1e3 } else { 0.0 });
+    out["io"]["write_late_mean_us"] =
+        json!(if late.n > 0 { late.sum_ns as f64 / late.n as f64 / 1e3 } else { 0.0 });
     out["io"]["write_late_max_us"] = json!(late.max_ns as f64 / 1e3);
     out["io"]["write_late_over_1ms"] = json!(late.over_1ms);
     out["io"]["realtime"] = json!(realtime);
@@ -232,7 +245,9 @@ fn wait_for_origin(go: &std::path::Path) -> Result<u64, EmuError> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
         if let Ok(text) = std::fs::read_to_string(go) {
-            return text.trim().parse().map_err(|_| EmuError::Io(format!("{}: expected a CLOCK_MONOTONIC time in ns", go.display())));
+            return text.trim().parse().map_err(|_| {
+                EmuError::Io(format!("{}: expected a CLOCK_MONOTONIC time in ns", go.display()))
+            });
         }
         if std::time::Instant::now() > deadline {
             return Err(EmuError::Io(format!("timed out waiting for {}", go.display())));

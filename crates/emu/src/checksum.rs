@@ -53,7 +53,9 @@ pub fn tcp_expected(p: &[u8]) -> Option<u16> {
 pub fn tcp_ok(p: &[u8]) -> bool {
     let Some(&b0) = p.first() else { return false };
     let ihl = ((b0 & 0x0f) as usize) * 4;
-    let Some(total) = p.get(2..4).map(|b| u16::from_be_bytes([b[0], b[1]]) as usize) else { return false };
+    let Some(total) = p.get(2..4).map(|b| u16::from_be_bytes([b[0], b[1]]) as usize) else {
+        return false;
+    };
     let (Some(seg), Some(addrs)) = (p.get(ihl..total), p.get(12..20)) else { return false };
     if seg.len() < 20 {
         return false;

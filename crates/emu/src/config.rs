@@ -6,7 +6,9 @@
 use crate::core::{Core, CoreCfg};
 use crate::shaper::{Direction, DirectionCfg};
 use crate::slab::{Slab, SLOT};
-use bloatlab_sim::config::{AppKind, RateSpec, Scenario, StartSpec, TopologyKind, Transport, UdpApp};
+use bloatlab_sim::config::{
+    AppKind, RateSpec, Scenario, StartSpec, TopologyKind, Transport, UdpApp,
+};
 use bloatlab_sim::engine::{SimRng, Stream};
 use bloatlab_sim::linux;
 use bloatlab_sim::queue::QueueDisc;
@@ -49,7 +51,13 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
     let t = &s.topology;
     if t.kind == TopologyKind::Cellular {
         if t.ues != 1 {
-            return refuse("topology.ues", format!("emulation runs the cellular topology with one UE (allowed: 1; got {})", t.ues));
+            return refuse(
+                "topology.ues",
+                format!(
+                    "emulation runs the cellular topology with one UE (allowed: 1; got {})",
+                    t.ues
+                ),
+            );
         }
         // The core link is a delay line: it must not be the bottleneck, nor lose packets.
         let slow = match (&t.access.rate, mean_rate(&t.bottleneck.rate)) {
@@ -60,12 +68,17 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
             return refuse("topology.core.rate", "emulation does not shape the core link (allowed: a constant rate at least the radio's)");
         }
         if t.access.loss > 0.0 || !t.access.drop_packets.is_empty() {
-            return refuse("topology.core.loss", "emulation applies loss on the radio link only (allowed: topology.radio.loss)");
+            return refuse(
+                "topology.core.loss",
+                "emulation applies loss on the radio link only (allowed: topology.radio.loss)",
+            );
         }
     }
     if let Some(a) = v.pointer("/topology/access").and_then(Value::as_object) {
         if a.contains_key("rate") {
-            let (RateSpec::Constant(ar), Some(bn)) = (&t.access.rate, mean_rate(&t.bottleneck.rate)) else {
+            let (RateSpec::Constant(ar), Some(bn)) =
+                (&t.access.rate, mean_rate(&t.bottleneck.rate))
+            else {
                 return refuse("topology.access.rate", "emulation does not shape access links (allowed: a constant rate at least the bottleneck's)");
             };
             if ar.0 < bn.0 {
@@ -84,8 +97,15 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
     if v.get("capture").is_some() {
         return refuse("capture", "emulation captures with `bloatlab emulate --pcap sender|receiver` (allowed: no capture table)");
     }
-    if let Some(k) = v.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().find(|k| !TCP_KEYS.contains(&k.as_str()))) {
-        return refuse(format!("tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
+    if let Some(k) = v
+        .get("tcp")
+        .and_then(Value::as_object)
+        .and_then(|o| o.keys().find(|k| !TCP_KEYS.contains(&k.as_str())))
+    {
+        return refuse(
+            format!("tcp.{k}"),
+            format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")),
+        );
     }
     check_mtu(s, v)?;
     check_recovery(v)?;
@@ -102,10 +122,19 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         let raw = &v["flows"][i];
         if let Transport::Udp(u) = &f.transport {
             if u.app != UdpApp::Cbr {
-                return refuse(p("app"), format!("emulation runs constant-bit-rate UDP flows only, not {} (allowed: cbr)", u.app.name()));
+                return refuse(
+                    p("app"),
+                    format!(
+                        "emulation runs constant-bit-rate UDP flows only, not {} (allowed: cbr)",
+                        u.app.name()
+                    ),
+                );
             }
             if f.direction != bloatlab_sim::config::Direction::Forward {
-                return refuse(p("direction"), "emulation sends UDP flows one way (allowed: forward)");
+                return refuse(
+                    p("direction"),
+                    "emulation sends UDP flows one way (allowed: forward)",
+                );
             }
             continue;
         }
@@ -114,19 +143,46 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         };
         if kernel_cc(cc.name()).is_none() {
             let allowed = EMULATED_CCS;
-            return refuse(p("cc"), format!("\"{}\" is not a Linux congestion control this emulation can use (allowed: {})", cc.name(), allowed.join(", ")));
+            return refuse(
+                p("cc"),
+                format!(
+                    "\"{}\" is not a Linux congestion control this emulation can use (allowed: {})",
+                    cc.name(),
+                    allowed.join(", ")
+                ),
+            );
         }
-        if let Some(k) = raw.get("cc_params").and_then(Value::as_object).and_then(|o| o.keys().next()) {
-            return refuse(format!("flows[{i}].cc_params.{k}"), "the kernel's congestion control takes no per-flow parameters (allowed: none)");
+        if let Some(k) =
+            raw.get("cc_params").and_then(Value::as_object).and_then(|o| o.keys().next())
+        {
+            return refuse(
+                format!("flows[{i}].cc_params.{k}"),
+                "the kernel's congestion control takes no per-flow parameters (allowed: none)",
+            );
         }
-        if let Some(k) = raw.get("tcp").and_then(Value::as_object).and_then(|o| o.keys().find(|k| !TCP_KEYS.contains(&k.as_str()))) {
-            return refuse(format!("flows[{i}].tcp.{k}"), format!("emulation uses the kernel's TCP settings (allowed: {})", TCP_KEYS.join(", ")));
+        if let Some(k) = raw
+            .get("tcp")
+            .and_then(Value::as_object)
+            .and_then(|o| o.keys().find(|k| !TCP_KEYS.contains(&k.as_str())))
+        {
+            return refuse(
+                format!("flows[{i}].tcp.{k}"),
+                format!(
+                    "emulation uses the kernel's TCP settings (allowed: {})",
+                    TCP_KEYS.join(", ")
+                ),
+            );
         }
         if !matches!(f.app, AppKind::Bulk | AppKind::File | AppKind::Web(_)) {
             return refuse(p("app"), "emulation runs bulk and sized transfers and the web application only (allowed: bulk, file, web)");
         }
-        if matches!(f.app, AppKind::Web(_)) && f.direction != bloatlab_sim::config::Direction::Forward {
-            return refuse(p("direction"), "emulation runs web servers at the senders' end only (allowed: forward)");
+        if matches!(f.app, AppKind::Web(_))
+            && f.direction != bloatlab_sim::config::Direction::Forward
+        {
+            return refuse(
+                p("direction"),
+                "emulation runs web servers at the senders' end only (allowed: forward)",
+            );
         }
         if f.rwnd.needs_channel() {
             return refuse(p("rwnd"), "abrwda needs a cellular link (allowed: static, drwa)");
@@ -149,7 +205,8 @@ pub fn rtt_classes(s: &Scenario) -> (Vec<Dur>, Vec<u8>) {
     let mut class = Vec::new();
     for f in &s.flows {
         let own = f.rtt.filter(|_| t.kind == TopologyKind::Dumbbell);
-        let d = own.map_or(t.access.delay, |r| Dur((r.0 / 2).saturating_sub(t.bottleneck.delay.0) / 2));
+        let d =
+            own.map_or(t.access.delay, |r| Dur((r.0 / 2).saturating_sub(t.bottleneck.delay.0) / 2));
         let c = delays.iter().position(|&x| x == d).unwrap_or_else(|| {
             delays.push(d);
             delays.len() - 1
@@ -171,7 +228,12 @@ pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf", "recovery"];
 fn check_recovery(v: &Value) -> Result<(), ScenarioError> {
     let mut keys = vec![("tcp.recovery".to_string(), v.pointer("/tcp/recovery"))];
     if let Some(flows) = v.get("flows").and_then(Value::as_array) {
-        keys.extend(flows.iter().enumerate().map(|(i, f)| (format!("flows[{i}].tcp.recovery"), f.pointer("/tcp/recovery"))));
+        keys.extend(
+            flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (format!("flows[{i}].tcp.recovery"), f.pointer("/tcp/recovery"))),
+        );
     }
     for (key, val) in keys {
         if let Some(r) = val.and_then(Value::as_str).filter(|r| *r != "sack") {
@@ -185,7 +247,8 @@ const MSS_OVERHEAD: u32 = 52;
 const MSS_RANGE: (u32, u32) = (536, SLOT as u32 - 100);
 
 fn has_tcp_key(v: &Value, i: usize, key: &str) -> bool {
-    v.pointer(&format!("/tcp/{key}")).is_some() || v.pointer(&format!("/flows/{i}/tcp/{key}")).is_some()
+    v.pointer(&format!("/tcp/{key}")).is_some()
+        || v.pointer(&format!("/flows/{i}/tcp/{key}")).is_some()
 }
 
 fn tcp_cfg(f: &bloatlab_sim::config::FlowSpec) -> Option<&bloatlab_sim::config::TcpCfg> {
@@ -203,13 +266,28 @@ fn check_mtu(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
         if !has_tcp_key(v, i, "mss") {
             continue;
         }
-        let key = if v.pointer(&format!("/flows/{i}/tcp/mss")).is_some() { format!("flows[{i}].tcp.mss") } else { "tcp.mss".to_string() };
+        let key = if v.pointer(&format!("/flows/{i}/tcp/mss")).is_some() {
+            format!("flows[{i}].tcp.mss")
+        } else {
+            "tcp.mss".to_string()
+        };
         if tcp.mss < MSS_RANGE.0 || tcp.mss > MSS_RANGE.1 {
-            return refuse(key, format!("emulation sets the MSS through the devices' MTU (allowed: {}B to {}B)", MSS_RANGE.0, MSS_RANGE.1));
+            return refuse(
+                key,
+                format!(
+                    "emulation sets the MSS through the devices' MTU (allowed: {}B to {}B)",
+                    MSS_RANGE.0, MSS_RANGE.1
+                ),
+            );
         }
         match first {
             Some(m) if m != tcp.mss => {
-                return refuse(key, format!("emulation gives every flow one MTU (allowed: {m}B, the first flow's MSS)"));
+                return refuse(
+                    key,
+                    format!(
+                        "emulation gives every flow one MTU (allowed: {m}B, the first flow's MSS)"
+                    ),
+                );
             }
             _ => first = Some(tcp.mss),
         }
@@ -250,7 +328,9 @@ pub fn plan(s: &Scenario, v: &Value) -> Value {
         for _ in 0..spec.count {
             let start = match spec.start {
                 StartSpec::At(d) => d.0,
-                StartSpec::Uniform(a, b) => SimRng::new(s.seed, Stream::FlowStart, id).range_u64(a.0, b.0),
+                StartSpec::Uniform(a, b) => {
+                    SimRng::new(s.seed, Stream::FlowStart, id).range_u64(a.0, b.0)
+                }
             };
             let rwnd = spec.rwnd.to_json();
             // UDP (CBR): one datagram of `payload` bytes every `gap`, sent by the end host.
@@ -300,9 +380,22 @@ pub fn core(s: &Scenario) -> Core {
     // the cellular topology's core pair is 0 / 1 and the UE's radio pair, its bottleneck, 2 / 3.
     let (fi, ri) = if t.kind == TopologyKind::Cellular { (2, 3) } else { (0, 1) };
     let fwd_rate = t.bottleneck.rate.build(SimRng::new(s.seed, Stream::LinkRate, fi));
-    let rev_rate = t.bottleneck.reverse_rate.as_ref().unwrap_or(&t.bottleneck.rate).build(SimRng::new(s.seed, Stream::LinkRate, ri));
-    let fwd_q = bloatlab_sim::queue::build(&t.bottleneck_queue, SimRng::new(s.seed, Stream::Queue, fi), fwd_rate.mean_rate());
-    let rev_q = bloatlab_sim::queue::build(&t.reverse_queue, SimRng::new(s.seed, Stream::Queue, ri), rev_rate.mean_rate());
+    let rev_rate = t
+        .bottleneck
+        .reverse_rate
+        .as_ref()
+        .unwrap_or(&t.bottleneck.rate)
+        .build(SimRng::new(s.seed, Stream::LinkRate, ri));
+    let fwd_q = bloatlab_sim::queue::build(
+        &t.bottleneck_queue,
+        SimRng::new(s.seed, Stream::Queue, fi),
+        fwd_rate.mean_rate(),
+    );
+    let rev_q = bloatlab_sim::queue::build(
+        &t.reverse_queue,
+        SimRng::new(s.seed, Stream::Queue, ri),
+        rev_rate.mean_rate(),
+    );
     // Room for every packet that can be inside at once: both buffers full of the smallest
     // packets (40 B) plus a window's worth of MTU packets on the wire, within sane bounds.
     let (access_delays, flow_class) = rtt_classes(s);
@@ -316,8 +409,10 @@ pub fn core(s: &Scenario) -> Core {
     };
     let longest = access_delays.iter().map(|d| d.0).max().unwrap_or(0);
     let owd = 2 * longest + t.bottleneck.delay.0;
-    let wire = fwd_rate.mean_rate().bytes_in(Dur(owd)) / 1500 + rev_rate.mean_rate().bytes_in(Dur(owd)) / 40;
-    let slots = (4096 + fwd_q.capacity_bytes() / 40 + rev_q.capacity_bytes() / 40 + 2 * wire).min(1 << 17) as usize;
+    let wire = fwd_rate.mean_rate().bytes_in(Dur(owd)) / 1500
+        + rev_rate.mean_rate().bytes_in(Dur(owd)) / 40;
+    let slots = (4096 + fwd_q.capacity_bytes() / 40 + rev_q.capacity_bytes() / 40 + 2 * wire)
+        .min(1 << 17) as usize;
     let fwd = Direction::new(
         DirectionCfg {
             name: "bottleneck",

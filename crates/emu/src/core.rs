@@ -121,7 +121,11 @@ impl Core {
     }
 
     fn fwd_view(&self, now: SimTime) -> QueueView {
-        QueueView { now, backlog: self.fwd.link.queue.backlog(), capacity_bytes: self.fwd.link.queue.capacity_bytes() }
+        QueueView {
+            now,
+            backlog: self.fwd.link.queue.backlog(),
+            capacity_bytes: self.fwd.link.queue.capacity_bytes(),
+        }
     }
 
     /// Runs every internal event due by `now`, in time order across both directions.
@@ -136,7 +140,11 @@ impl Core {
                 (None, None) => (SimTime::MAX, true, Next::Tx),
             };
             // Samples and the end of the warm-up are events too, ordered with the others.
-            let edge = self.next_sample.min(if self.fwd.link.stats.counting { SimTime::MAX } else { self.warmup });
+            let edge = self.next_sample.min(if self.fwd.link.stats.counting {
+                SimTime::MAX
+            } else {
+                self.warmup
+            });
             if edge <= t.min(now) {
                 self.time_edge(edge);
                 continue;
@@ -166,7 +174,16 @@ impl Core {
             let b = d.link.queue.backlog();
             let (soj, bytes) = d.link.take_interval(t);
             let state = d.link.queue.internal_state();
-            self.series.push(t, d.name, b.bytes, b.pkts, d.link.stats.queue_drops(), soj, bytes as f64 * 8.0 / secs / 1e6, state);
+            self.series.push(
+                t,
+                d.name,
+                b.bytes,
+                b.pkts,
+                d.link.stats.queue_drops(),
+                soj,
+                bytes as f64 * 8.0 / secs / 1e6,
+                state,
+            );
         }
     }
 
@@ -208,7 +225,12 @@ impl Core {
                 // holds the forward queue. Rewrite it there, before the sender's access link.
                 let view = self.fwd_view(t);
                 if let Some(g) = self.gateway.as_mut() {
-                    match rewrite::rewrite_ack(self.slab.pkt_mut(id), &mut self.conns, g.as_mut(), &view) {
+                    match rewrite::rewrite_ack(
+                        self.slab.pkt_mut(id),
+                        &mut self.conns,
+                        g.as_mut(),
+                        &view,
+                    ) {
                         Outcome::Lowered => self.counters.acks_lowered += 1,
                         Outcome::Kept => self.counters.acks_kept += 1,
                         Outcome::Unknown => self.counters.acks_unknown += 1,
@@ -341,7 +363,8 @@ mod tests {
                 out.push((due, c.slab.pkt(id).to_vec()));
                 c.slab.free(id);
             }
-            let _ = c.pop_out(if from == Side::Senders { Side::Receivers } else { Side::Senders }, t);
+            let _ =
+                c.pop_out(if from == Side::Senders { Side::Receivers } else { Side::Senders }, t);
         }
     }
 
@@ -356,7 +379,11 @@ mod tests {
         assert_eq!(out.len(), 50);
         for (k, (due, bytes)) in out.iter().enumerate() {
             // near access 5 ms, serialization (k+1) ms, bottleneck 10 ms, far access 5 ms.
-            assert_eq!(due.0, 5_000_000 + (k as u64 + 1) * 1_000_000 + 10_000_000 + 5_000_000, "packet {k}");
+            assert_eq!(
+                due.0,
+                5_000_000 + (k as u64 + 1) * 1_000_000 + 10_000_000 + 5_000_000,
+                "packet {k}"
+            );
             assert_eq!(bytes, &p);
         }
         let s = c.finish(SimTime(1_000_000_000));
@@ -377,7 +404,10 @@ mod tests {
             "flows": [{"cc": "cubic"}, {"cc": "reno", "rtt": "100ms"}],
         });
         let s = crate::config::scenario(&v).expect("valid scenario");
-        assert_eq!(crate::config::rtt_classes(&s), (vec![Dur::from_millis(5), Dur::from_millis(20)], vec![0, 1]));
+        assert_eq!(
+            crate::config::rtt_classes(&s),
+            (vec![Dur::from_millis(5), Dur::from_millis(20)], vec![0, 1])
+        );
         let mut c = crate::config::core(&s);
         // A data packet of each flow (sender ports 10000, 10001), 1 ms apart; 1500 B = 1 ms.
         let p0 = tcp_packet(ACK, 1000, &[], 1460);
@@ -387,7 +417,13 @@ mod tests {
         inject(&mut c, Side::Senders, &p1, SimTime(1_000_000));
         let out = drain(&mut c, Side::Senders, SimTime(1_000_000_000));
         let due: Vec<u64> = out.iter().map(|o| o.0 .0).collect();
-        assert_eq!(due, vec![5_000_000 + 1_000_000 + 10_000_000 + 5_000_000, 1_000_000 + 20_000_000 + 1_000_000 + 10_000_000 + 20_000_000]);
+        assert_eq!(
+            due,
+            vec![
+                5_000_000 + 1_000_000 + 10_000_000 + 5_000_000,
+                1_000_000 + 20_000_000 + 1_000_000 + 10_000_000 + 20_000_000
+            ]
+        );
     }
 
     #[test]
@@ -403,11 +439,17 @@ mod tests {
         let mut c = crate::config::core(&crate::config::scenario(&v).expect("valid scenario"));
         inject(&mut c, Side::Senders, &tcp_packet(ACK, 1000, &[], 1460), SimTime(0));
         let down = drain(&mut c, Side::Senders, SimTime(1_000_000_000));
-        assert_eq!(down.iter().map(|o| o.0 .0).collect::<Vec<_>>(), vec![30_000_000 + 1_000_000 + 20_000_000]);
+        assert_eq!(
+            down.iter().map(|o| o.0 .0).collect::<Vec<_>>(),
+            vec![30_000_000 + 1_000_000 + 20_000_000]
+        );
         let mut c = crate::config::core(&crate::config::scenario(&v).expect("valid scenario"));
         inject(&mut c, Side::Receivers, &tcp_packet(ACK, 1000, &[], 1460), SimTime(0));
         let up = drain(&mut c, Side::Receivers, SimTime(1_000_000_000));
-        assert_eq!(up.iter().map(|o| o.0 .0).collect::<Vec<_>>(), vec![1_000_000 + 20_000_000 + 30_000_000]);
+        assert_eq!(
+            up.iter().map(|o| o.0 .0).collect::<Vec<_>>(),
+            vec![1_000_000 + 20_000_000 + 30_000_000]
+        );
     }
 
     fn measured(s: &serde_json::Value) -> bloatlab_sim::metrics::QueueMeasure {
@@ -416,7 +458,8 @@ mod tests {
 
     #[test]
     fn overflow_drops_are_counted_per_flow() {
-        let mut c = core(serde_json::json!({"bottleneck_queue": {"kind": "droptail", "limit": "10p"}}));
+        let mut c =
+            core(serde_json::json!({"bottleneck_queue": {"kind": "droptail", "limit": "10p"}}));
         let p = tcp_packet(ACK, 1000, &[], 1460);
         for _ in 0..30 {
             inject(&mut c, Side::Senders, &p, SimTime(0));

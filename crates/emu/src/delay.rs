@@ -19,7 +19,10 @@ impl DelayLine {
     /// Enters at `t`; leaves at `t + delay`.
     #[inline]
     pub fn push(&mut self, t: SimTime, id: PacketId) {
-        debug_assert!(self.ring.back().is_none_or(|b| b.0 <= t + self.delay), "entries out of order");
+        debug_assert!(
+            self.ring.back().is_none_or(|b| b.0 <= t + self.delay),
+            "entries out of order"
+        );
         self.ring.push_back((t + self.delay, id));
     }
 

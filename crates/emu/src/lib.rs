@@ -30,10 +30,10 @@ pub mod bottleneck;
 #[cfg(target_os = "linux")]
 pub mod clock;
 #[cfg(target_os = "linux")]
-pub mod tun;
-#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 pub mod sys;
+#[cfg(target_os = "linux")]
+pub mod tun;
 
 #[cfg(target_os = "linux")]
 pub use bottleneck::{run_json, EmuError};
@@ -43,8 +43,10 @@ use bloatlab_sim::ScenarioError;
 /// Validates a scenario (JSON text) for emulation and returns the plan the controller runs
 /// (expanded flows with start times, timing, the queue) as JSON text.
 pub fn plan_json(scenario_json: &str) -> Result<String, ScenarioError> {
-    let v: serde_json::Value = serde_json::from_str(scenario_json)
-        .map_err(|e| ScenarioError { path: String::new(), message: format!("malformed scenario JSON: {e}") })?;
+    let v: serde_json::Value = serde_json::from_str(scenario_json).map_err(|e| ScenarioError {
+        path: String::new(),
+        message: format!("malformed scenario JSON: {e}"),
+    })?;
     let s = config::scenario(&v)?;
     Ok(config::plan(&s, &v).to_string())
 }

@@ -33,7 +33,9 @@ pub struct TcpView {
 pub enum Parsed {
     Tcp(TcpView),
     /// A valid IPv4 packet that is not (a first fragment of) TCP.
-    OtherIpv4 { total_len: usize },
+    OtherIpv4 {
+        total_len: usize,
+    },
     /// Not IPv4, or headers that contradict the buffer.
     Invalid,
 }
@@ -162,14 +164,17 @@ pub fn queue_fields(buf: &[u8]) -> (FlowKey, u8, Option<PureAck>) {
     if v_ihl >> 4 != 4 || buf.len() < 20 || ip_hlen < 20 {
         return (FlowKey::default(), dscp, None);
     }
-    let u32_at = |at: usize| buf.get(at..at + 4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    let u32_at =
+        |at: usize| buf.get(at..at + 4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
     let proto = buf[9];
     let first_fragment = be16(buf, 6).is_some_and(|f| f & 0x1fff == 0);
     let ports = matches!(proto, 6 | 17 | 33) && first_fragment;
     let port = |at: usize| if ports { be16(buf, ip_hlen + at).unwrap_or(0) } else { 0 };
     let key = FlowKey { src: u32_at(12), dst: u32_at(16), sport: port(0), dport: port(2), proto };
     let ack = match parse(buf) {
-        Parsed::Tcp(v) if v.payload_len == 0 && v.flags & ACK != 0 && v.flags & (SYN | FIN | RST) == 0 => {
+        Parsed::Tcp(v)
+            if v.payload_len == 0 && v.flags & ACK != 0 && v.flags & (SYN | FIN | RST) == 0 =>
+        {
             // No SACK option (kind 5) and no ECE/CWR: the ACK says nothing a later one won't.
             let opts = buf.get(v.ip_hlen + 20..v.ip_hlen + v.tcp_hlen).unwrap_or(&[]);
             let plain = v.flags & 0xc0 == 0 && !has_option(opts, 5);
@@ -253,8 +258,14 @@ pub(crate) mod tests {
         let opts = [2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7];
         let p = tcp_packet(SYN, 64240, &opts, 0);
         let Parsed::Tcp(v) = parse(&p) else { panic!("not tcp") };
-        assert_eq!((v.sport, v.dport, v.flags, v.window, v.tcp_hlen, v.payload_len), (10000, 5001, SYN, 64240, 40, 0));
-        assert_eq!(syn_options(&p, &v), SynOpts { mss: Some(1460), wscale: Some(7), timestamps: true });
+        assert_eq!(
+            (v.sport, v.dport, v.flags, v.window, v.tcp_hlen, v.payload_len),
+            (10000, 5001, SYN, 64240, 40, 0)
+        );
+        assert_eq!(
+            syn_options(&p, &v),
+            SynOpts { mss: Some(1460), wscale: Some(7), timestamps: true }
+        );
     }
 
     #[test]
@@ -311,14 +322,20 @@ pub(crate) mod tests {
         let mut p = tcp_packet(ACK, 1000, &[], 0);
         p[1] = (46 << 2) | 0b01; // EF, ECT(1)
         let (k, dscp, ack) = queue_fields(&p);
-        assert_eq!(k, FlowKey { src: 0x0a00_0001, dst: 0x0a01_0001, sport: 10000, dport: 5001, proto: 6 });
+        assert_eq!(
+            k,
+            FlowKey { src: 0x0a00_0001, dst: 0x0a01_0001, sport: 10000, dport: 5001, proto: 6 }
+        );
         assert_eq!(dscp, 46);
         assert_eq!(ack, Some(PureAck::new(0, true)));
         assert_eq!(ecn(&p), Ecn::Ect1);
         // Data is not a pure ACK; a SACK option makes an ACK not plain.
         assert_eq!(queue_fields(&tcp_packet(ACK, 1000, &[], 10)).2, None);
         let sack = [1, 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 2];
-        assert_eq!(queue_fields(&tcp_packet(ACK, 1000, &sack, 0)).2.map(|a| a.plain()), Some(false));
+        assert_eq!(
+            queue_fields(&tcp_packet(ACK, 1000, &sack, 0)).2.map(|a| a.plain()),
+            Some(false)
+        );
         assert_eq!(queue_fields(&[]).0, FlowKey::default());
     }
 }

@@ -32,7 +32,9 @@ const PROBES: usize = 8;
 
 fn hash(k: &ConnKey) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in k.0.iter().chain(k.1.iter()).chain(k.2.to_be_bytes().iter()).chain(k.3.to_be_bytes().iter()) {
+    for b in
+        k.0.iter().chain(k.1.iter()).chain(k.2.to_be_bytes().iter()).chain(k.3.to_be_bytes().iter())
+    {
         h = (h ^ *b as u64).wrapping_mul(0x100_0000_01b3);
     }
     h
@@ -121,7 +123,12 @@ impl ConnTable {
 
 /// Offers an ACK travelling to a sender (in `buf`) to `scheme`; lowers its window field if the
 /// scheme asks for less, never raising it, and keeps the TCP checksum valid.
-pub fn rewrite_ack(buf: &mut [u8], conns: &mut ConnTable, scheme: &mut dyn AckRewriter, view: &QueueView) -> Outcome {
+pub fn rewrite_ack(
+    buf: &mut [u8],
+    conns: &mut ConnTable,
+    scheme: &mut dyn AckRewriter,
+    view: &QueueView,
+) -> Outcome {
     let Parsed::Tcp(v) = packet::parse(buf) else { return Outcome::NotAck };
     if v.flags & ACK == 0 || v.flags & SYN != 0 {
         return Outcome::NotAck;
@@ -158,7 +165,11 @@ mod tests {
     use bloatlab_sim::units::SimTime;
 
     fn view(used: u64, cap: u64) -> QueueView {
-        QueueView { now: SimTime(0), backlog: Backlog { bytes: used, pkts: used / 1500 }, capacity_bytes: cap }
+        QueueView {
+            now: SimTime(0),
+            backlog: Backlog { bytes: used, pkts: used / 1500 },
+            capacity_bytes: cap,
+        }
     }
 
     fn syn(ws: Option<u8>, flags: u8) -> Vec<u8> {
@@ -192,7 +203,10 @@ mod tests {
         let mut ewt = Ewt::new(EwtParams { start: 30_000 });
         // Field 1000 << 9 = 512000 B; queue 50 % full → 256000 B → field 500.
         let mut ack = reversed(tcp_packet(ACK, 1000, &[], 0));
-        assert_eq!(rewrite_ack(&mut ack, &mut t, &mut ewt, &view(50_000, 100_000)), Outcome::Lowered);
+        assert_eq!(
+            rewrite_ack(&mut ack, &mut t, &mut ewt, &view(50_000, 100_000)),
+            Outcome::Lowered
+        );
         assert_eq!(u16::from_be_bytes([ack[34], ack[35]]), 500);
         assert!(crate::checksum::tcp_ok(&ack));
         // Below the start point: untouched.
@@ -219,10 +233,16 @@ mod tests {
         // No handshake seen.
         let mut t = ConnTable::new(64);
         let mut ack = reversed(tcp_packet(ACK, 60000, &[], 0));
-        assert_eq!(rewrite_ack(&mut ack, &mut t, &mut ewt, &view(50_000, 100_000)), Outcome::Unknown);
+        assert_eq!(
+            rewrite_ack(&mut ack, &mut t, &mut ewt, &view(50_000, 100_000)),
+            Outcome::Unknown
+        );
         // SYN seen but SYN-ACK not yet: unknown.
         t.learn_forward(&syn(Some(7), SYN));
-        assert_eq!(rewrite_ack(&mut ack, &mut t, &mut ewt, &view(50_000, 100_000)), Outcome::Unknown);
+        assert_eq!(
+            rewrite_ack(&mut ack, &mut t, &mut ewt, &view(50_000, 100_000)),
+            Outcome::Unknown
+        );
     }
 
     #[test]

@@ -94,7 +94,13 @@ impl LinkCx for Hands<'_> {
 }
 
 impl Direction {
-    pub fn new(cfg: DirectionCfg, queue: LinkQueue, rate: RateModel, loss_rng: SimRng, slots: usize) -> Direction {
+    pub fn new(
+        cfg: DirectionCfg,
+        queue: LinkQueue,
+        rate: RateModel,
+        loss_rng: SimRng,
+        slots: usize,
+    ) -> Direction {
         let mut drop_list = cfg.drop_list;
         drop_list.sort_unstable();
         let mut link = Link::new(LinkSpec {
@@ -131,7 +137,10 @@ impl Direction {
         let l = &self.link;
         let tx = l.next_tx_event();
         let mut best: Option<(SimTime, Next)> = (tx != SimTime::MAX).then_some((tx, Next::Tx));
-        for (t, k) in [(self.mid.front().map(|&(t, _)| t), Next::MidExit), (self.ingress.next(), Next::Ingress)] {
+        for (t, k) in [
+            (self.mid.front().map(|&(t, _)| t), Next::MidExit),
+            (self.ingress.next(), Next::Ingress),
+        ] {
             if let Some(t) = t {
                 if best.is_none_or(|b| t < b.0) {
                     best = Some((t, k));
@@ -173,7 +182,15 @@ impl Direction {
                 let (_, id) = self.ingress.pop_ready(t).expect("due ingress");
                 let data = cx.slab.pkt(id);
                 let (key, dscp, ack) = crate::packet::queue_fields(data);
-                let e = QEntry { id, bytes: data.len() as u32, enqueued_at: t, ecn: crate::packet::ecn(data), key, dscp, ack };
+                let e = QEntry {
+                    id,
+                    bytes: data.len() as u32,
+                    enqueued_at: t,
+                    ecn: crate::packet::ecn(data),
+                    key,
+                    dscp,
+                    ack,
+                };
                 fx.enqueued = link.enqueue(e, t, &mut cx);
                 if fx.enqueued && link.after_enqueue(t) == AfterEnqueue::StartNow {
                     fx.dequeued = start_tx(link, t, &mut cx);

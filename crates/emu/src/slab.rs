@@ -29,7 +29,11 @@ pub struct Slab {
 
 impl Slab {
     pub fn new(slots: usize) -> Slab {
-        Slab { bytes: vec![0; slots * SLOT], meta: vec![Meta::default(); slots], free: (0..slots as u32).rev().collect() }
+        Slab {
+            bytes: vec![0; slots * SLOT],
+            meta: vec![Meta::default(); slots],
+            free: (0..slots as u32).rev().collect(),
+        }
     }
 
     pub fn capacity(&self) -> usize {

@@ -54,7 +54,17 @@ impl QueueSeries {
     /// Appends one row unless the preallocated room is used up (a run that overstays its
     /// duration keeps its early samples rather than allocating on the hot path).
     #[allow(clippy::too_many_arguments)]
-    pub fn push(&mut self, t: SimTime, link: &'static str, bytes: u64, pkts: u64, drops: u64, sojourn_ms: f64, tx_mbps: f64, aqm: f64) {
+    pub fn push(
+        &mut self,
+        t: SimTime,
+        link: &'static str,
+        bytes: u64,
+        pkts: u64,
+        drops: u64,
+        sojourn_ms: f64,
+        tx_mbps: f64,
+        aqm: f64,
+    ) {
         if self.t_s.len() == self.t_s.capacity() {
             return;
         }
@@ -70,7 +80,9 @@ impl QueueSeries {
 
     /// Columns as JSON (NaN becomes null).
     pub fn to_json(&self) -> Value {
-        let f = |v: &Vec<f64>| v.iter().map(|x| if x.is_finite() { json!(x) } else { Value::Null }).collect::<Vec<_>>();
+        let f = |v: &Vec<f64>| {
+            v.iter().map(|x| if x.is_finite() { json!(x) } else { Value::Null }).collect::<Vec<_>>()
+        };
         json!({
             "t_s": self.t_s, "link": self.link, "backlog_bytes": self.backlog_bytes,
             "backlog_pkts": self.backlog_pkts, "drops": self.drops, "sojourn_ms": f(&self.sojourn_ms),

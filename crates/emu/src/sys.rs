@@ -72,7 +72,8 @@ impl Poller {
             if ep < 0 {
                 return Err(io::Error::last_os_error());
             }
-            let timer = libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC);
+            let timer =
+                libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC);
             if timer < 0 {
                 libc::close(ep);
                 return Err(io::Error::last_os_error());
@@ -92,12 +93,21 @@ impl Poller {
     pub fn wait(&self, at_ns: u64) -> io::Result<()> {
         let spec = libc::itimerspec {
             it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: (at_ns / 1_000_000_000) as _, tv_nsec: (at_ns % 1_000_000_000) as _ },
+            it_value: libc::timespec {
+                tv_sec: (at_ns / 1_000_000_000) as _,
+                tv_nsec: (at_ns % 1_000_000_000) as _,
+            },
         };
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 4];
         // SAFETY: valid descriptors and buffers of the stated sizes.
         unsafe {
-            if libc::timerfd_settime(self.timer, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) < 0 {
+            if libc::timerfd_settime(
+                self.timer,
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            ) < 0
+            {
                 return Err(io::Error::last_os_error());
             }
             let n = libc::epoll_wait(self.ep, evs.as_mut_ptr(), evs.len() as i32, 1000);

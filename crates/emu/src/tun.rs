@@ -17,9 +17,16 @@ impl Tun {
     /// Creates (and attaches to) TUN device `name`, non-blocking.
     pub fn open(name: &str) -> io::Result<Tun> {
         if name.is_empty() || name.len() >= libc::IFNAMSIZ || name.contains('/') {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad device name {name:?} (1 to 15 bytes)")));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("bad device name {name:?} (1 to 15 bytes)"),
+            ));
         }
-        let file = OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open("/dev/net/tun")?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open("/dev/net/tun")?;
         crate::sys::tun_set_iff(file.as_raw_fd(), name)?;
         Ok(Tun { file, name: name.to_string() })
     }
@@ -34,7 +41,9 @@ impl Tun {
         // One read(2) (std's `File::read` does not retry on EINTR either).
         match (&self.file).read(buf) {
             Ok(n) => Ok(Some(n)),
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {
+            Err(e)
+                if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) =>
+            {
                 Ok(None)
             }
             Err(e) => Err(e),

@@ -15,17 +15,23 @@ use proptest::prelude::*;
 /// A TCP option: every kind Linux sends, unknown kinds, and malformed lengths.
 fn option() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
-        Just(vec![0]),                                            // EOL
-        Just(vec![1]),                                            // NOP
-        any::<u16>().prop_map(|m| vec![2, 4, (m >> 8) as u8, m as u8]), // MSS
-        any::<u8>().prop_map(|s| vec![3, 3, s]),                  // window scale (any shift)
-        Just(vec![4, 2]),                                         // SACK permitted
+        Just(vec![0]),                                                                 // EOL
+        Just(vec![1]),                                                                 // NOP
+        any::<u16>().prop_map(|m| vec![2, 4, (m >> 8) as u8, m as u8]),                // MSS
+        any::<u8>().prop_map(|s| vec![3, 3, s]), // window scale (any shift)
+        Just(vec![4, 2]),                        // SACK permitted
         prop::collection::vec(any::<u8>(), 8).prop_map(|b| [vec![8, 10], b].concat()), // timestamps
-        (1usize..=4).prop_flat_map(|n| prop::collection::vec(any::<u8>(), 8 * n))
-            .prop_map(|b| [vec![5, (2 + b.len()) as u8], b].concat()), // SACK blocks
-        (9u8..=254, prop::collection::vec(any::<u8>(), 0..6))
-            .prop_map(|(k, b)| [vec![k, (2 + b.len()) as u8], b].concat()), // unknown kinds
-        (2u8..=254, any::<u8>()).prop_map(|(k, l)| vec![k, l]),   // lying lengths (0, 1, overlong)
+        (1usize..=4).prop_flat_map(|n| prop::collection::vec(any::<u8>(), 8 * n)).prop_map(|b| [
+            vec![5, (2 + b.len()) as u8],
+            b
+        ]
+        .concat()), // SACK blocks
+        (9u8..=254, prop::collection::vec(any::<u8>(), 0..6)).prop_map(|(k, b)| [
+            vec![k, (2 + b.len()) as u8],
+            b
+        ]
+        .concat()), // unknown kinds
+        (2u8..=254, any::<u8>()).prop_map(|(k, l)| vec![k, l]), // lying lengths (0, 1, overlong)
     ]
 }
 
@@ -42,7 +48,16 @@ fn options() -> impl Strategy<Value = Vec<u8>> {
 
 /// A well-formed IPv4/TCP packet with correct checksums.
 #[allow(clippy::too_many_arguments)]
-fn tcp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, flags: u8, window: u16, opts: &[u8], payload: usize) -> Vec<u8> {
+fn tcp(
+    src: [u8; 4],
+    dst: [u8; 4],
+    sport: u16,
+    dport: u16,
+    flags: u8,
+    window: u16,
+    opts: &[u8],
+    payload: usize,
+) -> Vec<u8> {
     let th = 20 + opts.len();
     let total = 20 + th + payload;
     let mut b = vec![0u8; total];
@@ -70,14 +85,22 @@ const S: [u8; 4] = [10, 0, 0, 1];
 const R: [u8; 4] = [10, 1, 0, 1];
 
 fn view(used: u64, cap: u64) -> QueueView {
-    QueueView { now: SimTime(0), backlog: Backlog { bytes: used, pkts: used / 1500 }, capacity_bytes: cap }
+    QueueView {
+        now: SimTime(0),
+        backlog: Backlog { bytes: used, pkts: used / 1500 },
+        capacity_bytes: cap,
+    }
 }
 
 /// Only the window (bytes 14..16) and the checksum (16..18) of the TCP header may change.
 fn only_window_and_checksum_changed(before: &[u8], after: &[u8]) -> bool {
     let Parsed::Tcp(v) = packet::parse(before) else { return before == after };
     before.len() == after.len()
-        && before.iter().zip(after).enumerate().all(|(i, (a, b))| a == b || (v.ip_hlen + 14..v.ip_hlen + 18).contains(&i))
+        && before
+            .iter()
+            .zip(after)
+            .enumerate()
+            .all(|(i, (a, b))| a == b || (v.ip_hlen + 14..v.ip_hlen + 18).contains(&i))
 }
 
 proptest! {

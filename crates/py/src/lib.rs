@@ -9,7 +9,12 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-create_exception!(_core, ScenarioError, PyValueError, "Invalid scenario: args are (path, message).");
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "Invalid scenario: args are (path, message)."
+);
 create_exception!(_core, SimulationError, PyRuntimeError, "A run failed an internal check.");
 
 /// Run a scenario given as JSON text. Returns (summary_json, {table: {column: list}}).
@@ -52,7 +57,8 @@ fn run_json<'py>(
 #[pyfunction]
 fn validate_json(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
     let json = scenario_json.to_owned();
-    py.detach(move || bloatlab_sim::validate_json(&json)).map_err(|e| ScenarioError::new_err((e.path, e.message)))
+    py.detach(move || bloatlab_sim::validate_json(&json))
+        .map_err(|e| ScenarioError::new_err((e.path, e.message)))
 }
 
 /// Builds the summary JSON (the simulator's shape) from measurements given as JSON text
@@ -67,7 +73,8 @@ fn summary_json(measure_json: &str) -> PyResult<String> {
 #[pyfunction]
 fn emu_plan(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     let json = scenario_json.to_owned();
-    py.detach(move || bloatlab_emu::plan_json(&json)).map_err(|e| ScenarioError::new_err((e.path, e.message)))
+    py.detach(move || bloatlab_emu::plan_json(&json))
+        .map_err(|e| ScenarioError::new_err((e.path, e.message)))
 }
 
 /// Runs the emulation bottleneck (config as JSON text, see bloatlab.emulate.bottleneck) until

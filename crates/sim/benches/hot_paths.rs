@@ -40,7 +40,13 @@ fn scoreboard(c: &mut Criterion) {
             || {
                 let mut sb = Scoreboard::new();
                 for i in 0..n {
-                    sb.push(Seg { start: i * mss, end: (i + 1) * mss, sent_at: SimTime(i), flags: 0, stamp: TxStamp::default() });
+                    sb.push(Seg {
+                        start: i * mss,
+                        end: (i + 1) * mss,
+                        sent_at: SimTime(i),
+                        flags: 0,
+                        stamp: TxStamp::default(),
+                    });
                 }
                 sb
             },
@@ -79,7 +85,14 @@ fn tcp_run(c: &mut Criterion) {
     let mut g = c.benchmark_group("tcp");
     g.sample_size(10);
     g.bench_function("dumbbell_400mbps_2s", |b| {
-        b.iter(|| black_box(run_toml(sc, &RunOptions { seed: None, series: false, ..Default::default() }).unwrap().summary_json.len()))
+        b.iter(|| {
+            black_box(
+                run_toml(sc, &RunOptions { seed: None, series: false, ..Default::default() })
+                    .unwrap()
+                    .summary_json
+                    .len(),
+            )
+        })
     });
     g.finish();
 }

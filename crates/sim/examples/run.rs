@@ -12,17 +12,23 @@ fn main() {
     let series_dir = args.next();
     let text = std::fs::read_to_string(&path).expect("readable scenario file");
     let capture_dir = std::env::var_os("BLOATLAB_CAPTURE_DIR").map(std::path::PathBuf::from);
-    let progress = std::env::var("BLOATLAB_PROGRESS")
-        .ok()
-        .map(|s| std::time::Duration::from_secs_f64(s.parse().expect("BLOATLAB_PROGRESS: seconds")));
-    let opts = bloatlab_sim::RunOptions { seed: None, series: series_dir.is_some(), capture_dir, progress };
+    let progress = std::env::var("BLOATLAB_PROGRESS").ok().map(|s| {
+        std::time::Duration::from_secs_f64(s.parse().expect("BLOATLAB_PROGRESS: seconds"))
+    });
+    let opts = bloatlab_sim::RunOptions {
+        seed: None,
+        series: series_dir.is_some(),
+        capture_dir,
+        progress,
+    };
     match bloatlab_sim::run_toml(&text, &opts) {
         Ok(out) => {
             println!("{}", out.summary_json);
             if let Some(dir) = series_dir {
                 std::fs::create_dir_all(&dir).expect("series dir");
                 for t in out.tables {
-                    let mut f = std::fs::File::create(format!("{dir}/{}.csv", t.name)).expect("csv file");
+                    let mut f =
+                        std::fs::File::create(format!("{dir}/{}.csv", t.name)).expect("csv file");
                     let names: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
                     writeln!(f, "{}", names.join(",")).unwrap();
                     let rows = match &t.columns[0].1 {

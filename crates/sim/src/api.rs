@@ -80,18 +80,22 @@ pub fn run_toml(text: &str, opts: &RunOptions) -> Result<RunOutput, RunError> {
     run_value(&value, opts)
 }
 
-
 fn run_value(value: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let scenario = crate::config::Scenario::from_value(value)?;
     let seed = opts.seed.unwrap_or(scenario.seed);
     let setup = std::time::Instant::now();
-    let world = crate::world::World::new(&scenario, seed, opts.capture_dir.as_deref(), opts.series).map_err(RunError::Internal)?;
+    let world = crate::world::World::new(&scenario, seed, opts.capture_dir.as_deref(), opts.series)
+        .map_err(RunError::Internal)?;
     let setup_s = setup.elapsed().as_secs_f64();
     let mut outcome = world.run(opts.progress).map_err(RunError::Internal)?;
     outcome.measure.engine.setup_s = setup_s;
     let summary = crate::metrics::measure::build(&outcome.measure);
-    let summary_json = serde_json::to_string_pretty(&summary).map_err(|e| RunError::Internal(e.to_string()))?;
-    Ok(RunOutput { summary_json, tables: outcome.series.map(crate::metrics::Series::into_tables).unwrap_or_default() })
+    let summary_json =
+        serde_json::to_string_pretty(&summary).map_err(|e| RunError::Internal(e.to_string()))?;
+    Ok(RunOutput {
+        summary_json,
+        tables: outcome.series.map(crate::metrics::Series::into_tables).unwrap_or_default(),
+    })
 }
 
 #[cfg(test)]

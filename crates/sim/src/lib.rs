@@ -34,4 +34,7 @@ pub mod units;
 pub mod wire;
 pub mod world;
 
-pub use api::{run_json, run_toml, validate_json, Column, RunError, RunOptions, RunOutput, ScenarioError, Table};
+pub use api::{
+    run_json, run_toml, validate_json, Column, RunError, RunOptions, RunOutput, ScenarioError,
+    Table,
+};

@@ -42,12 +42,8 @@ pub struct TcpDefaults {
 /// SYN advertises minus 12: what Linux actually sends per segment on a 1500-byte path);
 /// `rcvbuf` is a round 6 MB (6,000,000 B, what the scenario contract documents) rather than
 /// `tcp_rmem[2]`'s 6 MiB; and `hz` is the Kconfig default 250 ([`DEFAULT_HZ`]).
-pub const SCENARIO_TCP: TcpDefaults = TcpDefaults {
-    mss: 1448,
-    rcvbuf: 6_000_000,
-    hz: DEFAULT_HZ,
-    ..SYSCTL_TCP
-};
+pub const SCENARIO_TCP: TcpDefaults =
+    TcpDefaults { mss: 1448, rcvbuf: 6_000_000, hz: DEFAULT_HZ, ..SYSCTL_TCP };
 
 /// Linux's defaults as a freshly booted kernel has them, which packetdrill scripts are
 /// written against: `mss` 1460 is what the SYN's MSS option advertises on a 1500-byte MTU

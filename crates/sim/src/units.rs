@@ -188,10 +188,7 @@ pub const SIZE_UNITS: &str = "B, KB, MB, GB (x1000), KiB, MiB, GiB (x1024)";
 /// Parses "10Mbps", "2.5Gbps", "64Kbps" (also lowercase k). Negative values parse (and are
 /// rejected by the caller with a "must be > 0" message).
 pub fn parse_rate(s: &str) -> Option<f64> {
-    parse_scaled(
-        s,
-        &[("bps", 1.0), ("Kbps", 1e3), ("kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)],
-    )
+    parse_scaled(s, &[("bps", 1.0), ("Kbps", 1e3), ("kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)])
 }
 
 /// Parses "20ms", "1.5s", "250us", "10ns" into nanoseconds.

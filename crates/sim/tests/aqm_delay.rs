@@ -54,7 +54,11 @@ fn codel_and_pie_hold_their_targets_where_droptail_bloats() {
     for (name, s) in [("codel", &codel), ("pie", &pie)] {
         assert!(util(s) >= 85.0, "{name} utilisation {:.1}%", util(s));
     }
-    assert!(soj(&dt) > 10.0 * soj(&codel) && soj(&dt) > 10.0 * soj(&pie), "drop-tail {:.1} ms", soj(&dt));
+    assert!(
+        soj(&dt) > 10.0 * soj(&codel) && soj(&dt) > 10.0 * soj(&pie),
+        "drop-tail {:.1} ms",
+        soj(&dt)
+    );
     // Each discipline drops for its own reason.
     assert!(f(&codel, "bottleneck.drop_reasons.aqm_dequeue") > 0.0);
     assert_eq!(f(&codel, "bottleneck.drop_reasons.overflow"), 0.0);

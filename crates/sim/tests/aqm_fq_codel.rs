@@ -60,5 +60,8 @@ fn sparse_flow_isolation_fairness_and_delay_near_target() {
     // The same load on a 1000-packet drop-tail buffer: the probe waits behind the full queue.
     let dt = run(&scenario(r#"{ kind = "droptail", limit = "1000p" }"#));
     let added_dt = probe_added_ms(&dt);
-    assert!(added_dt > 30.0 * added.max(0.1), "drop-tail probe added {added_dt} ms vs fq_codel {added} ms");
+    assert!(
+        added_dt > 30.0 * added.max(0.1),
+        "drop-tail probe added {added_dt} ms vs fq_codel {added} ms"
+    );
 }

@@ -38,9 +38,14 @@ fn bbr_keeps_the_link_busy_with_a_short_queue_on_a_deep_buffer() {
     // (0.99 × 20 Mbit/s in the 1.0 phases).
     let states = r.text("cc_state");
     let first = |s: &str| states.iter().position(|x| x == s).unwrap_or(usize::MAX);
-    assert!(first("startup") < first("drain") && first("drain") < first("probe_bw"), "{:?}", &states[..10]);
+    assert!(
+        first("startup") < first("drain") && first("drain") < first("probe_bw"),
+        "{:?}",
+        &states[..10]
+    );
     let pacing = r.num("pacing_mbps");
-    let steady: Vec<f64> = pacing.iter().zip(&states).filter(|(_, s)| *s == "probe_bw").map(|(p, _)| *p).collect();
+    let steady: Vec<f64> =
+        pacing.iter().zip(&states).filter(|(_, s)| *s == "probe_bw").map(|(p, _)| *p).collect();
     let median = {
         let mut v = steady.clone();
         v.sort_by(f64::total_cmp);
@@ -59,7 +64,9 @@ fn bbr_holds_throughput_under_five_percent_loss_where_cubic_collapses() {
     let bbr = run(&path(0.05, "bbr"), None, false).f("flows.0.goodput_mbps");
     let cubic = run(&path(0.05, "cubic"), None, false).f("flows.0.goodput_mbps");
     let payload_capacity = 20.0 * 1448.0 / 1500.0;
-    eprintln!("5 % loss: bbr {bbr:.2} Mbit/s, cubic {cubic:.2} Mbit/s (capacity {payload_capacity:.2})");
+    eprintln!(
+        "5 % loss: bbr {bbr:.2} Mbit/s, cubic {cubic:.2} Mbit/s (capacity {payload_capacity:.2})"
+    );
     assert!(bbr >= 0.75 * payload_capacity, "bbr {bbr:.2} Mbit/s");
     assert!(cubic <= 0.15 * payload_capacity, "cubic {cubic:.2} Mbit/s");
     assert!(bbr >= 5.0 * cubic);

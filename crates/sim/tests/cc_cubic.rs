@@ -48,7 +48,8 @@ fn window_after_a_loss_follows_the_cubic_with_the_rfc_9438_k() {
     // RFC 9438 Fig. 2: K = ∛((W_max − cwnd_epoch)/C) ≈ 9.76 s here.
     let k = ((w_max - s) / C).cbrt();
     // Linux evaluates the curve one minimum RTT ahead of the epoch time.
-    let d_min = r.num("rtt_ms").iter().cloned().filter(|x| x.is_finite()).fold(f64::MAX, f64::min) / 1e3;
+    let d_min =
+        r.num("rtt_ms").iter().cloned().filter(|x| x.is_finite()).fold(f64::MAX, f64::min) / 1e3;
     assert!((0.100..0.102).contains(&d_min), "min RTT {d_min}");
     let model = |tt: f64| C * (tt - t0 + d_min - k).powi(3) + w_max;
     let slope = |tt: f64| 3.0 * C * (tt - t0 + d_min - k).powi(2);
@@ -78,7 +79,10 @@ fn window_after_a_loss_follows_the_cubic_with_the_rfc_9438_k() {
     let level = w_max - 0.1 * (w_max - s);
     let t_cross = t[(i0..t.len()).find(|&i| cwnd[i] >= level).expect("reaches the level")] - t0;
     let expected = k - (0.1 * (w_max - s) / C).cbrt() - d_min;
-    assert!((t_cross - expected).abs() < 0.25, "crossing after {t_cross:.2} s, expected {expected:.2} s (K = {k:.2})");
+    assert!(
+        (t_cross - expected).abs() < 0.25,
+        "crossing after {t_cross:.2} s, expected {expected:.2} s (K = {k:.2})"
+    );
     // The window stays in the concave region until t ≈ K, then turns convex.
     let labels = r.text("cc_state");
     let i_convex = (i0..t.len()).find(|&i| labels[i] == "convex").expect("convex region reached");
@@ -109,7 +113,8 @@ fn mean_window_under_random_loss_matches_the_response_function() {
     "#;
     let p: f64 = 1e-4;
     let rtt: f64 = 0.1;
-    let model = (C * (3.0 + BETA) / (4.0 * (1.0 - BETA))).powf(0.25) * rtt.powf(0.75) / p.powf(0.75);
+    let model =
+        (C * (3.0 + BETA) / (4.0 * (1.0 - BETA))).powf(0.25) * rtt.powf(0.75) / p.powf(0.75);
     let friendly = (1.5 / p).sqrt();
     assert!(model > friendly, "the test must sit in the cubic region");
     let seeds = [1u64, 2, 3, 4];
@@ -164,9 +169,10 @@ fn short_rtt_low_bdp_cubic_behaves_like_reno() {
                 friendly += (s == "friendly") as usize;
             }
         }
-        reno += run(&sc("newreno", "tcp = { recovery = \"sack\" }", seed), None, false).f("flows.0.goodput_mbps");
-        pure +=
-            run(&sc("cubic", "cc_params = { tcp_friendliness = false }", seed), None, false).f("flows.0.goodput_mbps");
+        reno += run(&sc("newreno", "tcp = { recovery = \"sack\" }", seed), None, false)
+            .f("flows.0.goodput_mbps");
+        pure += run(&sc("cubic", "cc_params = { tcp_friendliness = false }", seed), None, false)
+            .f("flows.0.goodput_mbps");
     }
     let share = friendly as f64 / ca as f64;
     eprintln!(

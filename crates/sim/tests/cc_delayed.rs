@@ -78,7 +78,12 @@ fn cubic_plus_scenario_1_cuts_buffer_and_delay_by_an_order_of_magnitude() {
     let delay = (cubic.f("bottleneck.mean_sojourn_ms"), plus.f("bottleneck.mean_sojourn_ms"));
     assert!(buf.0 > 50.0, "CUBIC fills the buffer ({:.1} %)", buf.0);
     assert!(buf.1 * 10.0 <= buf.0, "buffer usage {:.2} % vs CUBIC {:.2} %", buf.1, buf.0);
-    assert!(delay.1 * 10.0 <= delay.0, "queueing delay {:.1} ms vs CUBIC {:.1} ms", delay.1, delay.0);
+    assert!(
+        delay.1 * 10.0 <= delay.0,
+        "queueing delay {:.1} ms vs CUBIC {:.1} ms",
+        delay.1,
+        delay.0
+    );
     assert_eq!(plus.f("flows.0.loss_pct"), 0.0);
     assert!(plus.f("bottleneck.utilization_pct") >= 95.0);
     let payload_capacity = 2.0 * 1448.0 / 1500.0;
@@ -107,7 +112,12 @@ fn cubic_plus_scenario_2_lowers_the_queue() {
     let delay = (cubic.f("bottleneck.mean_sojourn_ms"), plus.f("bottleneck.mean_sojourn_ms"));
     let gp = (cubic.f("flows.0.goodput_mbps"), plus.f("flows.0.goodput_mbps"));
     assert!(buf.1 <= 0.75 * buf.0, "buffer usage {:.2} % vs CUBIC {:.2} %", buf.1, buf.0);
-    assert!(delay.1 <= 0.75 * delay.0, "queueing delay {:.3} ms vs CUBIC {:.3} ms", delay.1, delay.0);
+    assert!(
+        delay.1 <= 0.75 * delay.0,
+        "queueing delay {:.3} ms vs CUBIC {:.3} ms",
+        delay.1,
+        delay.0
+    );
     assert!(gp.1 >= 0.93 * gp.0, "goodput {:.1} vs CUBIC {:.1} Mbit/s", gp.1, gp.0);
 }
 
@@ -121,7 +131,10 @@ fn the_wrapper_works_over_other_controllers() {
         let b = scenario_1(wrapped, "");
         report(plain, &a);
         report(wrapped, &b);
-        assert!(b.f("bottleneck.buffer_usage_pct") * 10.0 <= a.f("bottleneck.buffer_usage_pct"), "{wrapped}");
+        assert!(
+            b.f("bottleneck.buffer_usage_pct") * 10.0 <= a.f("bottleneck.buffer_usage_pct"),
+            "{wrapped}"
+        );
         assert_eq!(b.f("flows.0.loss_pct"), 0.0, "{wrapped}");
         assert!(b.f("bottleneck.utilization_pct") >= 95.0, "{wrapped}");
         assert_eq!(b.summary["flows"][0]["cc"], wrapped);
@@ -158,5 +171,6 @@ fn bad_names_and_parameters_are_rejected_with_the_key_path() {
         err("cc = \"reno+\"\ncc_params = { period = \"0ms\" }"),
         "flows[0].cc_params.period: must be greater than 0 (got \"0s\")"
     );
-    assert!(err("cc = \"bbr\"\ncc_params = { theta = 0.9 }").starts_with("flows[0].cc_params.theta: unknown key"));
+    assert!(err("cc = \"bbr\"\ncc_params = { theta = 0.9 }")
+        .starts_with("flows[0].cc_params.theta: unknown key"));
 }

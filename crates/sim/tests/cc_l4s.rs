@@ -32,7 +32,8 @@ fn flows(cc: &str, count: u32) -> String {
 
 fn report(name: &str, s: &serde_json::Value) {
     let n = s["flows"].as_array().unwrap().len();
-    let g: Vec<String> = (0..n).map(|i| format!("{:.1}", f(s, &format!("flows.{i}.goodput_mbps")))).collect();
+    let g: Vec<String> =
+        (0..n).map(|i| format!("{:.1}", f(s, &format!("flows.{i}.goodput_mbps")))).collect();
     eprintln!(
         "{name}: util {:.1}% mean queue {:.0} B ({:.1} pkts) sojourn {:.2} ms p95 {:.2} ms drops {} goodput [{}]",
         f(s, "bottleneck.utilization_pct"),
@@ -64,7 +65,9 @@ fn goodputs(s: &serde_json::Value) -> (f64, f64) {
 #[test]
 fn dctcp_holds_the_queue_near_the_step_threshold() {
     let k = 20.0;
-    for (name, extra) in [("classic feedback", ""), ("accecn feedback", "tcp = { ecn = \"accecn\" }\n")] {
+    for (name, extra) in
+        [("classic feedback", ""), ("accecn feedback", "tcp = { ecn = \"accecn\" }\n")]
+    {
         let s = run(&dumbbell(&step(20), &(flows("dctcp", 2) + extra)));
         report(name, &s);
         let q = f(&s, "bottleneck.mean_bytes") / 1500.0;
@@ -81,7 +84,11 @@ fn dctcp_holds_the_queue_near_the_step_threshold() {
 fn prague_keeps_a_low_queue_at_full_utilisation_on_a_step_aqm() {
     let s = run(&dumbbell(&step(8), &flows("prague", 2)));
     report("prague step", &s);
-    assert!(f(&s, "bottleneck.mean_sojourn_ms") < 1.5, "sojourn {:.2} ms", f(&s, "bottleneck.mean_sojourn_ms"));
+    assert!(
+        f(&s, "bottleneck.mean_sojourn_ms") < 1.5,
+        "sojourn {:.2} ms",
+        f(&s, "bottleneck.mean_sojourn_ms")
+    );
     assert!(f(&s, "bottleneck.utilization_pct") >= 95.0);
     assert_eq!(f(&s, "bottleneck.drops"), 0.0);
     assert!(f(&s, "fairness.jain_goodput") > 0.95);
@@ -100,9 +107,15 @@ fn prague_falls_back_on_a_classic_ecn_bottleneck() {
         assert!(ratio < 2.0, "{kind}: prague {prague:.1} vs cubic {cubic:.1} Mbit/s");
         assert!(f(&s, "bottleneck.utilization_pct") >= 95.0);
     }
-    let s = run(&dumbbell(&classic("red"), &cubic_vs_prague("cc_params = { classic_fallback = false }\n")));
+    let s = run(&dumbbell(
+        &classic("red"),
+        &cubic_vs_prague("cc_params = { classic_fallback = false }\n"),
+    ));
     let (cubic, prague) = goodputs(&s);
-    assert!(prague > 5.0 * cubic, "without fall-back the scalable response starves CUBIC: {prague:.1} vs {cubic:.1}");
+    assert!(
+        prague > 5.0 * cubic,
+        "without fall-back the scalable response starves CUBIC: {prague:.1} vs {cubic:.1}"
+    );
 }
 
 /// RTT independence (`rtt_independence = "rate"`, target 25 ms): a 5 ms flow grows by
@@ -111,7 +124,8 @@ fn prague_falls_back_on_a_classic_ecn_bottleneck() {
 #[test]
 fn prague_rtt_independence_shares_between_short_and_long_rtts() {
     let pair = |mode: &str| {
-        let params = format!("cc_params = {{ rtt_independence = \"{mode}\", rtt_transition = 0 }}\n");
+        let params =
+            format!("cc_params = {{ rtt_independence = \"{mode}\", rtt_transition = 0 }}\n");
         let fl = format!("[[flows]]\ncc = \"prague\"\nrtt = \"5ms\"\n{params}[[flows]]\ncc = \"prague\"\nrtt = \"40ms\"\n{params}");
         let s = run(&dumbbell(&step(8), &fl));
         report(mode, &s);
@@ -120,7 +134,10 @@ fn prague_rtt_independence_shares_between_short_and_long_rtts() {
         goodputs(&s)
     };
     let (short, long) = pair("off");
-    assert!(short > 10.0 * long, "without RTT independence the 5 ms flow dominates: {short:.1} vs {long:.1}");
+    assert!(
+        short > 10.0 * long,
+        "without RTT independence the 5 ms flow dominates: {short:.1} vs {long:.1}"
+    );
     let (short, long) = pair("rate");
     assert!(short < 2.0 * long, "RTT-independent: {short:.1} vs {long:.1} Mbit/s");
 }

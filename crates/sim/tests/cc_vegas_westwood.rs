@@ -94,7 +94,8 @@ fn westwood_drains_the_queue_after_losses_newreno_less_cubic_least() {
     }
     // Westwood+'s window after recovery is BWE × RTTmin (≈ BDP of 17-18 packets, the
     // estimate lags slightly): the ssthresh it leaves is far below NewReno's.
-    let ss: Vec<f64> = ww.num("ssthresh_bytes").iter().filter(|&&s| s > 0.0).map(|s| s / 1448.0).collect();
+    let ss: Vec<f64> =
+        ww.num("ssthresh_bytes").iter().filter(|&&s| s > 0.0).map(|s| s / 1448.0).collect();
     let last = *ss.last().unwrap();
     assert!((10.0..=30.0).contains(&last), "westwood+ ssthresh {last} segments");
 }

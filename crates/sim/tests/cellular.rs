@@ -36,11 +36,26 @@ fn abrwda_keeps_the_queue_short_without_losing_throughput() {
         let q = |s: &serde_json::Value| f(s, "bottleneck.mean_sojourn_ms");
         let rtt = |s: &serde_json::Value| f(s, "flows.0.rtt_mean_ms");
         let g = |s: &serde_json::Value| f(s, "flows.0.goodput_mbps");
-        assert!(q(&newreno) > 150.0 && rtt(&newreno) > 300.0, "NewReno queue {} ms, RTT {} ms", q(&newreno), rtt(&newreno));
+        assert!(
+            q(&newreno) > 150.0 && rtt(&newreno) > 300.0,
+            "NewReno queue {} ms, RTT {} ms",
+            q(&newreno),
+            rtt(&newreno)
+        );
         assert!(q(&drwa) < q(&newreno), "DRWA {} vs NewReno {}", q(&drwa), q(&newreno));
         assert!(q(&abrwda) * 3.0 < q(&drwa), "ABRWDA {} vs DRWA {}", q(&abrwda), q(&drwa));
-        assert!(rtt(&abrwda) * 2.0 < rtt(&newreno), "ABRWDA RTT {} vs NewReno {}", rtt(&abrwda), rtt(&newreno));
-        assert!((g(&abrwda) / g(&newreno) - 1.0).abs() < 0.03, "goodput {} vs {}", g(&abrwda), g(&newreno));
+        assert!(
+            rtt(&abrwda) * 2.0 < rtt(&newreno),
+            "ABRWDA RTT {} vs NewReno {}",
+            rtt(&abrwda),
+            rtt(&newreno)
+        );
+        assert!(
+            (g(&abrwda) / g(&newreno) - 1.0).abs() < 0.03,
+            "goodput {} vs {}",
+            g(&abrwda),
+            g(&newreno)
+        );
         assert_eq!(f(&abrwda, "flows.0.loss_pct"), 0.0);
     }
 }
@@ -76,7 +91,8 @@ fn profile_3g_short_flow_time() {
         cc = "reno"
         size = "320KB"
     "#;
-    let fcts: Vec<f64> = (1..=8).map(|seed| f(&common::run_seeded(sc, Some(seed)), "flows.0.fct_s")).collect();
+    let fcts: Vec<f64> =
+        (1..=8).map(|seed| f(&common::run_seeded(sc, Some(seed)), "flows.0.fct_s")).collect();
     let mean = fcts.iter().sum::<f64>() / fcts.len() as f64;
     assert!((mean / 19.0 - 1.0).abs() < 0.15, "mean fct {mean:.2} s over {fcts:?}");
 }
@@ -132,18 +148,41 @@ fn bad_cellular_input_names_the_key() {
         Err(RunError::Invalid(e)) => e.path,
         other => panic!("expected an invalid scenario, got {other:?}"),
     };
-    let dumbbell = "duration = \"1s\"\n[topology]\nbottleneck = { rate = \"1Mbps\", delay = \"1ms\" }\n";
-    assert_eq!(path_of(&format!("{dumbbell}[[flows]]\ncc = \"reno\"\nrwnd = \"abrwda\"\n")), "flows[0].rwnd");
+    let dumbbell =
+        "duration = \"1s\"\n[topology]\nbottleneck = { rate = \"1Mbps\", delay = \"1ms\" }\n";
+    assert_eq!(
+        path_of(&format!("{dumbbell}[[flows]]\ncc = \"reno\"\nrwnd = \"abrwda\"\n")),
+        "flows[0].rwnd"
+    );
     assert_eq!(path_of(&format!("{dumbbell}[[flows]]\ncc = \"reno\"\nue = 0\n")), "flows[0].ue");
     let cell = "duration = \"1s\"\n[topology]\nkind = \"cellular\"\n";
-    assert_eq!(path_of(&format!("{cell}profile = \"5g\"\n[[flows]]\ncc = \"reno\"\n")), "topology.profile");
-    assert_eq!(path_of(&format!("{cell}[[flows]]\ncc = \"reno\"\n")), "topology.radio");
-    assert_eq!(path_of(&format!("{cell}profile = \"3g-trace\"\n[[flows]]\ncc = \"reno\"\n")), "topology.traces");
-    assert_eq!(path_of(&format!("{cell}profile = \"3g-trace\"\ntraces = \"/nonexistent\"\n[[flows]]\ncc = \"reno\"\n")), "topology.traces");
-    assert_eq!(path_of(&format!("{cell}profile = \"4g\"\nues = 2\n[[flows]]\ncc = \"reno\"\nue = 2\n")), "flows[0].ue");
-    assert_eq!(path_of(&format!("{cell}profile = \"4g\"\n[[flows]]\ncc = \"reno\"\nrtt = \"100ms\"\n")), "flows[0].rtt");
     assert_eq!(
-        path_of(&format!("{cell}profile = \"4g\"\ngateway = {{ kind = \"ewt\" }}\n[[flows]]\ncc = \"reno\"\n")),
+        path_of(&format!("{cell}profile = \"5g\"\n[[flows]]\ncc = \"reno\"\n")),
+        "topology.profile"
+    );
+    assert_eq!(path_of(&format!("{cell}[[flows]]\ncc = \"reno\"\n")), "topology.radio");
+    assert_eq!(
+        path_of(&format!("{cell}profile = \"3g-trace\"\n[[flows]]\ncc = \"reno\"\n")),
+        "topology.traces"
+    );
+    assert_eq!(
+        path_of(&format!(
+            "{cell}profile = \"3g-trace\"\ntraces = \"/nonexistent\"\n[[flows]]\ncc = \"reno\"\n"
+        )),
+        "topology.traces"
+    );
+    assert_eq!(
+        path_of(&format!("{cell}profile = \"4g\"\nues = 2\n[[flows]]\ncc = \"reno\"\nue = 2\n")),
+        "flows[0].ue"
+    );
+    assert_eq!(
+        path_of(&format!("{cell}profile = \"4g\"\n[[flows]]\ncc = \"reno\"\nrtt = \"100ms\"\n")),
+        "flows[0].rtt"
+    );
+    assert_eq!(
+        path_of(&format!(
+            "{cell}profile = \"4g\"\ngateway = {{ kind = \"ewt\" }}\n[[flows]]\ncc = \"reno\"\n"
+        )),
         "topology.gateway"
     );
     assert_eq!(

@@ -62,7 +62,8 @@ fn cbr_application_sends_its_rate() {
 #[test]
 fn lost_request_is_repeated_after_one_second() {
     let clean = run(&scenario("", "cc = \"bbr\""));
-    let lossy = run(&scenario("", "cc = \"bbr\"").replace("delay = \"20ms\" }", "delay = \"20ms\", drop_packets = [0] }"));
+    let lossy = run(&scenario("", "cc = \"bbr\"")
+        .replace("delay = \"20ms\" }", "delay = \"20ms\", drop_packets = [0] }"));
     let (a, b) = (f(&clean, "flows.0.bytes_delivered"), f(&lossy, "flows.0.bytes_delivered"));
     // About one second of a 20 Mbit/s flow is missing (±0.3 s for start-up differences).
     let missing_s = (a - b) * 8.0 / 20e6 * 1496.0 / 1460.0;
@@ -76,7 +77,8 @@ fn one_drop_is_one_congestion_event() {
     // Drop a packet well after slow start (the 200-packet queue overflows once in slow
     // start, so count events against a run without the extra drop).
     let base = run(&scenario("", "cc = \"ccid2\""));
-    let one = run(&scenario("", "cc = \"ccid2\"").replace("delay = \"20ms\" }", "delay = \"20ms\", drop_packets = [14000] }"));
+    let one = run(&scenario("", "cc = \"ccid2\"")
+        .replace("delay = \"20ms\" }", "delay = \"20ms\", drop_packets = [14000] }"));
     let (r0, r1) = (f(&base, "flows.0.recoveries"), f(&one, "flows.0.recoveries"));
     assert_eq!(r1, r0 + 1.0, "halvings {r0} → {r1}");
     assert_eq!(f(&one, "flows.0.timeouts"), 0.0);
@@ -87,7 +89,11 @@ fn one_drop_is_one_congestion_event() {
 fn pcap_has_dccp_headers() {
     let dir = std::env::temp_dir().join(format!("bloatlab-dccp-pcap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let toml = format!("{}\n[capture]\nlinks = [\"bottleneck\", \"bottleneck_rev\"]\n", scenario("", "cc = \"bbr\"")).replace("duration = \"10s\"", "duration = \"0.5s\"");
+    let toml = format!(
+        "{}\n[capture]\nlinks = [\"bottleneck\", \"bottleneck_rev\"]\n",
+        scenario("", "cc = \"bbr\"")
+    )
+    .replace("duration = \"10s\"", "duration = \"0.5s\"");
     run_toml(&toml, &RunOptions { capture_dir: Some(dir.clone()), ..Default::default() }).unwrap();
     for (name, first_type) in [("bottleneck", 0u8), ("bottleneck_rev", 1u8)] {
         let b = std::fs::read(dir.join(format!("{name}.pcap"))).unwrap();
@@ -142,7 +148,8 @@ fn bad_dccp_settings_name_their_key_paths() {
 #[test]
 fn dccp_runs_are_deterministic() {
     for cc in ["ccid2", "bbr-adaptive"] {
-        let toml = scenario("", &format!("cc = \"{cc}\"")).replace("delay = \"20ms\" }", "delay = \"20ms\", loss = 0.05 }");
+        let toml = scenario("", &format!("cc = \"{cc}\""))
+            .replace("delay = \"20ms\" }", "delay = \"20ms\", loss = 0.05 }");
         let a = run(&toml);
         let b = run(&toml);
         let strip = |mut v: serde_json::Value| {

@@ -24,7 +24,9 @@ const SCENARIO: &str = r#"
 "#;
 
 fn summary(seed: u64) -> (String, Value) {
-    let out = run_toml(SCENARIO, &RunOptions { seed: Some(seed), series: true, ..Default::default() }).expect("run");
+    let out =
+        run_toml(SCENARIO, &RunOptions { seed: Some(seed), series: true, ..Default::default() })
+            .expect("run");
     let mut v: Value = serde_json::from_str(&out.summary_json).unwrap();
     v["engine"]["wall_s"] = Value::Null;
     v["engine"]["packets_per_wall_s"] = Value::Null;
@@ -49,7 +51,12 @@ fn same_seed_same_bytes_different_seed_different_results() {
 fn adding_a_flow_keeps_other_streams() {
     let one = SCENARIO.replace("count = 3", "count = 1");
     let run = |s: &str| -> Value {
-        serde_json::from_str(&run_toml(s, &RunOptions { seed: Some(3), series: false, ..Default::default() }).unwrap().summary_json).unwrap()
+        serde_json::from_str(
+            &run_toml(s, &RunOptions { seed: Some(3), series: false, ..Default::default() })
+                .unwrap()
+                .summary_json,
+        )
+        .unwrap()
     };
     assert_eq!(run(&one)["flows"][0]["start_s"], run(SCENARIO)["flows"][0]["start_s"]);
 }

@@ -27,8 +27,11 @@ fn scenario(queue: &str, gateway: &str, duration: &str) -> String {
 
 #[test]
 fn every_rewriter_composes_with_every_discipline() {
-    let gateways =
-        [r#"gateway = { kind = "ewt" }"#, r#"gateway = { kind = "ewa" }"#, r#"gateway = { kind = "awm", flows = 4 }"#];
+    let gateways = [
+        r#"gateway = { kind = "ewt" }"#,
+        r#"gateway = { kind = "ewa" }"#,
+        r#"gateway = { kind = "awm", flows = 4 }"#,
+    ];
     for q in ["droptail", "red", "ared", "codel", "pie"] {
         for g in gateways {
             // run() fails on any broken invariant (conservation is checked at the end).
@@ -103,7 +106,9 @@ fn ewt_over_red_cuts_reds_drops() {
             "#
         )
     };
-    let total = |g: &str| -> f64 { (1..=3).map(|s| f(&run_seeded(&sc(g), Some(s)), "bottleneck.drops")).sum() };
+    let total = |g: &str| -> f64 {
+        (1..=3).map(|s| f(&run_seeded(&sc(g), Some(s)), "bottleneck.drops")).sum()
+    };
     let red = total("");
     let ewt_red = total(r#"gateway = { kind = "ewt", start = "10KB" }"#);
     eprintln!("drops over 3 seeds: RED {red}, EWT over RED {ewt_red}");

@@ -55,12 +55,18 @@ fn runs(queue: &str, gateway: &str, flows: u32) -> Vec<Value> {
 /// Mean file-transfer latency over the flows of one run (all must have completed).
 fn mean_fct(s: &Value) -> f64 {
     let flows = s["flows"].as_array().unwrap();
-    let fcts: Vec<f64> = flows.iter().map(|fl| fl["fct_s"].as_f64().expect("every transfer completes")).collect();
+    let fcts: Vec<f64> =
+        flows.iter().map(|fl| fl["fct_s"].as_f64().expect("every transfer completes")).collect();
     fcts.iter().sum::<f64>() / fcts.len() as f64
 }
 
 fn max_fct(s: &Value) -> f64 {
-    s["flows"].as_array().unwrap().iter().map(|fl| fl["fct_s"].as_f64().unwrap()).fold(0.0, f64::max)
+    s["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|fl| fl["fct_s"].as_f64().unwrap())
+        .fold(0.0, f64::max)
 }
 
 fn avg(v: &[Value], g: impl Fn(&Value) -> f64) -> f64 {
@@ -72,7 +78,12 @@ fn avg(v: &[Value], g: impl Fn(&Value) -> f64) -> f64 {
 #[test]
 fn medium_level_is_calibrated_and_droptail_red_ared_lose() {
     for s in runs(DROPTAIL, "", MEDIUM - 1) {
-        assert_eq!(f(&s, "bottleneck.drops"), 0.0, "{} drop-tail flows should not lose", MEDIUM - 1);
+        assert_eq!(
+            f(&s, "bottleneck.drops"),
+            0.0,
+            "{} drop-tail flows should not lose",
+            MEDIUM - 1
+        );
     }
     let dt = runs(DROPTAIL, "", MEDIUM);
     let loss = avg(&dt, |s| f(s, "bottleneck.drop_pct"));
@@ -105,7 +116,11 @@ fn ewt_loses_nothing_at_the_medium_level() {
     for (seed, s) in SEEDS.iter().zip(&ewt) {
         assert_eq!(f(s, "bottleneck.drops"), 0.0, "EWT dropped with seed {seed}");
         for fl in s["flows"].as_array().unwrap() {
-            assert_eq!(fl["loss_pct"].as_f64().unwrap(), 0.0, "EWT flow lost a segment (seed {seed})");
+            assert_eq!(
+                fl["loss_pct"].as_f64().unwrap(),
+                0.0,
+                "EWT flow lost a segment (seed {seed})"
+            );
         }
     }
     for (seed, s) in SEEDS.iter().zip(&dt) {
@@ -116,6 +131,9 @@ fn ewt_loses_nothing_at_the_medium_level() {
     eprintln!(
         "mean FCT: EWT {e_mean:.2} s, drop-tail {d_mean:.2} s; last FCT: EWT {e_max:.2} s, drop-tail {d_max:.2} s"
     );
-    assert!(e_max <= d_max, "EWT's last transfer ends at {e_max:.2} s, drop-tail's at {d_max:.2} s");
+    assert!(
+        e_max <= d_max,
+        "EWT's last transfer ends at {e_max:.2} s, drop-tail's at {d_max:.2} s"
+    );
     assert!(e_mean <= 1.05 * d_mean, "EWT mean FCT {e_mean:.2} s vs drop-tail {d_mean:.2} s");
 }

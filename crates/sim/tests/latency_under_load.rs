@@ -104,8 +104,13 @@ fn flows_in_both_directions_share_the_bottleneck_pair() {
     let alone = run(path);
     let down_alone = f(&alone, "flows.0.goodput_mbps");
     // Payload share of a 1500 B packet: 1448 / 1500 = 0.965.
-    assert!(down_alone > 20.0 * 0.95 && down_alone < 20.0 * 0.966, "download alone {down_alone} Mbit/s");
-    let s = run(&format!("{path}\n[[flows]]\ncc = \"cubic\"\ngroup = \"up\"\ndirection = \"reverse\"\n"));
+    assert!(
+        down_alone > 20.0 * 0.95 && down_alone < 20.0 * 0.966,
+        "download alone {down_alone} Mbit/s"
+    );
+    let s = run(&format!(
+        "{path}\n[[flows]]\ncc = \"cubic\"\ngroup = \"up\"\ndirection = \"reverse\"\n"
+    ));
     let down = f(&s, "flows.0.goodput_mbps");
     let up = f(&s, "flows.1.goodput_mbps");
     // The upload's own ACKs cross the downlink queue: a few percent of its rate is lost to

@@ -41,14 +41,19 @@ fn sources() -> Vec<Source> {
         .into_iter()
         .map(|f| {
             let rel = f.strip_prefix(&root).unwrap().with_extension("");
-            let mut module: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+            let mut module: Vec<String> =
+                rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
             let last = module.last().cloned().unwrap_or_default();
             let dir = last == "mod" || last == "lib";
             if dir {
                 module.pop();
             }
             let text = strip_comments(&fs::read_to_string(&f).unwrap());
-            Source { module, rel: format!("src/{}", f.strip_prefix(&root).unwrap().display()), text }
+            Source {
+                module,
+                rel: format!("src/{}", f.strip_prefix(&root).unwrap().display()),
+                text,
+            }
         })
         .collect()
 }
@@ -134,7 +139,10 @@ fn paths(text: &str) -> Vec<(String, usize)> {
             continue;
         }
         let tail = text[at + 4..].trim_start();
-        if !(tail.starts_with("crate::") || tail.starts_with("super::") || tail.starts_with("self::")) {
+        if !(tail.starts_with("crate::")
+            || tail.starts_with("super::")
+            || tail.starts_with("self::"))
+        {
             continue;
         }
         let Some(end) = tail.find(';') else { continue };
@@ -152,7 +160,8 @@ fn paths(text: &str) -> Vec<(String, usize)> {
             if is_ident(before) || before == ':' {
                 continue;
             }
-            let len = text[at..].find(|c: char| !(is_ident(c) || c == ':')).unwrap_or(text.len() - at);
+            let len =
+                text[at..].find(|c: char| !(is_ident(c) || c == ':')).unwrap_or(text.len() - at);
             out.push((text[at..at + len].trim_end_matches(':').to_string(), line_of(at)));
         }
     }
@@ -210,16 +219,24 @@ fn graph() -> Graph {
         for (p, line) in paths(&s.text) {
             let abs = absolute(s, &p);
             // The deepest module the path names.
-            let Some(target) = (1..=abs.len()).rev().map(|k| abs[..k].to_vec()).find(|m| modules.contains(m)) else {
+            let Some(target) =
+                (1..=abs.len()).rev().map(|k| abs[..k].to_vec()).find(|m| modules.contains(m))
+            else {
                 continue;
             };
             let to = node(&target);
             // A directory's mod.rs and its files are one module (see the file's doc).
-            let related = from == to || from.starts_with(&format!("{to}::")) || to.starts_with(&format!("{from}::"));
+            let related = from == to
+                || from.starts_with(&format!("{to}::"))
+                || to.starts_with(&format!("{from}::"));
             if related || to == "lib" {
                 continue;
             }
-            g.edges.get_mut(&from).unwrap().entry(to).or_insert_with(|| format!("{}:{line}", s.rel));
+            g.edges
+                .get_mut(&from)
+                .unwrap()
+                .entry(to)
+                .or_insert_with(|| format!("{}:{line}", s.rel));
         }
     }
     g
@@ -270,7 +287,14 @@ fn cycles(edges: &BTreeMap<String, BTreeMap<String, String>>) -> Vec<Vec<String>
             }
         }
     }
-    let mut st = St { e: edges, index: BTreeMap::new(), low: BTreeMap::new(), stack: Vec::new(), on: BTreeSet::new(), out: Vec::new() };
+    let mut st = St {
+        e: edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        out: Vec::new(),
+    };
     for v in edges.keys() {
         if !st.index.contains_key(v.as_str()) {
             visit(&mut st, v);
@@ -308,7 +332,10 @@ fn the_bottom_layer_reads_only_what_is_below_it() {
     for (i, m) in BOTTOM.iter().enumerate() {
         let allowed = &BOTTOM[..i];
         for (to, at) in &g.edges[*m] {
-            assert!(allowed.contains(&to.as_str()), "{m} uses {to} ({at}); it may use only {allowed:?}");
+            assert!(
+                allowed.contains(&to.as_str()),
+                "{m} uses {to} ({at}); it may use only {allowed:?}"
+            );
         }
     }
 }
@@ -319,7 +346,8 @@ fn the_parser_sees_trees_inline_paths_and_super() {
         "use crate::a::{b::C, d::{E, f as g}};\n// use crate::zz::Q;\nfn x() { crate::h::i(); super::j::K; }\n",
     );
     let got: Vec<String> = paths(&text).into_iter().map(|(p, _)| p).collect();
-    for want in ["crate::a::b::C", "crate::a::d::E", "crate::a::d::f", "crate::h::i", "super::j::K"] {
+    for want in ["crate::a::b::C", "crate::a::d::E", "crate::a::d::f", "crate::h::i", "super::j::K"]
+    {
         assert!(got.iter().any(|p| p == want), "{want} not in {got:?}");
     }
     assert!(!got.iter().any(|p| p.contains("zz")), "{got:?}");
@@ -338,14 +366,20 @@ fn no_file_uses_itself_through_others() {
         edges.entry(from.clone()).or_default();
         for (p, line) in paths(&s.text) {
             let abs = absolute(s, &p);
-            let Some(target) = (1..=abs.len()).rev().map(|k| abs[..k].to_vec()).find(|m| modules.contains(m)) else {
+            let Some(target) =
+                (1..=abs.len()).rev().map(|k| abs[..k].to_vec()).find(|m| modules.contains(m))
+            else {
                 continue;
             };
             let related = s.module.starts_with(&target) || target.starts_with(&s.module);
             if related {
                 continue;
             }
-            edges.entry(from.clone()).or_default().entry(target.join("::")).or_insert_with(|| format!("{}:{line}", s.rel));
+            edges
+                .entry(from.clone())
+                .or_default()
+                .entry(target.join("::"))
+                .or_insert_with(|| format!("{}:{line}", s.rel));
         }
     }
     for v in edges.values().flat_map(|m| m.keys().cloned()).collect::<Vec<_>>() {

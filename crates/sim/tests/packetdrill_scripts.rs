@@ -38,7 +38,11 @@ fn known_differences_do_not_pass() {
     for f in scripts("tests/packetdrill/known-differences") {
         let src = std::fs::read_to_string(&f).unwrap();
         let out = run_script(&src, &Options::default());
-        assert!(matches!(out, Outcome::Failed { .. } | Outcome::Unsupported { .. }), "{}: {out:?}", f.display());
+        assert!(
+            matches!(out, Outcome::Failed { .. } | Outcome::Unsupported { .. }),
+            "{}: {out:?}",
+            f.display()
+        );
     }
 }
 
@@ -60,7 +64,8 @@ fn one_script() {
 fn suite() {
     let Ok(root) = std::env::var("PDSUITE") else { return };
     fn walk(d: &std::path::Path, out: &mut Vec<PathBuf>) {
-        let mut es: Vec<PathBuf> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut es: Vec<PathBuf> =
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()).collect();
         es.sort();
         for p in es {
             if p.is_dir() {

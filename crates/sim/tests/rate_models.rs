@@ -41,7 +41,10 @@ fn synthetic_trace_delivers_its_mean_rate() {
     }
     let path = dir.join("synthetic.down");
     std::fs::write(&path, lines.join("\n")).unwrap();
-    let s = backlogged_over(&format!("{{ model = \"trace\", file = {:?} }}", path.to_str().unwrap()), "60s");
+    let s = backlogged_over(
+        &format!("{{ model = \"trace\", file = {:?} }}", path.to_str().unwrap()),
+        "60s",
+    );
     std::fs::remove_dir_all(&dir).unwrap();
     let got = wire_mbps(&s, 60.0);
     // The slow start of the first second or so costs under 2 %.
@@ -54,7 +57,10 @@ fn synthetic_trace_delivers_its_mean_rate() {
 #[test]
 fn mahimahi_trace_delivers_its_mean_rate() {
     let path = common::mahimahi_dir().join("TMobile-LTE-short.down");
-    let s = backlogged_over(&format!("{{ model = \"trace\", file = {:?} }}", path.to_str().unwrap()), "280s");
+    let s = backlogged_over(
+        &format!("{{ model = \"trace\", file = {:?} }}", path.to_str().unwrap()),
+        "280s",
+    );
     let got = wire_mbps(&s, 280.0);
     assert!((got / 16.703 - 1.0).abs() < 0.02, "delivered {got:.3} Mbit/s vs trace mean 16.703");
 }
@@ -63,22 +69,31 @@ fn mahimahi_trace_delivers_its_mean_rate() {
 /// (min + max) / 2; a backlogged flow uses nearly all the capacity offered.
 #[test]
 fn cellular_model_offers_its_mean_and_is_used() {
-    let s = backlogged_over(r#"{ model = "cellular", min = "3.1Mbps", max = "9.3Mbps", interval = "10ms", dwell = "2s" }"#, "300s");
+    let s = backlogged_over(
+        r#"{ model = "cellular", min = "3.1Mbps", max = "9.3Mbps", interval = "10ms", dwell = "2s" }"#,
+        "300s",
+    );
     let got = wire_mbps(&s, 300.0);
     // 150 regime periods of ~2 s: the good share has sd ≈ 4 %, so ±10 % on the mean.
     assert!((got / 6.2 - 1.0).abs() < 0.10, "delivered {got:.3} Mbit/s vs model mean 6.2");
-    assert!(f(&s, "bottleneck.utilization_pct") > 97.0, "utilization {}", f(&s, "bottleneck.utilization_pct"));
+    assert!(
+        f(&s, "bottleneck.utilization_pct") > 97.0,
+        "utilization {}",
+        f(&s, "bottleneck.utilization_pct")
+    );
 }
 
 #[test]
 fn bad_rate_models_are_rejected_with_their_paths() {
     use bloatlab_sim::{run_toml, RunError, RunOptions};
-    let err = |rate: &str| match run_toml(
+    let err = |rate: &str| {
+        match run_toml(
         &format!("duration = \"1s\"\n[topology]\nbottleneck = {{ rate = {rate}, delay = \"1ms\" }}\n[[flows]]\ncc = \"reno\"\n"),
         &RunOptions::default(),
     ) {
         Err(RunError::Invalid(e)) => (e.path, e.message),
         other => panic!("expected an invalid scenario, got {other:?}"),
+    }
     };
     let (p, m) = err(r#"{ model = "trace", file = "/nonexistent/x.down" }"#);
     assert_eq!(p, "topology.bottleneck.rate.file");

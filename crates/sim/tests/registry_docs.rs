@@ -4,8 +4,8 @@
 //! is one more function calling `check` and `check_list`.
 
 use bloatlab_sim::cc::{known_names, CcTransport, CONTROLLERS};
-use bloatlab_sim::params::plugin::check_list;
 use bloatlab_sim::gateway::REWRITERS;
+use bloatlab_sim::params::plugin::check_list;
 use bloatlab_sim::queue::DISCIPLINES;
 use bloatlab_sim::tcp::rwnd::POLICIES;
 
@@ -17,7 +17,8 @@ fn scenario_doc() -> String {
 /// Fails with the list of `names` of a `kind` that docs/scenario.md never writes as `name`.
 fn check(kind: &str, names: impl IntoIterator<Item = &'static str>) {
     let doc = scenario_doc();
-    let missing: Vec<&str> = names.into_iter().filter(|n| !doc.contains(&format!("`{n}`"))).collect();
+    let missing: Vec<&str> =
+        names.into_iter().filter(|n| !doc.contains(&format!("`{n}`"))).collect();
     assert!(missing.is_empty(), "{kind} not documented in docs/scenario.md: {missing:?}");
 }
 

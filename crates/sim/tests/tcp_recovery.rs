@@ -30,7 +30,8 @@ fn wang_i(tcp: &str) -> serde_json::Value {
 #[test]
 fn wang_scenario_i_matches_linux_within_the_targets() {
     let s = wang_i("");
-    let (gp, drops, retx) = (f(&s, "flows.0.goodput_mbps"), f(&s, "bottleneck.drops"), f(&s, "flows.0.retransmits"));
+    let (gp, drops, retx) =
+        (f(&s, "flows.0.goodput_mbps"), f(&s, "bottleneck.drops"), f(&s, "flows.0.retransmits"));
     eprintln!("wang I: goodput {gp:.3} drops {drops} retransmits {retx}");
     assert_eq!(f(&s, "flows.0.timeouts"), 0.0);
     assert!((gp / 1.923 - 1.0).abs() <= 0.02, "goodput {gp:.3} vs Linux 1.923");
@@ -108,7 +109,10 @@ fn quick_ack_mode_acks_the_first_segments_at_once() {
     };
     let quick = f(&sc(true), "flows.0.fct_s");
     let delayed = f(&sc(false), "flows.0.fct_s");
-    assert!((delayed - quick - 0.040).abs() < 1e-3, "quick-ACK {quick:.4}s vs delayed {delayed:.4}s");
+    assert!(
+        (delayed - quick - 0.040).abs() < 1e-3,
+        "quick-ACK {quick:.4}s vs delayed {delayed:.4}s"
+    );
 }
 
 /// Each switch is read from [tcp] and from a flow's own tcp table, and changes the run
@@ -141,8 +145,22 @@ fn bad_values_name_their_key() {
             Ok(_) => panic!("accepted: {tcp} {flow_tcp}"),
         }
     };
-    for key in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack", "rcvbuf_auto", "sack_compress", "gso"] {
-        assert_eq!(err(&format!("{key} = 1"), ""), format!("tcp.{key}: expected true or false, got an integer"));
+    for key in [
+        "prr",
+        "frto",
+        "undo",
+        "dsack",
+        "rack",
+        "tlp",
+        "quickack",
+        "rcvbuf_auto",
+        "sack_compress",
+        "gso",
+    ] {
+        assert_eq!(
+            err(&format!("{key} = 1"), ""),
+            format!("tcp.{key}: expected true or false, got an integer")
+        );
         assert_eq!(
             err("", &format!("tcp = {{ {key} = \"yes\" }}")),
             format!("flows[0].tcp.{key}: expected true or false, got a string")
@@ -153,7 +171,10 @@ fn bad_values_name_their_key() {
     assert_eq!(e, "tcp.rtt_sample: unknown RTT sampling \"newest\" (known: linux, timestamp)");
     let e = err("rtt_sample = true", "");
     assert!(e.starts_with("tcp.rtt_sample: "), "{e}");
-    assert_eq!(err("hz = 200", ""), "tcp.hz: must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got 200)");
+    assert_eq!(
+        err("hz = 200", ""),
+        "tcp.hz: must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got 200)"
+    );
     assert_eq!(
         err("", "tcp = { hz = 10 }"),
         "flows[0].tcp.hz: must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got 10)"
@@ -193,7 +214,10 @@ fn reordering_timer_ticks_keep_the_fast_retransmission_alive() {
         // CUBIC: one per event, with a lost retransmission allowed in one event of ten.
         let (retx, rec) = cell("cubic", hz);
         assert!(rec >= 30.0, "cubic hz {hz}: only {rec} recoveries");
-        assert!(retx <= 1.1 * rec + 2.0, "cubic hz {hz}: {retx} retransmissions in {rec} recoveries");
+        assert!(
+            retx <= 1.1 * rec + 2.0,
+            "cubic hz {hz}: {retx} retransmissions in {rec} recoveries"
+        );
     }
     // Reno overshoots by more (+1 segment per RTT up to the loss): Linux's count, within the
     // validate target (25 %) of the three runs' mean.

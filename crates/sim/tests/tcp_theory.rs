@@ -25,10 +25,15 @@ fn newreno_under_one_percent_loss_follows_mathis() {
     let p: f64 = 0.01;
     let mathis = mss_bits / rtt * (1.5 / p).sqrt() / 1e6;
     let seeds = [1u64, 2, 3, 4];
-    let mean: f64 = seeds.iter().map(|&s| f(&run_seeded(sc, Some(s)), "flows.0.goodput_mbps")).sum::<f64>() / seeds.len() as f64;
+    let mean: f64 =
+        seeds.iter().map(|&s| f(&run_seeded(sc, Some(s)), "flows.0.goodput_mbps")).sum::<f64>()
+            / seeds.len() as f64;
     let ratio = mean / mathis;
     eprintln!("mathis: goodput {mean:.3} Mbit/s, formula {mathis:.3}, ratio {ratio:.3}");
-    assert!((0.75..=1.25).contains(&ratio), "goodput {mean:.3} Mbit/s vs Mathis {mathis:.3} (ratio {ratio:.2})");
+    assert!(
+        (0.75..=1.25).contains(&ratio),
+        "goodput {mean:.3} Mbit/s vs Mathis {mathis:.3} (ratio {ratio:.2})"
+    );
 }
 
 /// With a buffer of one bandwidth-delay product, a single Reno-style flow never lets the
@@ -73,7 +78,10 @@ fn sojourn_equals_backlog_over_rate() {
     let predicted_ms = backlog * 8.0 / (10e6 * util) * 1e3;
     let sojourn = f(&s, "bottleneck.mean_sojourn_ms");
     assert!(backlog > 50_000.0, "the queue should be well used ({backlog} B)");
-    assert!((sojourn / predicted_ms - 1.0).abs() < 0.01, "sojourn {sojourn:.2} ms vs backlog/rate {predicted_ms:.2} ms");
+    assert!(
+        (sojourn / predicted_ms - 1.0).abs() < 0.01,
+        "sojourn {sojourn:.2} ms vs backlog/rate {predicted_ms:.2} ms"
+    );
 }
 
 fn one_segment_file(drops: &str) -> String {
@@ -207,7 +215,10 @@ fn receive_window_limits_throughput_to_window_over_rtt() {
         ));
         let expected = (segs * 1448) as f64 * 8.0 / 0.100 / 1e6;
         let got = f(&s, "flows.0.goodput_mbps");
-        assert!((got / expected - 1.0).abs() < 0.03, "rcvbuf {rcvbuf}: {got:.3} Mbit/s vs window/RTT {expected:.3}");
+        assert!(
+            (got / expected - 1.0).abs() < 0.03,
+            "rcvbuf {rcvbuf}: {got:.3} Mbit/s vs window/RTT {expected:.3}"
+        );
         assert_eq!(f(&s, "bottleneck.drops"), 0.0);
     }
 }

@@ -60,14 +60,24 @@ fn a_graph_spelled_as_the_dumbbell_gives_the_dumbbell_results() {
         "#,
     );
     for i in 0..2 {
-        graph += &format!("[[topology.links]]\na = \"s{i}\"\nb = \"left\"\nrate = \"100Mbps\"\ndelay = \"2ms\"\n");
+        graph += &format!(
+            "[[topology.links]]\na = \"s{i}\"\nb = \"left\"\nrate = \"100Mbps\"\ndelay = \"2ms\"\n"
+        );
         graph += &format!("[[topology.links]]\na = \"right\"\nb = \"d{i}\"\nrate = \"100Mbps\"\ndelay = \"2ms\"\n");
     }
-    graph += &flows.replace("cc = \"cubic\"", "cc = \"cubic\"\nsrc = \"s0\"\ndst = \"d0\"").replace("cc = \"reno\"", "cc = \"reno\"\nsrc = \"s1\"\ndst = \"d1\"");
+    graph += &flows
+        .replace("cc = \"cubic\"", "cc = \"cubic\"\nsrc = \"s0\"\ndst = \"d0\"")
+        .replace("cc = \"reno\"", "cc = \"reno\"\nsrc = \"s1\"\ndst = \"d1\"");
     let (a, b) = (run(&dumbbell), run(&graph));
-    assert!(f(&a, "bottleneck.random_losses") > 0.0 && f(&a, "bottleneck.drops") > 0.0, "the comparison exercises losses");
+    assert!(
+        f(&a, "bottleneck.random_losses") > 0.0 && f(&a, "bottleneck.drops") > 0.0,
+        "the comparison exercises losses"
+    );
     assert_eq!(b["links"][0]["name"], "bottleneck", "the slowest link is the graph's bottleneck");
-    assert_eq!(serde_json::to_string_pretty(&comparable(a)).unwrap(), serde_json::to_string_pretty(&comparable(b)).unwrap());
+    assert_eq!(
+        serde_json::to_string_pretty(&comparable(a)).unwrap(),
+        serde_json::to_string_pretty(&comparable(b)).unwrap()
+    );
 }
 
 /// The dumbbell with a gateway (ACK rewriter) and the same graph with the gateway on the
@@ -103,13 +113,18 @@ fn a_gateway_on_a_named_graph_link_acts_as_on_the_dumbbell() {
         "#,
     );
     for i in 0..2 {
-        graph += &format!("[[topology.links]]\na = \"s{i}\"\nb = \"left\"\nrate = \"100Mbps\"\ndelay = \"2ms\"\n");
+        graph += &format!(
+            "[[topology.links]]\na = \"s{i}\"\nb = \"left\"\nrate = \"100Mbps\"\ndelay = \"2ms\"\n"
+        );
         graph += &format!("[[topology.links]]\na = \"right\"\nb = \"d{i}\"\nrate = \"100Mbps\"\ndelay = \"2ms\"\n");
         graph += &format!("[[flows]]\ncc = \"cubic\"\nsrc = \"s{i}\"\ndst = \"d{i}\"\n");
     }
     let (a, b) = (run(dumbbell), run(&graph));
     assert_eq!(b["links"][0]["name"], "bottleneck", "the gateway's link is reported first");
-    assert_eq!(serde_json::to_string_pretty(&comparable(a)).unwrap(), serde_json::to_string_pretty(&comparable(b)).unwrap());
+    assert_eq!(
+        serde_json::to_string_pretty(&comparable(a)).unwrap(),
+        serde_json::to_string_pretty(&comparable(b)).unwrap()
+    );
 }
 
 /// `[metrics] links` on the dumbbell adds those links to the summary and changes nothing else.
@@ -129,9 +144,15 @@ fn metrics_links_on_the_dumbbell_add_a_report_only() {
     let named = run(&format!("{base}\n[metrics]\nlinks = [\"f1_src_up\", \"bottleneck_rev\"]\n"));
     assert_eq!(named["links"][0]["name"], "f1_src_up");
     let u = f(&named, "links.0.utilization_pct");
-    assert!(u > 15.0 && u < 50.0, "flow 1's 20 Mbit/s access link carries about half of 10 Mbit/s: {u} %");
+    assert!(
+        u > 15.0 && u < 50.0,
+        "flow 1's 20 Mbit/s access link carries about half of 10 Mbit/s: {u} %"
+    );
     assert_eq!(named["links"][1]["name"], "bottleneck_rev");
-    assert_eq!(serde_json::to_string(&comparable(plain)).unwrap(), serde_json::to_string(&comparable(named)).unwrap());
+    assert_eq!(
+        serde_json::to_string(&comparable(plain)).unwrap(),
+        serde_json::to_string(&comparable(named)).unwrap()
+    );
 }
 
 #[test]
@@ -185,7 +206,10 @@ fn a_graph_spelled_as_the_cellular_tree_gives_the_cellular_results() {
     "#;
     let (a, b) = (run(cellular), run(graph));
     assert!(f(&a, "bottleneck.drops") > 0.0, "the comparison exercises the base station's buffer");
-    assert_eq!(serde_json::to_string_pretty(&comparable(a)).unwrap(), serde_json::to_string_pretty(&comparable(b)).unwrap());
+    assert_eq!(
+        serde_json::to_string_pretty(&comparable(a)).unwrap(),
+        serde_json::to_string_pretty(&comparable(b)).unwrap()
+    );
 }
 
 /// k = 3 bottlenecks of 10 Mbit/s (5 ms each way), access links 1 ms; Reno flows.
@@ -221,12 +245,18 @@ fn parking_lot_with_flow_queuing_approaches_max_min() {
     let payload = 10.0 * 1448.0 / 1500.0;
     let share = payload / 2.0;
     let long = f(&s, "flows.0.goodput_mbps");
-    assert!(long <= share * 1.02 && long >= share * 0.8, "long flow {long} Mbit/s, max-min share {share}");
+    assert!(
+        long <= share * 1.02 && long >= share * 0.8,
+        "long flow {long} Mbit/s, max-min share {share}"
+    );
     for i in 1..=3 {
         let cross = f(&s, &format!("flows.{i}.goodput_mbps"));
         assert!(cross >= share * 0.98, "cross flow {i}: {cross}");
         // Each bottleneck is full: the long flow and its cross flow fill it.
-        assert!(long + cross > 0.95 * payload && long + cross <= payload * 1.001, "b{i}: {long} + {cross}");
+        assert!(
+            long + cross > 0.95 * payload && long + cross <= payload * 1.001,
+            "b{i}: {long} + {cross}"
+        );
         assert!(f(&s, &format!("links.{}.utilization_pct", i - 1)) > 98.0);
     }
 }
@@ -246,7 +276,10 @@ fn parking_lot_with_fifo_queues_follows_the_rtt_and_loss_bias() {
     let cross = f(&s, "flows.1.goodput_mbps");
     let (p_l, p_c) = (f(&s, "flows.0.loss_pct"), f(&s, "flows.1.loss_pct"));
     let p_sum: f64 = (1..=3).map(|i| f(&s, &format!("flows.{i}.loss_pct"))).sum();
-    assert!((p_l / p_sum - 1.0).abs() < 0.25, "long-flow loss {p_l} % vs the sum over its links {p_sum} %");
+    assert!(
+        (p_l / p_sum - 1.0).abs() < 0.25,
+        "long-flow loss {p_l} % vs the sum over its links {p_sum} %"
+    );
     let (rtt_l, rtt_c) = (f(&s, "flows.0.rtt_mean_ms"), f(&s, "flows.1.rtt_mean_ms"));
     let predicted = (rtt_c / rtt_l) * (p_c / p_l).sqrt();
     let ratio = long / cross;
@@ -291,7 +324,12 @@ fn fat_tree_permutation_completes_and_hashing_spreads_the_cores() {
         for fl in flows {
             assert!(fl["fct_s"].is_number(), "{ecmp}: every transfer completes: {fl}");
         }
-        let used = s["links"].as_array().unwrap().iter().filter(|l| l["utilization_pct"].as_f64().unwrap() > 0.0).count();
+        let used = s["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["utilization_pct"].as_f64().unwrap() > 0.0)
+            .count();
         // Lowest-name choice sends every inter-pod flow up agg*_0 to core0; hashing spreads them.
         match ecmp {
             "lowest" => assert!(used <= 4, "lowest: {used} agg-core links used"),
@@ -331,7 +369,11 @@ fn static_routes_override_shortest_paths() {
     assert_eq!(f(&s, "links.0.utilization_pct"), 0.0, "data avoid r1-r2");
     assert!(f(&s, "links.1.utilization_pct") > 90.0 && f(&s, "links.2.utilization_pct") > 90.0);
     assert!(f(&s, "links.3.utilization_pct") > 1.0, "ACKs return on r1-r2_rev");
-    assert_eq!(f(&s, "flows.0.base_rtt_ms"), 12.0 + 7.0, "1 + 5 + 5 + 1 ms there, 1 + 5 + 1 ms back");
+    assert_eq!(
+        f(&s, "flows.0.base_rtt_ms"),
+        12.0 + 7.0,
+        "1 + 5 + 5 + 1 ms there, 1 + 5 + 1 ms back"
+    );
 }
 
 #[test]
@@ -398,15 +440,34 @@ fn leaf_spine_incast_and_two_way_traffic() {
 /// A random small graph: a random tree over the routers plus extra router links, each host
 /// on a random router, random rates, delays, queues and loss; random flows between hosts.
 #[allow(clippy::too_many_arguments)] // the proptest strategy's draws, one argument each
-fn random_graph(routers: usize, hosts: usize, extra: &[(usize, usize)], attach: &[usize], rates: &[u32], flows: &[(usize, usize, u8)], ecmp: bool, aqm: bool) -> String {
+fn random_graph(
+    routers: usize,
+    hosts: usize,
+    extra: &[(usize, usize)],
+    attach: &[usize],
+    rates: &[u32],
+    flows: &[(usize, usize, u8)],
+    ecmp: bool,
+    aqm: bool,
+) -> String {
     let mut t = String::from("duration = \"2s\"\n[topology]\nkind = \"graph\"\n");
     t += if ecmp { "ecmp = \"hash\"\n" } else { "" };
-    t += &format!("hosts = [{}]\n", (0..hosts).map(|h| format!("\"h{h}\"")).collect::<Vec<_>>().join(", "));
-    t += &format!("routers = [{}]\n", (0..routers).map(|r| format!("\"r{r}\"")).collect::<Vec<_>>().join(", "));
+    t += &format!(
+        "hosts = [{}]\n",
+        (0..hosts).map(|h| format!("\"h{h}\"")).collect::<Vec<_>>().join(", ")
+    );
+    t += &format!(
+        "routers = [{}]\n",
+        (0..routers).map(|r| format!("\"r{r}\"")).collect::<Vec<_>>().join(", ")
+    );
     let mut k = 0;
     let mut link = |t: &mut String, a: String, b: String| {
         let rate = rates[k % rates.len()];
-        let q = if aqm && k % 2 == 0 { "{ kind = \"codel\", limit = \"30p\" }" } else { "{ limit = \"20p\" }" };
+        let q = if aqm && k % 2 == 0 {
+            "{ kind = \"codel\", limit = \"30p\" }"
+        } else {
+            "{ limit = \"20p\" }"
+        };
         let loss = if k % 3 == 0 { 0.01 } else { 0.0 };
         *t += &format!("[[topology.links]]\nname = \"l{k}\"\na = \"{a}\"\nb = \"{b}\"\nrate = \"{rate}Mbps\"\ndelay = \"{}ms\"\nloss = {loss}\nreverse_loss = {loss}\nqueue = {q}\nreverse_queue = {q}\n", k % 4);
         k += 1;

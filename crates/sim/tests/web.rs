@@ -36,7 +36,11 @@ fn web_35g(background: &str, seed: u64) -> f64 {
 }
 
 fn web_35g_n(background: &str, n: u32, seed: u64) -> f64 {
-    let bg = if background.is_empty() { String::new() } else { format!("[[flows]]\ncc = \"{background}\"\ncount = {n}\n") };
+    let bg = if background.is_empty() {
+        String::new()
+    } else {
+        format!("[[flows]]\ncc = \"{background}\"\ncount = {n}\n")
+    };
     let s = run_seeded(
         &format!(
             r#"

@@ -46,7 +46,11 @@ impl PageCfg {
     /// Connections a page opens: one when multiplexed, else at most one per object after the
     /// HTML (and at least the HTML's).
     pub fn conns_used(&self) -> u32 {
-        if self.multiplex { 1 } else { self.connections.min((self.objects - 1).max(1)) }
+        if self.multiplex {
+            1
+        } else {
+            self.connections.min((self.objects - 1).max(1))
+        }
     }
 }
 

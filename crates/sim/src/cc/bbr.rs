@@ -21,12 +21,12 @@
 //! set count as app-limited) because the controller cannot write the core's rate sampler.
 
 use super::minmax::MaxFilter;
-use super::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::wire::TCP_HEADER_BYTES;
-use crate::engine::SimRng;
-use super::RateSample;
-use crate::units::{Dur, Rate, SimTime};
 use super::registry::{CcEntry, CcKind, CcTransport, NoParams};
+use super::RateSample;
+use super::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
+use crate::engine::SimRng;
+use crate::units::{Dur, Rate, SimTime};
+use crate::wire::TCP_HEADER_BYTES;
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
@@ -249,7 +249,9 @@ impl Bbr {
     }
 
     fn save_cwnd(&mut self, cwnd: u64) {
-        if self.prev_ca_state != CaState::Recovery && self.prev_ca_state != CaState::Loss && self.mode != Mode::ProbeRtt
+        if self.prev_ca_state != CaState::Recovery
+            && self.prev_ca_state != CaState::Loss
+            && self.mode != Mode::ProbeRtt
         {
             self.prior_cwnd = cwnd;
         } else {
@@ -264,7 +266,8 @@ impl Bbr {
     fn reset_probe_bw(&mut self, now: SimTime) {
         self.mode = Mode::ProbeBw;
         // Start at a random phase other than the 0.75 drain phase.
-        self.cycle_idx = (PACING_GAIN.len() as u64 - 1 - self.rng.range_u64(0, CYCLE_RAND - 1)) as usize;
+        self.cycle_idx =
+            (PACING_GAIN.len() as u64 - 1 - self.rng.range_u64(0, CYCLE_RAND - 1)) as usize;
         self.advance_cycle(now);
     }
 
@@ -361,7 +364,9 @@ impl Bbr {
 
     fn sample_app_limited(&self, rs: &RateSample) -> bool {
         rs.app_limited
-            || (self.mark_until > 0 && rs.prior_delivered >= self.mark_from && rs.prior_delivered <= self.mark_until)
+            || (self.mark_until > 0
+                && rs.prior_delivered >= self.mark_from
+                && rs.prior_delivered <= self.mark_until)
     }
 
     /// Linux bbr_update_bw: round counting and the bandwidth filter.
@@ -396,7 +401,9 @@ impl Bbr {
         }
         let epoch = a.now.since(self.ack_epoch_stamp);
         let mut expected = (self.bw() * epoch.secs_f64()) as u64;
-        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + a.acked_bytes >= ACK_EPOCH_RESET_PKTS * self.mss {
+        if self.ack_epoch_acked <= expected
+            || self.ack_epoch_acked + a.acked_bytes >= ACK_EPOCH_RESET_PKTS * self.mss
+        {
             self.ack_epoch_acked = 0;
             self.ack_epoch_stamp = a.now;
             expected = 0;
@@ -504,7 +511,9 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
             Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
-            Mode::ProbeBw => (if self.lt_use_bw { 1.0 } else { PACING_GAIN[self.cycle_idx] }, CWND_GAIN),
+            Mode::ProbeBw => {
+                (if self.lt_use_bw { 1.0 } else { PACING_GAIN[self.cycle_idx] }, CWND_GAIN)
+            }
             Mode::ProbeRtt => (1.0, 1.0),
         };
     }

@@ -7,7 +7,7 @@
 //! sent-packet history (as the TCP core does for TCP controllers).
 
 use super::registry::{CcEntry, CcKind, CcTransport, DccpNoParams};
-use super::{AckSample, CongestionControl, DccpControl, CongestionEvent, CongestionKind, Window};
+use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, DccpControl, Window};
 use crate::wire::dccp::{GENERIC_HEADER_BYTES, IP_HEADER_BYTES};
 use std::sync::Arc;
 
@@ -151,7 +151,15 @@ mod tests {
     }
 
     fn loss(c: &mut Ccid2, w: &mut Window, kind: CongestionKind) {
-        c.on_congestion_event(w, &CongestionEvent { now: SimTime(Dur::from_secs(1).0), kind, flight_size: 0, in_flight: 0 });
+        c.on_congestion_event(
+            w,
+            &CongestionEvent {
+                now: SimTime(Dur::from_secs(1).0),
+                kind,
+                flight_size: 0,
+                in_flight: 0,
+            },
+        );
     }
 
     #[test]

@@ -8,11 +8,13 @@
 //! but evaluates the cubic in floating point with the exact C and β (Linux uses 410/1024 and
 //! 717/1024). The window is kept in whole segments, as Linux does.
 
+use super::registry::{BuildCtx, CcBuild, CcEntry, CcKind, CcTransport};
 use super::reno::slow_start;
-use super::{read_f64, AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
+use super::{
+    read_f64, AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window,
+};
 use crate::params::{Res, Table};
 use crate::units::{Dur, SimTime};
-use super::registry::{BuildCtx, CcBuild, CcEntry, CcKind, CcTransport};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
@@ -52,7 +54,13 @@ pub struct CubicParams {
 
 impl Default for CubicParams {
     fn default() -> Self {
-        CubicParams { c: 0.4, beta: 0.7, fast_convergence: true, tcp_friendliness: true, hystart: true }
+        CubicParams {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart: true,
+        }
     }
 }
 
@@ -191,7 +199,11 @@ impl Cubic {
         if self.delay_min.is_none_or(|m| m > delay) {
             self.delay_min = Some(delay);
         }
-        if self.p.hystart && !self.found && w.in_slow_start() && w.cwnd / w.mss >= HYSTART_LOW_WINDOW {
+        if self.p.hystart
+            && !self.found
+            && w.in_slow_start()
+            && w.cwnd / w.mss >= HYSTART_LOW_WINDOW
+        {
             self.hystart_update(w, a, delay);
         }
     }
@@ -229,7 +241,8 @@ impl Cubic {
     fn update(&mut self, cwnd: u64, acked: u64, now: SimTime) {
         self.ack_cnt += acked as f64;
         let jiffy = now.0 / self.jiffy_ns;
-        if self.last_cwnd == cwnd && jiffy.saturating_sub(self.last_jiffy) <= self.recompute_jiffies {
+        if self.last_cwnd == cwnd && jiffy.saturating_sub(self.last_jiffy) <= self.recompute_jiffies
+        {
             return;
         }
         // The cubic part is recomputed at most once per jiffy; a new epoch always is.
@@ -254,11 +267,13 @@ impl Cubic {
             };
             // Evaluated one minimum RTT ahead (Linux; RFC 9438 uses t + RTT), in whole jiffies
             // as Linux reads it (the min RTT rounded up): at HZ = 250 the curve moves in 4 ms steps.
-            let ticks = (jiffy - epoch.0 / self.jiffy_ns) + self.delay_min.map_or(0, |d| d.0.div_ceil(self.jiffy_ns));
+            let ticks = (jiffy - epoch.0 / self.jiffy_ns)
+                + self.delay_min.map_or(0, |d| d.0.div_ceil(self.jiffy_ns));
             let t = (ticks * self.jiffy_ns) as f64 / 1e9;
             let offs = (t - self.k).abs();
             let delta = (self.p.c * offs * offs * offs).floor() as u64;
-            let target = if t < self.k { self.origin.saturating_sub(delta) } else { self.origin + delta };
+            let target =
+                if t < self.k { self.origin.saturating_sub(delta) } else { self.origin + delta };
             self.region = if t < self.k { Region::Concave } else { Region::Convex };
             self.target = target;
             self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
@@ -394,7 +409,13 @@ mod tests {
     }
 
     /// An idealised ACK clock: every RTT, one ACK per segment of the window.
-    fn run(c: &mut Cubic, w: &mut Window, from: SimTime, rtt: Dur, until: SimTime) -> Vec<(f64, u64)> {
+    fn run(
+        c: &mut Cubic,
+        w: &mut Window,
+        from: SimTime,
+        rtt: Dur,
+        until: SimTime,
+    ) -> Vec<(f64, u64)> {
         let mut now = from;
         let mut trace = Vec::new();
         while now < until {
@@ -428,7 +449,11 @@ mod tests {
             // under one RTT of growth.
             let model = |t: f64| 0.4 * (t - k).powi(3) + 1000.0;
             let (lo, hi) = (model(t - 0.2).min(model(t + 0.1)), model(t + 0.1).max(model(t - 0.2)));
-            assert!(cw as f64 >= lo - 2.0 && cw as f64 <= hi + 2.0, "t={t:.2}: cwnd {cw}, model {:.1}", model(t));
+            assert!(
+                cw as f64 >= lo - 2.0 && cw as f64 <= hi + 2.0,
+                "t={t:.2}: cwnd {cw}, model {:.1}",
+                model(t)
+            );
         }
     }
 

@@ -10,12 +10,12 @@
 //! rate the receiver reports (eq. 9), and uses a lower STARTUP gain (see [`ADAPTIVE_STARTUP_GAIN`]).
 
 use super::bbr::{
-    Mode, BW_RTTS, CWND_GAIN, CWND_MIN_TARGET as MIN_CWND, FULL_BW_CNT, FULL_BW_THRESH, INIT_CWND, LINUX_HIGH_GAIN,
-    MIN_RTT_WIN as MIN_RTT_WINDOW, PACING_GAIN, PROBE_RTT_TIME,
+    Mode, BW_RTTS, CWND_GAIN, CWND_MIN_TARGET as MIN_CWND, FULL_BW_CNT, FULL_BW_THRESH, INIT_CWND,
+    LINUX_HIGH_GAIN, MIN_RTT_WIN as MIN_RTT_WINDOW, PACING_GAIN, PROBE_RTT_TIME,
 };
 use super::minmax::RoundMax;
 use super::registry::{CcEntry, CcKind, CcTransport, DccpNoParams};
-use super::{AckSample, CongestionControl, DccpControl, CongestionEvent, CongestionKind, Window};
+use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, DccpControl, Window};
 use crate::engine::SimRng;
 use crate::units::{Dur, Rate, SimTime};
 use std::sync::Arc;
@@ -168,7 +168,9 @@ impl DccpBbr {
     /// BDP-based in-flight target in packets for a gain.
     fn inflight(&self, gain: f64) -> u64 {
         match self.min_rtt {
-            Some(r) if self.bw.get() > 0.0 => (self.bw.get() * r.secs_f64() * gain / self.mss).ceil() as u64,
+            Some(r) if self.bw.get() > 0.0 => {
+                (self.bw.get() * r.secs_f64() * gain / self.mss).ceil() as u64
+            }
             _ => INIT_CWND,
         }
     }

@@ -5,10 +5,13 @@
 //! with `ect = "ect1"`, ECT(1): DCTCP is a scalable controller usable on an L4S queue.
 
 use super::reno::{halve, reno_grow};
-use super::{read_f64, AckSample, BuildCtx, CcBuild, CcEntry, CcKind, CcTransport, CongestionControl, CongestionEvent, EcnUse, Window};
+use super::{
+    read_f64, AckSample, BuildCtx, CcBuild, CcEntry, CcKind, CcTransport, CongestionControl,
+    CongestionEvent, EcnUse, Window,
+};
+use crate::net::Ecn;
 use crate::params::{err, Res, Table};
 use crate::wire::EcnMode;
-use crate::net::Ecn;
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
@@ -50,7 +53,12 @@ impl DctcpParams {
         let ect = match t.opt_str("ect")? {
             None | Some("ect0") => Ecn::Ect0,
             Some("ect1") => Ecn::Ect1,
-            Some(s) => return err(&t.key_path("ect"), format!("unknown ECN codepoint \"{s}\" (known: ect0, ect1)")),
+            Some(s) => {
+                return err(
+                    &t.key_path("ect"),
+                    format!("unknown ECN codepoint \"{s}\" (known: ect0, ect1)"),
+                )
+            }
         };
         Ok(DctcpParams { g, ect })
     }
@@ -74,7 +82,16 @@ pub struct Dctcp {
 
 impl Dctcp {
     pub fn new(p: DctcpParams) -> Dctcp {
-        Dctcp { p, alpha: 1.0, acked: 0, marked: 0, window_end: 0, cwr_end: 0, credit: 0, ecn: false }
+        Dctcp {
+            p,
+            alpha: 1.0,
+            acked: 0,
+            marked: 0,
+            window_end: 0,
+            cwr_end: 0,
+            credit: 0,
+            ecn: false,
+        }
     }
 
     pub fn alpha(&self) -> f64 {
@@ -209,7 +226,10 @@ mod tests {
             let mut t = Table::new("flows[0].cc_params", &v).unwrap();
             DctcpParams::read(&mut t)
         };
-        assert_eq!(p(json!({"g": 0.25, "ect": "ect1"})).unwrap(), DctcpParams { g: 0.25, ect: Ecn::Ect1 });
+        assert_eq!(
+            p(json!({"g": 0.25, "ect": "ect1"})).unwrap(),
+            DctcpParams { g: 0.25, ect: Ecn::Ect1 }
+        );
         let e = p(json!({"g": 0})).unwrap_err();
         assert_eq!(e.to_string(), "flows[0].cc_params.g: must be in (0, 1] (got 0)");
         let e = p(json!({"ect": "ce"})).unwrap_err();

@@ -34,12 +34,13 @@
 //!   exact rule would hold the window forever on an empty queue.
 
 use super::{read_f64, AckSample, CaState, CongestionControl, CongestionEvent, Window};
-use crate::params::{err, Res, Table};
 use crate::engine::SimRng;
+use crate::params::{err, Res, Table};
 use crate::units::{Dur, Rate, SimTime};
 
 /// Keys of the wrapper's parameters (accepted with the inner controller's).
-pub(super) const DELAYED_KEYS: &[&str] = &["period", "threshold", "theta", "rtt_tolerance", "serious_requires_jitter"];
+pub(super) const DELAYED_KEYS: &[&str] =
+    &["period", "threshold", "theta", "rtt_tolerance", "serious_requires_jitter"];
 
 /// Parameters of the mechanism (`flows[i].cc_params`). Defaults: the paper's Table 1,
 /// scenario I (period 100 ms, threshold 30 ms, θ = 0.9).
@@ -83,7 +84,9 @@ impl DelayedParams {
             threshold: t.opt_duration("threshold")?.unwrap_or(d.threshold),
             theta: read_f64(t, "theta", 0.0, true, 1.0, false)?.unwrap_or(d.theta),
             rtt_tolerance: t.opt_duration("rtt_tolerance")?.unwrap_or(d.rtt_tolerance),
-            serious_requires_jitter: t.opt_bool("serious_requires_jitter")?.unwrap_or(d.serious_requires_jitter),
+            serious_requires_jitter: t
+                .opt_bool("serious_requires_jitter")?
+                .unwrap_or(d.serious_requires_jitter),
         })
     }
 }
@@ -128,7 +131,12 @@ pub struct Delayed {
 }
 
 impl Delayed {
-    pub fn new(name: &'static str, inner: Box<dyn CongestionControl>, p: DelayedParams, rng: SimRng) -> Delayed {
+    pub fn new(
+        name: &'static str,
+        inner: Box<dyn CongestionControl>,
+        p: DelayedParams,
+        rng: SimRng,
+    ) -> Delayed {
         Delayed {
             name,
             inner,
@@ -301,11 +309,22 @@ mod tests {
 
     fn ack(now_ms: f64, rtt_ms: f64) -> AckSample {
         let rtt = Some(Dur::from_secs_f64(rtt_ms / 1e3));
-        AckSample { srtt: None, min_rtt: None, ..AckSample::test(SimTime((now_ms * 1e6) as u64), MSS, rtt) }
+        AckSample {
+            srtt: None,
+            min_rtt: None,
+            ..AckSample::test(SimTime((now_ms * 1e6) as u64), MSS, rtt)
+        }
     }
 
     /// ACKs every `step` ms in [from, to] (ms) with RTTs from `rtt(t)`.
-    fn feed(d: &mut Delayed, w: &mut Window, from: f64, to: f64, step: f64, rtt: impl Fn(f64) -> f64) {
+    fn feed(
+        d: &mut Delayed,
+        w: &mut Window,
+        from: f64,
+        to: f64,
+        step: f64,
+        rtt: impl Fn(f64) -> f64,
+    ) {
         let mut t = from;
         while t <= to + 1e-9 {
             d.on_ack(w, &ack(t, rtt(t)));

@@ -94,7 +94,13 @@ impl<const N: usize> RoundMax<N> {
 
     /// The maximum over the rounds (newest − N, newest] (0 before any sample).
     pub fn get(&self) -> f64 {
-        self.slots.iter().filter(|(r, _)| *r + N as u64 > self.newest).fold(0.0, |m, &(_, v)| if v > m { v } else { m })
+        self.slots.iter().filter(|(r, _)| *r + N as u64 > self.newest).fold(0.0, |m, &(_, v)| {
+            if v > m {
+                v
+            } else {
+                m
+            }
+        })
     }
 }
 

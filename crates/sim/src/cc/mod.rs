@@ -19,15 +19,18 @@ mod westwood;
 
 pub use bbr::{Bbr, Mode as BbrMode};
 pub use ccid2::Ccid2;
-pub use dccp_bbr::{cycle_gains, DccpBbr};
 pub use cubic::{Cubic, CubicParams};
+pub use dccp_bbr::{cycle_gains, DccpBbr};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use delayed::{Delayed, DelayedParams};
 pub use prague::{Prague, PragueParams, RttIndependence};
+pub use registry::{
+    build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcKind, CcSpec, CcTransport,
+    DccpNoParams, NoParams,
+};
 pub use reno::Reno;
 pub use vegas::{Vegas, VegasParams};
 pub use westwood::Westwood;
-pub use registry::{build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcKind, CcSpec, CcTransport, DccpNoParams, NoParams};
 
 /// Every congestion control, in listing order.
 pub static CONTROLLERS: &[CcEntry] = &[
@@ -44,10 +47,10 @@ pub static CONTROLLERS: &[CcEntry] = &[
     dccp_bbr::ADAPTIVE,
 ];
 
-use crate::params::{err, Res, Table};
-use crate::wire::EcnMode;
 use crate::net::Ecn;
+use crate::params::{err, Res, Table};
 use crate::units::{Dur, Rate, SimTime};
+use crate::wire::EcnMode;
 
 /// One delivery-rate sample, handed to congestion controls (transports measure it with
 /// `tcp::RateSampler`).
@@ -266,7 +269,14 @@ pub trait DccpControl: CongestionControl {
 
 /// A number read from a parameter table, with an interval check whose message names the
 /// interval in mathematical notation: `must be in (0, 1] (got 1.5)`.
-pub(crate) fn read_f64(t: &mut Table, key: &'static str, lo: f64, lo_open: bool, hi: f64, hi_open: bool) -> Res<Option<f64>> {
+pub(crate) fn read_f64(
+    t: &mut Table,
+    key: &'static str,
+    lo: f64,
+    lo_open: bool,
+    hi: f64,
+    hi_open: bool,
+) -> Res<Option<f64>> {
     let x = match t.opt_f64(key, f64::MIN, f64::MAX, true)? {
         None => return Ok(None),
         Some(x) => x,
@@ -293,9 +303,17 @@ mod tests {
     #[test]
     fn every_known_name_parses_and_round_trips() {
         for n in known_names(CcTransport::Tcp) {
-            let s = CcSpec::parse(n, None, "flows[0].cc_params").unwrap_or_else(|e| panic!("{n}: {e}"));
+            let s =
+                CcSpec::parse(n, None, "flows[0].cc_params").unwrap_or_else(|e| panic!("{n}: {e}"));
             assert_eq!(s.name(), n);
-            let _ = build(&s, BuildCtx { mss: 1448, rng: crate::engine::SimRng::new(1, crate::engine::Stream::Endpoint, 0), hz: crate::linux::DEFAULT_HZ });
+            let _ = build(
+                &s,
+                BuildCtx {
+                    mss: 1448,
+                    rng: crate::engine::SimRng::new(1, crate::engine::Stream::Endpoint, 0),
+                    hz: crate::linux::DEFAULT_HZ,
+                },
+            );
         }
     }
 
@@ -311,7 +329,11 @@ mod tests {
 
     #[test]
     fn wrapper_parameters_are_read_and_checked() {
-        let s = parse("cubic+", json!({"period": "200ms", "threshold": "0.6ms", "theta": 0.8, "beta": 0.5})).unwrap();
+        let s = parse(
+            "cubic+",
+            json!({"period": "200ms", "threshold": "0.6ms", "theta": 0.8, "beta": 0.5}),
+        )
+        .unwrap();
         let params = s.wrapper().expect("wrapped");
         assert_eq!(params.period, Dur::from_millis(200));
         assert_eq!(params.threshold, Dur::from_micros(600));
@@ -319,7 +341,10 @@ mod tests {
         assert_eq!(s.entry().name, "cubic");
         assert!(format!("{:?}", s.params()).contains("beta: 0.5"), "{s:?}");
         let d = DelayedParams::default();
-        assert_eq!((d.period, d.threshold, d.theta), (Dur::from_millis(100), Dur::from_millis(30), 0.9));
+        assert_eq!(
+            (d.period, d.threshold, d.theta),
+            (Dur::from_millis(100), Dur::from_millis(30), 0.9)
+        );
 
         let e = parse("cubic+", json!({"theta": 1.5})).unwrap_err();
         assert_eq!(e.to_string(), "flows[0].cc_params.theta: must be in (0, 1] (got 1.5)");
@@ -346,7 +371,10 @@ mod tests {
         let e = parse("cubic", json!({"theta": 0.9})).unwrap_err();
         assert_eq!(e.path, "flows[0].cc_params.theta");
         let e = parse("reno", json!({"beta": 0.5})).unwrap_err();
-        assert_eq!(e.to_string(), "flows[0].cc_params.beta: unknown key (reno takes no parameters)");
+        assert_eq!(
+            e.to_string(),
+            "flows[0].cc_params.beta: unknown key (reno takes no parameters)"
+        );
         let e = parse("bbr", json!({"x": 1})).unwrap_err();
         assert_eq!(e.path, "flows[0].cc_params.x");
         let e = CcSpec::parse("cubic", Some(&json!(3)), "flows[2].cc_params").unwrap_err();
@@ -367,6 +395,9 @@ mod tests {
         let e = parse("vegas", json!({"gamma": -1})).unwrap_err();
         assert_eq!(e.path, "flows[0].cc_params.gamma");
         let ok = parse("vegas", json!({"alpha": 1, "beta": 3})).unwrap();
-        assert_eq!(format!("{:?}", ok.params()), format!("{:?}", VegasParams { alpha: 1, beta: 3, gamma: 1 }));
+        assert_eq!(
+            format!("{:?}", ok.params()),
+            format!("{:?}", VegasParams { alpha: 1, beta: 3, gamma: 1 })
+        );
     }
 }

@@ -25,16 +25,26 @@
 //!   target RTT — flows of different RTTs then share a step AQM in rate.
 
 use super::reno::{halve, reno_grow, slow_start};
-use super::{read_f64, AckSample, BuildCtx, CaState, CcBuild, CcEntry, CcKind, CcTransport, CongestionControl, CongestionEvent, EcnUse, Window};
-use crate::params::{err, Res, Table};
-use crate::wire::{EcnMode, TCP_HEADER_BYTES};
+use super::{
+    read_f64, AckSample, BuildCtx, CaState, CcBuild, CcEntry, CcKind, CcTransport,
+    CongestionControl, CongestionEvent, EcnUse, Window,
+};
 use crate::net::Ecn;
+use crate::params::{err, Res, Table};
 use crate::units::{Dur, Rate, SimTime};
+use crate::wire::{EcnMode, TCP_HEADER_BYTES};
 
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "prague",
     doc: "TCP Prague (RFC 9331 sender requirements): ECT(1), per-ACK CE response, pacing",
-    keys: &["g", "rtt_independence", "target_rtt", "rtt_transition", "classic_fallback", "classic_delay"],
+    keys: &[
+        "g",
+        "rtt_independence",
+        "target_rtt",
+        "rtt_transition",
+        "classic_fallback",
+        "classic_delay",
+    ],
     extra: CcKind { transport: CcTransport::Tcp, plus: None },
     parse: |t, _| Ok(std::sync::Arc::new(PragueParams::read(t)?)),
 };
@@ -87,11 +97,12 @@ impl PragueParams {
     pub(super) fn read(t: &mut Table) -> Res<PragueParams> {
         let d = PragueParams::default();
         let g = read_f64(t, "g", 0.0, true, 1.0, false)?.unwrap_or(d.g);
-        let rtt_independence = match t.opt_choice("rtt_independence", "RTT-independence mode", &["off", "rate"])? {
-            Some("rate") => RttIndependence::Rate,
-            Some(_) => RttIndependence::Off,
-            None => d.rtt_independence,
-        };
+        let rtt_independence =
+            match t.opt_choice("rtt_independence", "RTT-independence mode", &["off", "rate"])? {
+                Some("rate") => RttIndependence::Rate,
+                Some(_) => RttIndependence::Off,
+                None => d.rtt_independence,
+            };
         let positive = |t: &mut Table, k: &'static str, dflt: Dur| -> Res<Dur> {
             match t.opt_duration(k)? {
                 Some(Dur(0)) => err(&t.key_path(k), "must be greater than 0 (got \"0s\")"),
@@ -101,9 +112,17 @@ impl PragueParams {
         };
         let target_rtt = positive(t, "target_rtt", d.target_rtt)?;
         let classic_delay = positive(t, "classic_delay", d.classic_delay)?;
-        let rtt_transition = t.opt_int("rtt_transition", 0, 1_000_000)?.map_or(d.rtt_transition, |n| n as u32);
+        let rtt_transition =
+            t.opt_int("rtt_transition", 0, 1_000_000)?.map_or(d.rtt_transition, |n| n as u32);
         let classic_fallback = t.opt_bool("classic_fallback")?.unwrap_or(d.classic_fallback);
-        Ok(PragueParams { g, rtt_independence, target_rtt, rtt_transition, classic_fallback, classic_delay })
+        Ok(PragueParams {
+            g,
+            rtt_independence,
+            target_rtt,
+            rtt_transition,
+            classic_fallback,
+            classic_delay,
+        })
     }
 }
 
@@ -175,7 +194,9 @@ impl Prague {
     }
 
     fn rtt_indep(&self, w: &Window) -> bool {
-        self.p.rtt_independence == RttIndependence::Rate && !w.in_slow_start() && self.rounds >= self.p.rtt_transition
+        self.p.rtt_independence == RttIndependence::Rate
+            && !w.in_slow_start()
+            && self.rounds >= self.p.rtt_transition
     }
 
     /// The α a reduction uses: floored by the classic-bottleneck score.
@@ -189,7 +210,11 @@ impl Prague {
 
     fn end_round(&mut self, w: &Window, a: &AckSample) {
         if self.saw_ce {
-            let f = if self.round_acked > 0 { (self.round_ce as f64 / self.round_acked as f64).min(1.0) } else { 0.0 };
+            let f = if self.round_acked > 0 {
+                (self.round_ce as f64 / self.round_acked as f64).min(1.0)
+            } else {
+                0.0
+            };
             self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * f;
             if self.round_ce > 0 {
                 if let (Some(r), Some(m)) = (self.round_min_rtt, a.min_rtt) {
@@ -225,7 +250,9 @@ impl Prague {
         self.pace = a.srtt.filter(|s| s.0 > 0).map(|s| {
             let segs = w.cwnd.max(a.in_flight) as f64 / self.mss as f64;
             let ratio = if w.cwnd < w.ssthresh / 2 { 2.0 } else { 1.0 };
-            Rate::from_bytes_per_sec(ratio * segs * (self.mss + TCP_HEADER_BYTES as u64) as f64 / s.secs_f64())
+            Rate::from_bytes_per_sec(
+                ratio * segs * (self.mss + TCP_HEADER_BYTES as u64) as f64 / s.secs_f64(),
+            )
         });
     }
 }
@@ -260,7 +287,8 @@ impl CongestionControl for Prague {
         }
         // Reaction: a CWR episode at most once per round (and per target RTT when
         // RTT-independent); the reduction is owed to the carry and paid per ACK.
-        let target_wait = self.rtt_indep(w) && self.cwr_stamp.is_some_and(|t| a.now.since(t) < self.p.target_rtt);
+        let target_wait =
+            self.rtt_indep(w) && self.cwr_stamp.is_some_and(|t| a.now.since(t) < self.p.target_rtt);
         if ce > 0 && a.snd_una >= self.cwr_end && !target_wait {
             self.cwr_end = a.snd_nxt;
             self.cwr_stamp = Some(a.now);
@@ -338,7 +366,8 @@ mod tests {
     }
 
     fn ack(t_ms: u64, una: u64, nxt: u64, bytes: u64, ce: u64) -> AckSample {
-        let mut a = AckSample::test(SimTime(Dur::from_millis(t_ms).0), bytes, Some(Dur::from_millis(20)));
+        let mut a =
+            AckSample::test(SimTime(Dur::from_millis(t_ms).0), bytes, Some(Dur::from_millis(20)));
         a.snd_una = una;
         a.snd_nxt = nxt;
         a.ce_bytes = ce;
@@ -363,7 +392,11 @@ mod tests {
         for i in 0..5 {
             c.on_ack(&mut w, &ack(2, 11_000 + i * 1000, 40_000, 1000, 1000));
         }
-        assert_eq!(w.cwnd, 30 * MSS, "no second reduction within the round, no growth on marked bytes");
+        assert_eq!(
+            w.cwnd,
+            30 * MSS,
+            "no second reduction within the round, no growth on marked bytes"
+        );
         assert_eq!(w.ssthresh, 30 * MSS);
         // A new round (una past cwr_end): the next mark opens a new episode.
         c.on_ack(&mut w, &ack(3, 40_001, 80_000, 1000, 1000));
@@ -380,7 +413,10 @@ mod tests {
         assert_eq!(c.alpha, 1.0);
         // A round of 10 ACKs, 2 marked: F = 0.2.
         for i in 0..10 {
-            c.on_ack(&mut w, &ack(21 + i, 11_000 + i * 1000, 30_000, 1000, if i < 2 { 1000 } else { 0 }));
+            c.on_ack(
+                &mut w,
+                &ack(21 + i, 11_000 + i * 1000, 30_000, 1000, if i < 2 { 1000 } else { 0 }),
+            );
         }
         // The round ended when una reached 20_000: F = 2000 / 10_000.
         let want = 15.0 / 16.0 + 0.2 / 16.0;
@@ -397,7 +433,12 @@ mod tests {
         }
         assert_eq!(w.cwnd, 11 * MSS, "one MSS per window of unmarked bytes");
 
-        let p = PragueParams { rtt_independence: RttIndependence::Rate, rtt_transition: 0, target_rtt: Dur::from_millis(40), ..PragueParams::default() };
+        let p = PragueParams {
+            rtt_independence: RttIndependence::Rate,
+            rtt_transition: 0,
+            target_rtt: Dur::from_millis(40),
+            ..PragueParams::default()
+        };
         let mut c = prague(p);
         let mut w = Window { cwnd: 10 * MSS, ssthresh: 10 * MSS, mss: MSS };
         // The first round ends once a window is acked and a target RTT has passed: ai = (20/40)².
@@ -467,13 +508,20 @@ mod tests {
             let mut t = Table::new("flows[0].cc_params", &v).unwrap();
             PragueParams::read(&mut t)
         };
-        let ok = p(json!({"rtt_independence": "rate", "target_rtt": "15ms", "rtt_transition": 0})).unwrap();
-        assert_eq!((ok.rtt_independence, ok.target_rtt, ok.rtt_transition), (RttIndependence::Rate, Dur::from_millis(15), 0));
+        let ok = p(json!({"rtt_independence": "rate", "target_rtt": "15ms", "rtt_transition": 0}))
+            .unwrap();
+        assert_eq!(
+            (ok.rtt_independence, ok.target_rtt, ok.rtt_transition),
+            (RttIndependence::Rate, Dur::from_millis(15), 0)
+        );
         let e = p(json!({"rtt_independence": "additive"})).unwrap_err();
         assert_eq!(e.path, "flows[0].cc_params.rtt_independence");
         assert!(e.message.contains("off, rate"), "{e}");
         let e = p(json!({"target_rtt": "0s"})).unwrap_err();
-        assert_eq!(e.to_string(), "flows[0].cc_params.target_rtt: must be greater than 0 (got \"0s\")");
+        assert_eq!(
+            e.to_string(),
+            "flows[0].cc_params.target_rtt: must be greater than 0 (got \"0s\")"
+        );
         let e = p(json!({"target_rtt": 25})).unwrap_err();
         assert_eq!(e.path, "flows[0].cc_params.target_rtt");
         let e = p(json!({"rtt_transition": -1})).unwrap_err();

@@ -12,10 +12,10 @@
 
 use super::delayed::{Delayed, DelayedParams, DELAYED_KEYS};
 use super::{CongestionControl, DccpControl, CONTROLLERS};
+use crate::engine::{SimRng, Stream};
 use crate::params::plugin::{Entry, Params, Spec};
 use crate::params::{err, Res, Table};
 use crate::wire::EcnMode;
-use crate::engine::{SimRng, Stream};
 use serde_json::Value;
 use std::fmt::Debug;
 
@@ -86,7 +86,11 @@ pub struct CcSpec {
 
 impl Debug for CcSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CcSpec").field("name", &self.name()).field("params", &self.spec.params).field("wrap", &self.wrap).finish()
+        f.debug_struct("CcSpec")
+            .field("name", &self.name())
+            .field("params", &self.spec.params)
+            .field("wrap", &self.wrap)
+            .finish()
     }
 }
 
@@ -96,7 +100,9 @@ const WRAPPER_STREAM: u64 = 0xDE1A_7ED0;
 impl CcSpec {
     pub fn name(&self) -> &'static str {
         match self.wrap {
-            Some(_) => self.spec.entry.extra.plus.expect("only entries with a `+` name are wrapped"),
+            Some(_) => {
+                self.spec.entry.extra.plus.expect("only entries with a `+` name are wrapped")
+            }
             None => self.spec.entry.name,
         }
     }
@@ -132,10 +138,18 @@ impl CcSpec {
     /// Reads `cc` for a transport and its optional parameter table at `params_path`. Each
     /// controller accepts only its own parameters (a wrapped one: the wrapper's and its own);
     /// unknown ones are named with the allowed list.
-    pub fn parse_for(tr: CcTransport, name: &str, params: Option<&Value>, params_path: &str) -> Res<CcSpec> {
+    pub fn parse_for(
+        tr: CcTransport,
+        name: &str,
+        params: Option<&Value>,
+        params_path: &str,
+    ) -> Res<CcSpec> {
         let (entry, wrapped) = match entry(tr, name) {
             Some(e) => (e, false),
-            None => match CONTROLLERS.iter().find(|e| e.extra.transport == tr && e.extra.plus == Some(name)) {
+            None => match CONTROLLERS
+                .iter()
+                .find(|e| e.extra.transport == tr && e.extra.plus == Some(name))
+            {
                 Some(e) => (e, true),
                 None => {
                     // The name lives next to its parameter table: `flows[0].cc` for `flows[0].cc_params`.
@@ -144,7 +158,13 @@ impl CcSpec {
                         CcTransport::Tcp => "congestion control",
                         CcTransport::Dccp => "DCCP congestion control",
                     };
-                    return err(cc_path, format!("unknown {what} \"{name}\" (known: {})", known_names(tr).join(", ")));
+                    return err(
+                        cc_path,
+                        format!(
+                            "unknown {what} \"{name}\" (known: {})",
+                            known_names(tr).join(", ")
+                        ),
+                    );
                 }
             },
         };
@@ -162,7 +182,8 @@ impl CcSpec {
         }
         if allowed.is_empty() {
             // Give a clearer message than an empty allowed list.
-            let mut keys: Vec<&String> = params.and_then(|p| p.as_object()).map(|m| m.keys().collect()).unwrap_or_default();
+            let mut keys: Vec<&String> =
+                params.and_then(|p| p.as_object()).map(|m| m.keys().collect()).unwrap_or_default();
             keys.sort();
             if let Some(k) = keys.first() {
                 return err(&t.key_path(k), format!("unknown key ({name} takes no parameters)"));

@@ -135,7 +135,12 @@ mod tests {
         let mss = 1000;
         let mut w = Window { cwnd: 10 * mss, ssthresh: u64::MAX, mss };
         let mut r = Reno::new("reno");
-        let ev = CongestionEvent { now: SimTime(0), kind: CongestionKind::FastRetransmit, flight_size: 0, in_flight: 0 };
+        let ev = CongestionEvent {
+            now: SimTime(0),
+            kind: CongestionKind::FastRetransmit,
+            flight_size: 0,
+            in_flight: 0,
+        };
         r.on_congestion_event(&mut w, &ev);
         assert_eq!(w.ssthresh, 5 * mss);
         w.cwnd = mss;

@@ -6,11 +6,11 @@
 //! RTT ever seen (re-learned after idle). Outside the Open state (loss recovery, SACK
 //! disorder) Vegas steps aside and Reno rules apply; a loss halves cwnd (Reno).
 
+use super::registry::{BuildCtx, CcBuild, CcEntry, CcKind, CcTransport};
 use super::reno::{halve, reno_grow, slow_start};
 use super::{read_f64, AckSample, CaState, CongestionControl, CongestionEvent, Window};
 use crate::params::{err, Res, Table};
 use crate::units::{Dur, SimTime};
-use super::registry::{BuildCtx, CcBuild, CcEntry, CcKind, CcTransport};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
@@ -58,7 +58,10 @@ impl VegasParams {
         let beta = int(t, "beta")?.unwrap_or(d.beta);
         let gamma = int(t, "gamma")?.unwrap_or(d.gamma);
         if beta < alpha {
-            return err(&t.key_path("beta"), format!("must be at least alpha ({alpha}) (got {beta})"));
+            return err(
+                &t.key_path("beta"),
+                format!("must be at least alpha ({alpha}) (got {beta})"),
+            );
         }
         Ok(VegasParams { alpha, beta, gamma })
     }
@@ -234,7 +237,13 @@ mod tests {
 
     fn ack(una: u64, nxt: u64, rtt_ms: u64) -> AckSample {
         let rtt = Some(Dur::from_millis(rtt_ms));
-        AckSample { srtt: None, min_rtt: None, snd_una: una, snd_nxt: nxt, ..AckSample::test(SimTime(0), MSS, rtt) }
+        AckSample {
+            srtt: None,
+            min_rtt: None,
+            snd_una: una,
+            snd_nxt: nxt,
+            ..AckSample::test(SimTime(0), MSS, rtt)
+        }
     }
 
     /// A path of `bdp` packets and 100 ms base RTT with a deep buffer: a window above the

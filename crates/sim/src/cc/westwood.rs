@@ -12,10 +12,10 @@
 //! (its estimate of SACKed data). Here each ACK credits the bytes it newly acknowledged
 //! cumulatively or selectively, which the core knows exactly.
 
+use super::registry::{CcEntry, CcKind, CcTransport, NoParams};
 use super::reno::{halve, reno_grow};
 use super::{AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::units::{Dur, SimTime};
-use super::registry::{CcEntry, CcKind, CcTransport, NoParams};
 use std::sync::Arc;
 
 pub(super) const ENTRY: CcEntry = CcEntry {
@@ -143,7 +143,11 @@ mod tests {
 
     fn ack(ms: u64, bytes: u64, rtt_ms: u64) -> AckSample {
         let rtt = Some(Dur::from_millis(rtt_ms));
-        AckSample { srtt: None, min_rtt: None, ..AckSample::test(SimTime(ms * 1_000_000), bytes, rtt) }
+        AckSample {
+            srtt: None,
+            min_rtt: None,
+            ..AckSample::test(SimTime(ms * 1_000_000), bytes, rtt)
+        }
     }
 
     #[test]
@@ -159,7 +163,12 @@ mod tests {
         w.cwnd = 100 * MSS;
         ww.on_congestion_event(
             &mut w,
-            &CongestionEvent { now: SimTime(0), kind: CongestionKind::FastRetransmit, flight_size: 0, in_flight: 0 },
+            &CongestionEvent {
+                now: SimTime(0),
+                kind: CongestionKind::FastRetransmit,
+                flight_size: 0,
+                in_flight: 0,
+            },
         );
         assert_eq!(w.ssthresh, 50 * MSS); // Reno's half while recovering
         ww.on_recovery_exit(&mut w, SimTime(0));

@@ -3,12 +3,23 @@
 //! base-station buffer; keys given explicitly override it (see docs/cellular.md for where
 //! each profile number comes from).
 
-use crate::params::{err, Res, Table};
 use super::link::{drop_list, link};
 use super::{queue, LinkCfg, QueueCfg, QueueLimit, RateSpec, Topology, TopologyKind};
+use crate::params::{err, Res, Table};
 use crate::units::{Dur, Rate};
 
-const KEYS: &[&str] = &["kind", "core", "radio", "bs_queue", "ue_queue", "core_queue", "ues", "profile", "traces", "gateway"];
+const KEYS: &[&str] = &[
+    "kind",
+    "core",
+    "radio",
+    "bs_queue",
+    "ue_queue",
+    "core_queue",
+    "ues",
+    "profile",
+    "traces",
+    "gateway",
+];
 const RADIO_KEYS: &[&str] = &["down", "up", "delay", "loss", "drop_packets"];
 pub const PROFILES: &[&str] = &["3g", "3.5g", "4g", "3g-trace", "4g-trace"];
 
@@ -83,7 +94,12 @@ pub(super) fn cellular(mut t: Table) -> Res<Topology> {
             // The trace variants keep their base profile's delays and buffer.
             let mut p = profile(&n.replace("-trace", ""));
             let Some(dir) = traces else {
-                return err("topology.traces", format!("profile \"{n}\" needs the folder of the Mahimahi traces ({down}, {up})"));
+                return err(
+                    "topology.traces",
+                    format!(
+                        "profile \"{n}\" needs the folder of the Mahimahi traces ({down}, {up})"
+                    ),
+                );
             };
             let spec = |file: &str, key: &str| {
                 let path = std::path::Path::new(dir).join(file);
@@ -99,7 +115,10 @@ pub(super) fn cellular(mut t: Table) -> Res<Topology> {
         }
     };
     if traces.is_some() && name.and_then(trace_files).is_none() {
-        return err("topology.traces", "only the trace profiles (3g-trace, 4g-trace) read trace files");
+        return err(
+            "topology.traces",
+            "only the trace profiles (3g-trace, 4g-trace) read trace files",
+        );
     }
     let core_default = LinkCfg {
         rate: RateSpec::Constant(Rate(1_000_000_000)),
@@ -115,11 +134,23 @@ pub(super) fn cellular(mut t: Table) -> Res<Topology> {
     let radio = match t.get("radio") {
         Some(rv) => radio_link(rv, prof.as_ref())?,
         None => match prof.as_ref() {
-            Some(p) => LinkCfg { rate: p.down.clone(), reverse_rate: Some(p.up.clone()), delay: p.radio_delay, loss: 0.0, drop_packets: Vec::new() },
-            None => return err("topology.radio", "missing required key (or give a profile: 3g, 3.5g, 4g)"),
+            Some(p) => LinkCfg {
+                rate: p.down.clone(),
+                reverse_rate: Some(p.up.clone()),
+                delay: p.radio_delay,
+                loss: 0.0,
+                drop_packets: Vec::new(),
+            },
+            None => {
+                return err(
+                    "topology.radio",
+                    "missing required key (or give a profile: 3g, 3.5g, 4g)",
+                )
+            }
         },
     };
-    let bs_default = QueueCfg::droptail(QueueLimit::Packets(prof.as_ref().map_or(500, |p| p.bs_packets)));
+    let bs_default =
+        QueueCfg::droptail(QueueLimit::Packets(prof.as_ref().map_or(500, |p| p.bs_packets)));
     let bs_queue = match t.get("bs_queue") {
         Some(q) => queue::queue("topology.bs_queue", Some(q))?,
         None => bs_default,
@@ -128,7 +159,10 @@ pub(super) fn cellular(mut t: Table) -> Res<Topology> {
     let core_queue = queue::queue("topology.core_queue", t.get("core_queue"))?;
     let ues = t.opt_int("ues", 1, 10_000)?.unwrap_or(1) as u32;
     if t.has("gateway") {
-        return err("topology.gateway", "the cellular topology has no gateway router for an ACK rewriter (use a dumbbell)");
+        return err(
+            "topology.gateway",
+            "the cellular topology has no gateway router for an ACK rewriter (use a dumbbell)",
+        );
     }
     t.finish(KEYS)?;
     Ok(Topology {

@@ -4,9 +4,9 @@
 //! buffer are resolved here against the forward bottleneck queue's capacity B. Defaults and
 //! their sources: docs/gateway.md.
 
-use crate::params::{err, Res, Table};
 use super::QueueCfg;
 use crate::gateway::{GatewayCfg, RewriterCtx, REWRITERS};
+use crate::params::{err, Res, Table};
 use serde_json::Value;
 
 /// Reads the gateway table; `fwd_queue` is the forward bottleneck queue it reads from. The
@@ -16,9 +16,13 @@ pub(super) fn gateway(path: &str, v: &Value, fwd_queue: &QueueCfg) -> Res<Gatewa
     let ctx = RewriterCtx { capacity_bytes: crate::queue::capacity_bytes(fwd_queue.limit) };
     let known: Vec<&'static str> = REWRITERS.iter().map(|e| e.name).collect();
     let Some(kind) = t.opt_choice("kind", "gateway", &known)? else {
-        return err(&t.key_path("kind"), format!("missing required key (known: {})", known.join(", ")));
+        return err(
+            &t.key_path("kind"),
+            format!("missing required key (known: {})", known.join(", ")),
+        );
     };
-    let entry = REWRITERS.iter().find(|e| e.name == kind).expect("opt_choice() only returns known kinds");
+    let entry =
+        REWRITERS.iter().find(|e| e.name == kind).expect("opt_choice() only returns known kinds");
     let params = (entry.parse)(&mut t, &ctx)?;
     let mut allowed = vec!["kind"];
     allowed.extend_from_slice(entry.keys);
@@ -63,9 +67,14 @@ mod tests {
             parse(json!({ "kind": "ewt", "start": "10p" })).unwrap(),
             cfg("ewt", EwtParams { start: 15_000 })
         );
-        assert_eq!(parse(json!({ "kind": "ewt" })).unwrap(), cfg("ewt", EwtParams { start: 29_100 }));
+        assert_eq!(
+            parse(json!({ "kind": "ewt" })).unwrap(),
+            cfg("ewt", EwtParams { start: 29_100 })
+        );
         // A packet-limited queue counts 1500 B per packet.
-        let g = gateway("topology.gateway", &json!({ "kind": "ewt" }), &fwd(QueueLimit::Packets(100))).unwrap();
+        let g =
+            gateway("topology.gateway", &json!({ "kind": "ewt" }), &fwd(QueueLimit::Packets(100)))
+                .unwrap();
         assert_eq!(g, cfg("ewt", EwtParams { start: 45_000 }));
     }
 
@@ -86,8 +95,14 @@ mod tests {
         let (p, m) = error_of(json!({ "kind": "ewt", "alpha": 1 }));
         assert_eq!(p, "topology.gateway.alpha");
         assert!(m.contains("allowed: kind, start"), "{m}");
-        assert_eq!(error_of(json!({ "kind": "awm", "flows": 3, "start": "1KB" })).0, "topology.gateway.start");
-        assert_eq!(error_of(json!({ "kind": "ewa", "target": "1KB" })).0, "topology.gateway.target");
+        assert_eq!(
+            error_of(json!({ "kind": "awm", "flows": 3, "start": "1KB" })).0,
+            "topology.gateway.start"
+        );
+        assert_eq!(
+            error_of(json!({ "kind": "ewa", "target": "1KB" })).0,
+            "topology.gateway.target"
+        );
     }
 
     #[test]
@@ -97,7 +112,15 @@ mod tests {
         let alpha = 97_000.0 / (97_000.0f64 / 1500.0).log2();
         assert!((alpha * (97_000.0f64 / 1500.0).log2() - 97_000.0).abs() < 1e-6);
         let (interval, low, high) = (Dur::from_millis(500), 24_250, 48_500);
-        let want = EwaParams { alpha, g: 1.0 / 128.0, interval, low, high, w_up: alpha / 32.0, w_down: alpha / 8.0 };
+        let want = EwaParams {
+            alpha,
+            g: 1.0 / 128.0,
+            interval,
+            low,
+            high,
+            w_up: alpha / 32.0,
+            w_down: alpha / 8.0,
+        };
         assert_eq!(g, cfg("ewa", want));
         assert_eq!(error_of(json!({ "kind": "ewa", "low": "60KB" })).0, "topology.gateway.low");
         assert_eq!(error_of(json!({ "kind": "ewa", "high": "100KB" })).0, "topology.gateway.high");
@@ -111,8 +134,14 @@ mod tests {
         assert_eq!(p, "topology.gateway.flows");
         assert!(m.contains("number of flows"), "{m}");
         assert_eq!(error_of(json!({ "kind": "awm", "flows": 0 })).0, "topology.gateway.flows");
-        assert_eq!(error_of(json!({ "kind": "awm", "flows": 4, "alpha": 2 })).0, "topology.gateway.alpha");
-        assert_eq!(error_of(json!({ "kind": "awm", "flows": 4, "target": "1MB" })).0, "topology.gateway.target");
+        assert_eq!(
+            error_of(json!({ "kind": "awm", "flows": 4, "alpha": 2 })).0,
+            "topology.gateway.alpha"
+        );
+        assert_eq!(
+            error_of(json!({ "kind": "awm", "flows": 4, "target": "1MB" })).0,
+            "topology.gateway.target"
+        );
         let g = parse(json!({ "kind": "awm", "flows": 17 })).unwrap();
         assert_eq!(g, cfg("awm", AwmParams { alpha: 1e-4, target: 24_250, flows: 17 }));
     }

@@ -18,13 +18,20 @@ pub(super) fn drop_list(t: &mut Table) -> Res<Vec<u64>> {
             let mut v = a
                 .iter()
                 .enumerate()
-                .map(|(i, x)| reader::as_int(&format!("{dp}[{i}]"), x, 0, i64::MAX).map(|n| n as u64))
+                .map(|(i, x)| {
+                    reader::as_int(&format!("{dp}[{i}]"), x, 0, i64::MAX).map(|n| n as u64)
+                })
                 .collect::<Res<Vec<u64>>>()?;
             v.sort_unstable();
             v.dedup();
             v
         }
-        Some(_) => return err(&t.key_path("drop_packets"), "expected an array of packet indices, e.g. [0, 17]"),
+        Some(_) => {
+            return err(
+                &t.key_path("drop_packets"),
+                "expected an array of packet indices, e.g. [0, 17]",
+            )
+        }
     };
     Ok(v)
 }
@@ -74,5 +81,11 @@ pub(super) fn pair(t: &mut Table) -> Res<Pair> {
 }
 
 fn default_access() -> LinkCfg {
-    LinkCfg { rate: RateSpec::Constant(Rate(10_000_000_000)), reverse_rate: None, delay: Dur::ZERO, loss: 0.0, drop_packets: Vec::new() }
+    LinkCfg {
+        rate: RateSpec::Constant(Rate(10_000_000_000)),
+        reverse_rate: None,
+        delay: Dur::ZERO,
+        loss: 0.0,
+        drop_packets: Vec::new(),
+    }
 }

@@ -6,8 +6,8 @@ mod gateway;
 mod link;
 pub(crate) mod queue;
 mod rate;
-pub(crate) mod scenario;
 mod rpm;
+pub(crate) mod scenario;
 mod topology;
 
 pub use crate::app::{AppKind, PageCfg, WebCfg};
@@ -19,9 +19,13 @@ pub use crate::queue::{QueueCfg, QueueLimit};
 pub use crate::tcp::rwnd::RwndPolicy;
 pub use crate::tcp::{Recovery, TcpCfg};
 pub use crate::udp::{UdpApp, UdpCfg};
-pub use crate::wire::{EcnMode, MTU_BYTES, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES, UDP_HEADER_BYTES};
+pub use crate::wire::{
+    EcnMode, MTU_BYTES, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES, UDP_HEADER_BYTES,
+};
 pub use topology::routes;
-pub use topology::{expand_classic, reverse_name, Classic, Ecmp, GraphCfg, GraphLink, NodeCfg, Pattern, StaticRoute};
+pub use topology::{
+    expand_classic, reverse_name, Classic, Ecmp, GraphCfg, GraphLink, NodeCfg, Pattern, StaticRoute,
+};
 
 use crate::units::{Dur, Rate};
 
@@ -120,9 +124,18 @@ pub struct Topology {
 pub enum RateSpec {
     Constant(Rate),
     /// A Mahimahi trace (loaded and checked when the scenario is read).
-    Trace { file: String, times_ms: std::sync::Arc<Vec<u64>> },
+    Trace {
+        file: String,
+        times_ms: std::sync::Arc<Vec<u64>>,
+    },
     /// The stochastic cellular model (see net::rate_model::CellularRate).
-    Cellular { min: Rate, max: Rate, interval: Dur, dwell: Dur, p_good: f64 },
+    Cellular {
+        min: Rate,
+        max: Rate,
+        interval: Dur,
+        dwell: Dur,
+        p_good: f64,
+    },
 }
 
 impl RateSpec {
@@ -131,10 +144,12 @@ impl RateSpec {
         use crate::net::rate_model::{CellularRate, RateModel, TraceRate};
         match self {
             RateSpec::Constant(r) => RateModel::Constant(*r),
-            RateSpec::Trace { times_ms, .. } => RateModel::Trace(Box::new(TraceRate::new(times_ms.clone()))),
-            RateSpec::Cellular { min, max, interval, dwell, p_good } => {
-                RateModel::Cellular(Box::new(CellularRate::new(*min, *max, *interval, *dwell, *p_good, rng)))
+            RateSpec::Trace { times_ms, .. } => {
+                RateModel::Trace(Box::new(TraceRate::new(times_ms.clone())))
             }
+            RateSpec::Cellular { min, max, interval, dwell, p_good } => RateModel::Cellular(
+                Box::new(CellularRate::new(*min, *max, *interval, *dwell, *p_good, rng)),
+            ),
         }
     }
 }
@@ -225,7 +240,9 @@ impl Scenario {
         let t = &self.topology;
         match t.kind {
             TopologyKind::Cellular => Dur(2 * (t.access.delay.0 + t.bottleneck.delay.0)),
-            TopologyKind::Dumbbell => f.rtt.unwrap_or(Dur(2 * (2 * t.access.delay.0 + t.bottleneck.delay.0))),
+            TopologyKind::Dumbbell => {
+                f.rtt.unwrap_or(Dur(2 * (2 * t.access.delay.0 + t.bottleneck.delay.0)))
+            }
             // A graph flow's base RTT depends on its route (the world sums its links' delays).
             TopologyKind::Graph => Dur::ZERO,
         }

@@ -4,8 +4,8 @@
 //! each discipline accepts only its own parameters. Defaults and their sources are listed in
 //! docs/gateway.md.
 
-use crate::params::{self as reader, dscp_by_name, err, Res, Table};
 use super::{QueueCfg, QueueLimit};
+use crate::params::{self as reader, dscp_by_name, err, Res, Table};
 use crate::queue::QueueSpec;
 use crate::queue::{self, DEFAULT_LIMIT, DISCIPLINES};
 use serde_json::Value;
@@ -32,7 +32,9 @@ fn queue_limit(path: &str, v: &Value) -> Res<QueueLimit> {
     let limit = if let Some(n) = s.strip_suffix('p') {
         match n.trim().parse::<u64>() {
             Ok(p) => QueueLimit::Packets(p),
-            Err(_) => return err(path, format!("invalid packet count \"{s}\" (expected e.g. \"500p\")")),
+            Err(_) => {
+                return err(path, format!("invalid packet count \"{s}\" (expected e.g. \"500p\")"))
+            }
         }
     } else {
         QueueLimit::Bytes(reader::size(path, v).map_err(|mut e| {
@@ -41,7 +43,9 @@ fn queue_limit(path: &str, v: &Value) -> Res<QueueLimit> {
         })?)
     };
     match limit {
-        QueueLimit::Bytes(0) | QueueLimit::Packets(0) => err(path, format!("must be greater than 0 (got \"{s}\")")),
+        QueueLimit::Bytes(0) | QueueLimit::Packets(0) => {
+            err(path, format!("must be greater than 0 (got \"{s}\")"))
+        }
         l => Ok(l),
     }
 }
@@ -56,7 +60,8 @@ pub(crate) fn flow_dscp(t: &mut Table) -> Res<u8> {
         return reader::as_int(&path, v, 0, 63).map(|n| n as u8);
     }
     let Value::String(s) = v else { return err(&path, format!("expected {FORMS}")) };
-    dscp_by_name(s).map_or_else(|| err(&path, format!("unknown DSCP \"{s}\" (expected {FORMS})")), Ok)
+    dscp_by_name(s)
+        .map_or_else(|| err(&path, format!("unknown DSCP \"{s}\" (expected {FORMS})")), Ok)
 }
 
 /// A flow's sender host name (`host`): flows naming the same host share it, which host-aware
@@ -72,8 +77,8 @@ pub(crate) fn flow_host(t: &mut Table) -> Res<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Dur;
     use crate::queue::{CodelParams, PieParams, RedParams, StepParams, Threshold};
+    use crate::units::Dur;
     use serde_json::json;
 
     fn parse(v: Value) -> Res<QueueCfg> {
@@ -95,7 +100,10 @@ mod tests {
         let p = red_params(json!({ "kind": "red", "limit": "97KB" }));
         assert!((p.min_th - 97_000.0 / 12.0).abs() < 1e-9);
         assert!((p.max_th - 97_000.0 / 4.0).abs() < 1e-9);
-        assert_eq!((p.q_w, p.max_p, p.gentle, p.ecn, p.adapt_interval), (0.002, 0.02, true, false, None));
+        assert_eq!(
+            (p.q_w, p.max_p, p.gentle, p.ecn, p.adapt_interval),
+            (0.002, 0.02, true, false, None)
+        );
         let a = red_params(json!({ "kind": "ared", "limit": "97KB" }));
         assert_eq!(a.adapt_interval, Some(Dur::from_millis(500)));
     }
@@ -103,7 +111,9 @@ mod tests {
     #[test]
     fn red_thresholds_in_bytes_or_packets() {
         // Byte limit: packets convert at 1500 B.
-        let p = red_params(json!({ "kind": "red", "limit": "150KB", "min_th": "5p", "max_th": "30KB" }));
+        let p = red_params(
+            json!({ "kind": "red", "limit": "150KB", "min_th": "5p", "max_th": "30KB" }),
+        );
         assert_eq!((p.min_th, p.max_th), (7500.0, 30_000.0));
         // Packet limit: the queue is counted in packets, bytes convert at 1500 B.
         let p = red_params(json!({ "kind": "red", "limit": "100p", "min_th": "15KB" }));
@@ -114,10 +124,14 @@ mod tests {
 
     #[test]
     fn red_bad_thresholds_name_their_key() {
-        let (p, m) = error_of(json!({ "kind": "red", "limit": "100KB", "min_th": "20KB", "max_th": "10KB" }));
+        let (p, m) = error_of(
+            json!({ "kind": "red", "limit": "100KB", "min_th": "20KB", "max_th": "10KB" }),
+        );
         assert_eq!(p, "topology.bottleneck_queue.min_th");
         assert!(m.contains("must be below max_th"), "{m}");
-        let (p, _) = error_of(json!({ "kind": "red", "limit": "100KB", "min_th": "10KB", "max_th": "10KB" }));
+        let (p, _) = error_of(
+            json!({ "kind": "red", "limit": "100KB", "min_th": "10KB", "max_th": "10KB" }),
+        );
         assert_eq!(p, "topology.bottleneck_queue.min_th");
         let (p, m) = error_of(json!({ "kind": "red", "limit": "100KB", "max_th": "200KB" }));
         assert_eq!(p, "topology.bottleneck_queue.max_th");
@@ -131,8 +145,14 @@ mod tests {
         let (p, m) = error_of(json!({ "kind": "red", "max_p": 1.5 }));
         assert_eq!(p, "topology.bottleneck_queue.max_p");
         assert!(m.contains("[0, 1]"), "{m}");
-        assert_eq!(error_of(json!({ "kind": "ared", "max_p": -0.1 })).0, "topology.bottleneck_queue.max_p");
-        assert_eq!(error_of(json!({ "kind": "red", "q_w": 0.0 })).0, "topology.bottleneck_queue.q_w");
+        assert_eq!(
+            error_of(json!({ "kind": "ared", "max_p": -0.1 })).0,
+            "topology.bottleneck_queue.max_p"
+        );
+        assert_eq!(
+            error_of(json!({ "kind": "red", "q_w": 0.0 })).0,
+            "topology.bottleneck_queue.q_w"
+        );
         assert_eq!(error_of(json!({ "kind": "red", "q_w": 2 })).0, "topology.bottleneck_queue.q_w");
     }
 
@@ -144,9 +164,15 @@ mod tests {
         let (p, m) = error_of(json!({ "kind": "red", "interval": "1s" }));
         assert_eq!(p, "topology.bottleneck_queue.interval");
         assert!(m.contains("allowed: kind, limit, min_th"), "{m}");
-        assert_eq!(error_of(json!({ "kind": "droptail", "target": "5ms" })).0, "topology.bottleneck_queue.target");
+        assert_eq!(
+            error_of(json!({ "kind": "droptail", "target": "5ms" })).0,
+            "topology.bottleneck_queue.target"
+        );
         assert_eq!(error_of(json!({ "target": "5ms" })).0, "topology.bottleneck_queue.target");
-        assert_eq!(error_of(json!({ "kind": "pie", "gentle": true })).0, "topology.bottleneck_queue.gentle");
+        assert_eq!(
+            error_of(json!({ "kind": "pie", "gentle": true })).0,
+            "topology.bottleneck_queue.gentle"
+        );
         let (p, m) = error_of(json!({ "kind": "fq-codel" }));
         assert_eq!(p, "topology.bottleneck_queue.kind");
         assert!(m.contains("known: droptail, red, ared, codel, pie, step, fq_codel"), "{m}");
@@ -157,14 +183,39 @@ mod tests {
         let q = parse(json!({ "kind": "codel" })).unwrap();
         assert_eq!((q.kind(), q.limit), ("codel", QueueLimit::Packets(1000)));
         let c = q.params_as::<CodelParams>().unwrap();
-        assert_eq!(*c, CodelParams { target: Dur::from_millis(5), interval: Dur::from_millis(100), ecn: false });
-        let p = *parse(json!({ "kind": "pie", "ecn": true })).unwrap().params_as::<PieParams>().unwrap();
-        assert_eq!((p.target, p.t_update, p.max_burst), (Dur::from_millis(15), Dur::from_millis(15), Dur::from_millis(150)));
+        assert_eq!(
+            *c,
+            CodelParams {
+                target: Dur::from_millis(5),
+                interval: Dur::from_millis(100),
+                ecn: false
+            }
+        );
+        let p = *parse(json!({ "kind": "pie", "ecn": true }))
+            .unwrap()
+            .params_as::<PieParams>()
+            .unwrap();
+        assert_eq!(
+            (p.target, p.t_update, p.max_burst),
+            (Dur::from_millis(15), Dur::from_millis(15), Dur::from_millis(150))
+        );
         assert_eq!((p.alpha, p.beta, p.ecn, p.derandomize), (0.125, 1.25, true, true));
-        assert_eq!(error_of(json!({ "kind": "codel", "target": "0ms" })).0, "topology.bottleneck_queue.target");
-        assert_eq!(error_of(json!({ "kind": "pie", "alpha": -1 })).0, "topology.bottleneck_queue.alpha");
-        assert_eq!(error_of(json!({ "kind": "pie", "t_update": "0s" })).0, "topology.bottleneck_queue.t_update");
-        assert_eq!(error_of(json!({ "kind": "ared", "interval": "0s" })).0, "topology.bottleneck_queue.interval");
+        assert_eq!(
+            error_of(json!({ "kind": "codel", "target": "0ms" })).0,
+            "topology.bottleneck_queue.target"
+        );
+        assert_eq!(
+            error_of(json!({ "kind": "pie", "alpha": -1 })).0,
+            "topology.bottleneck_queue.alpha"
+        );
+        assert_eq!(
+            error_of(json!({ "kind": "pie", "t_update": "0s" })).0,
+            "topology.bottleneck_queue.t_update"
+        );
+        assert_eq!(
+            error_of(json!({ "kind": "ared", "interval": "0s" })).0,
+            "topology.bottleneck_queue.interval"
+        );
     }
 
     #[test]
@@ -179,23 +230,54 @@ mod tests {
     fn step_threshold_forms_and_checks() {
         let k = |v: Value| parse(v).unwrap().params_as::<StepParams>().unwrap().threshold;
         assert_eq!(k(json!({ "kind": "step" })), Threshold::Time(Dur::from_millis(1)));
-        assert_eq!(k(json!({ "kind": "step", "threshold": "500us" })), Threshold::Time(Dur::from_micros(500)));
+        assert_eq!(
+            k(json!({ "kind": "step", "threshold": "500us" })),
+            Threshold::Time(Dur::from_micros(500))
+        );
         assert_eq!(k(json!({ "kind": "step", "threshold": "30KB" })), Threshold::Bytes(30_000));
         assert_eq!(k(json!({ "kind": "step", "threshold": "20p" })), Threshold::Packets(20));
         let path = "topology.bottleneck_queue.threshold";
-        for bad in [json!("soon"), json!(5), json!("0ms"), json!("0p"), json!("-1ms"), json!("2.5p"), json!("1000p"), json!("1.5MB")] {
+        for bad in [
+            json!("soon"),
+            json!(5),
+            json!("0ms"),
+            json!("0p"),
+            json!("-1ms"),
+            json!("2.5p"),
+            json!("1000p"),
+            json!("1.5MB"),
+        ] {
             let (p, m) = error_of(json!({ "kind": "step", "threshold": bad }));
             assert_eq!(p, path, "{bad}: {m}");
-            assert!(m.contains("\"1ms\"") || m.contains("greater than 0") || m.contains("negative") || m.contains("queue limit"), "{bad}: {m}");
+            assert!(
+                m.contains("\"1ms\"")
+                    || m.contains("greater than 0")
+                    || m.contains("negative")
+                    || m.contains("queue limit"),
+                "{bad}: {m}"
+            );
         }
         let (_, m) = error_of(json!({ "kind": "step", "limit": "100p", "threshold": "100p" }));
         assert!(m.contains("below the queue limit"), "{m}");
-        assert_eq!(error_of(json!({ "kind": "step", "ecn": true })).0, "topology.bottleneck_queue.ecn");
+        assert_eq!(
+            error_of(json!({ "kind": "step", "ecn": true })).0,
+            "topology.bottleneck_queue.ecn"
+        );
     }
 
     #[test]
     fn dscp_names_and_numbers() {
-        for (n, v) in [("BE", 0), ("cs1", 8), ("CS7", 56), ("AF11", 10), ("AF41", 34), ("AF43", 38), ("EF", 46), ("LE", 1), ("VA", 44)] {
+        for (n, v) in [
+            ("BE", 0),
+            ("cs1", 8),
+            ("CS7", 56),
+            ("AF11", 10),
+            ("AF41", 34),
+            ("AF43", 38),
+            ("EF", 46),
+            ("LE", 1),
+            ("VA", 44),
+        ] {
             assert_eq!(dscp_by_name(n), Some(v), "{n}");
         }
         for bad in ["CS8", "AF14", "AF51", "AF1", "XX", "", "CS"] {
@@ -222,11 +304,16 @@ mod tests {
         let q = parse(json!({ "kind": "fq_codel" })).unwrap();
         assert_eq!(q.limit, QueueLimit::Packets(10_240));
         let p = *q.params_as::<crate::queue::FqCodelParams>().unwrap();
-        assert_eq!((p.flows, p.quantum, p.memory_limit, p.drop_batch, p.ce_threshold), (1024, 1514, 32 << 20, 64, None));
-        assert_eq!((p.codel.target, p.codel.interval, p.codel.ecn), (Dur::from_millis(5), Dur::from_millis(100), true));
+        assert_eq!(
+            (p.flows, p.quantum, p.memory_limit, p.drop_batch, p.ce_threshold),
+            (1024, 1514, 32 << 20, 64, None)
+        );
+        assert_eq!(
+            (p.codel.target, p.codel.interval, p.codel.ecn),
+            (Dur::from_millis(5), Dur::from_millis(100), true)
+        );
         let p = *parse(json!({ "kind": "fq_codel", "ce_threshold": "1ms", "ecn": false }))
             .unwrap()
-            
             .params_as::<crate::queue::FqCodelParams>()
             .unwrap();
         assert_eq!((p.ce_threshold, p.codel.ecn), (Some(Dur::from_millis(1)), false));
@@ -260,10 +347,19 @@ mod tests {
         let q = parse(json!({ "kind": "dualpi2" })).unwrap();
         assert_eq!(q.limit, QueueLimit::Packets(10_000));
         let p = *q.params_as::<DualPi2Params>().unwrap();
-        assert_eq!((p.target, p.tupdate, p.tshift), (Dur::from_millis(15), Dur::from_millis(16), Dur::from_millis(30)));
-        assert_eq!((p.alpha, p.beta, p.coupling_factor, p.drop_on_overload), (0.16, 3.2, 2.0, true));
+        assert_eq!(
+            (p.target, p.tupdate, p.tshift),
+            (Dur::from_millis(15), Dur::from_millis(16), Dur::from_millis(30))
+        );
+        assert_eq!(
+            (p.alpha, p.beta, p.coupling_factor, p.drop_on_overload),
+            (0.16, 3.2, 2.0, true)
+        );
         assert_eq!(p.step_thresh, StepThresh::Time(Dur::from_millis(1)));
-        let p = *parse(json!({ "kind": "dualpi2", "step_thresh": "5p" })).unwrap().params_as::<DualPi2Params>().unwrap();
+        let p = *parse(json!({ "kind": "dualpi2", "step_thresh": "5p" }))
+            .unwrap()
+            .params_as::<DualPi2Params>()
+            .unwrap();
         assert_eq!(p.step_thresh, StepThresh::Packets(5));
         for (k, bad) in [
             ("target", json!("0ms")),
@@ -296,12 +392,15 @@ mod tests {
         let p = *q.params_as::<CakeParams>().unwrap();
         assert_eq!((p.bandwidth, p.overhead, p.mpu, p.ack_filter), (None, 0, 0, false));
         assert_eq!((p.isolation, p.diffserv), (Isolation::TripleIsolate, Diffserv::BestEffort));
-        let p = *parse(json!({ "kind": "cake", "isolation": "dual-dsthost", "diffserv": "diffserv4", "ack-filter": true, "bandwidth": "20Mbps", "overhead": -4, "mpu": 64 }))
-            .unwrap()
-            
-            .params_as::<CakeParams>()
-            .unwrap();
-        assert_eq!((p.isolation, p.diffserv, p.ack_filter, p.overhead, p.mpu), (Isolation::DualDstHost, Diffserv::Diffserv4, true, -4, 64));
+        let q = json!({
+            "kind": "cake", "isolation": "dual-dsthost", "diffserv": "diffserv4",
+            "ack-filter": true, "bandwidth": "20Mbps", "overhead": -4, "mpu": 64
+        });
+        let p = *parse(q).unwrap().params_as::<CakeParams>().unwrap();
+        assert_eq!(
+            (p.isolation, p.diffserv, p.ack_filter, p.overhead, p.mpu),
+            (Isolation::DualDstHost, Diffserv::Diffserv4, true, -4, 64)
+        );
         assert_eq!(p.bandwidth, Some(crate::units::Rate(20_000_000)));
         for (k, bad) in [
             ("isolation", json!("triple")),

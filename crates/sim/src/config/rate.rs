@@ -2,9 +2,9 @@
 //! (Mahimahi format) or `rate = { model = "cellular", min = "3.1Mbps", max = "9.3Mbps",
 //! interval = "10ms", dwell = "2s", p_good = 0.5 }`.
 
-use crate::params::{self as reader, err, Res, Table};
 use super::RateSpec;
 use crate::net::rate_model::TraceRate;
+use crate::params::{self as reader, err, Res, Table};
 use crate::units::Dur;
 use serde_json::Value;
 use std::sync::Arc;
@@ -21,7 +21,12 @@ pub(super) fn rate_spec(path: &str, v: &Value) -> Res<RateSpec> {
     })?;
     let model = match t.opt_choice("model", "rate model", MODELS)? {
         Some(m) => m,
-        None => return err(&t.key_path("model"), format!("missing required key (known: {})", MODELS.join(", "))),
+        None => {
+            return err(
+                &t.key_path("model"),
+                format!("missing required key (known: {})", MODELS.join(", ")),
+            )
+        }
     };
     let spec = match model {
         "constant" => {
@@ -47,7 +52,10 @@ pub(super) fn rate_spec(path: &str, v: &Value) -> Res<RateSpec> {
             let min = reader::rate(&t.key_path("min"), t.require("min")?)?;
             let max = reader::rate(&t.key_path("max"), t.require("max")?)?;
             if min > max {
-                return err(&t.key_path("min"), format!("must not be above max ({} > {} bit/s)", min.0, max.0));
+                return err(
+                    &t.key_path("min"),
+                    format!("must not be above max ({} > {} bit/s)", min.0, max.0),
+                );
             }
             let interval = t.opt_duration("interval")?.unwrap_or(Dur::from_millis(10));
             if interval.0 == 0 {

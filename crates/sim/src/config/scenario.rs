@@ -1,25 +1,94 @@
 //! Reading a [`Scenario`] from its JSON form, with every check that needs only the scenario.
 
-use crate::params::{self as reader, err, Res, Table};
 use super::link::{pair, Pair};
-use super::{cellular, gateway};
 use super::*;
+use super::{cellular, gateway};
 use crate::cc;
+use crate::params::{self as reader, err, Res, Table};
 use crate::tcp::rwnd::POLICIES;
 use serde_json::Value;
 
-const TOP_KEYS: &[&str] = &["name", "duration", "seed", "warmup", "metrics", "topology", "tcp", "flows", "capture",
-    "responsiveness"];
-const TOPOLOGY_KEYS: &[&str] =
-    &["kind", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue", "gateway"];
-const TCP_KEYS: &[&str] = &[
-    "mss", "init_cwnd", "recovery", "delack", "ack_every", "rto_min", "rto_initial", "rto_max",
-    "timestamps", "rcvbuf", "pacing", "ecn", "prr", "frto", "undo", "dsack", "rack", "tlp", "quickack", "rcvbuf_auto", "sack_compress", "gso",
-    "rtt_sample", "hz",
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "duration",
+    "seed",
+    "warmup",
+    "metrics",
+    "topology",
+    "tcp",
+    "flows",
+    "capture",
+    "responsiveness",
 ];
-const FLOW_KEYS: &[&str] =
-    &["transport", "cc", "cc_params", "count", "start", "size", "app", "rtt", "rwnd", "rwnd_params", "ue", "group", "tcp", "rate", "packet_size", "request", "think", "requests", "ack_ratio", "loss_window", "interval", "direction", "host", "dscp", "src", "dst", "pattern",
-      "objects", "html", "connections", "multiplex", "pages"];
+const TOPOLOGY_KEYS: &[&str] = &[
+    "kind",
+    "bottleneck",
+    "bottleneck_queue",
+    "reverse_queue",
+    "access",
+    "access_queue",
+    "gateway",
+];
+const TCP_KEYS: &[&str] = &[
+    "mss",
+    "init_cwnd",
+    "recovery",
+    "delack",
+    "ack_every",
+    "rto_min",
+    "rto_initial",
+    "rto_max",
+    "timestamps",
+    "rcvbuf",
+    "pacing",
+    "ecn",
+    "prr",
+    "frto",
+    "undo",
+    "dsack",
+    "rack",
+    "tlp",
+    "quickack",
+    "rcvbuf_auto",
+    "sack_compress",
+    "gso",
+    "rtt_sample",
+    "hz",
+];
+const FLOW_KEYS: &[&str] = &[
+    "transport",
+    "cc",
+    "cc_params",
+    "count",
+    "start",
+    "size",
+    "app",
+    "rtt",
+    "rwnd",
+    "rwnd_params",
+    "ue",
+    "group",
+    "tcp",
+    "rate",
+    "packet_size",
+    "request",
+    "think",
+    "requests",
+    "ack_ratio",
+    "loss_window",
+    "interval",
+    "direction",
+    "host",
+    "dscp",
+    "src",
+    "dst",
+    "pattern",
+    "objects",
+    "html",
+    "connections",
+    "multiplex",
+    "pages",
+];
 /// Flow keys of the dumbbell and cellular topologies that a graph flow does not take.
 const NOT_GRAPH: &[&str] = &["rtt", "ue", "direction", "host"];
 const GRAPH_ONLY: &[&str] = &["src", "dst", "pattern"];
@@ -54,7 +123,10 @@ impl Scenario {
         let seed = t.opt_int("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
         let warmup = t.opt_duration("warmup")?.unwrap_or(Dur::ZERO);
         if warmup >= duration {
-            return err("warmup", format!("must be shorter than duration ({duration}), got \"{warmup}\""));
+            return err(
+                "warmup",
+                format!("must be shorter than duration ({duration}), got \"{warmup}\""),
+            );
         }
         let mut metric_links = None;
         let metrics = match t.get("metrics") {
@@ -76,7 +148,8 @@ impl Scenario {
             None => TcpPartial::default(),
         };
         // The RPM test adds its own flows, so a scenario with it may have none.
-        let rpm = t.get("responsiveness").map(|v| super::rpm::read(v, topology.kind)).transpose()?;
+        let rpm =
+            t.get("responsiveness").map(|v| super::rpm::read(v, topology.kind)).transpose()?;
         let no_flows = Vec::new();
         let flows_arr = match t.get("flows") {
             None if rpm.is_some() => &no_flows,
@@ -93,8 +166,17 @@ impl Scenario {
         for (i, fv) in flows_arr.iter().chain(rpm_flows).enumerate() {
             flows.push(flow(&format!("flows[{i}]"), fv, &tcp_defaults, &topology)?);
         }
-        let mut sc = Scenario { name, duration, seed, warmup, metrics, topology, flows, capture: CaptureCfg::default(),
-                                rpm: rpm.map(|(c, _)| c) };
+        let mut sc = Scenario {
+            name,
+            duration,
+            seed,
+            warmup,
+            metrics,
+            topology,
+            flows,
+            capture: CaptureCfg::default(),
+            rpm: rpm.map(|(c, _)| c),
+        };
         if let Some(lv) = metric_links {
             sc.metrics.links = super::topology::metrics_links(lv, &sc.link_names())?;
         }
@@ -107,11 +189,17 @@ impl Scenario {
 
 fn capture(v: &Value, names: &[String], graph: bool) -> Res<CaptureCfg> {
     let mut t = Table::new("capture", v)?;
-    let hint = if graph { "" } else { "; access links are f<N>_src_up, f<N>_dst_down, f<N>_dst_up, f<N>_src_down" };
+    let hint = if graph {
+        ""
+    } else {
+        "; access links are f<N>_src_up, f<N>_dst_down, f<N>_dst_up, f<N>_src_down"
+    };
     let links = match t.get("links") {
         None => Vec::new(),
         Some(Value::Array(a)) => super::topology::link_list("capture.links", a, names, hint)?,
-        Some(_) => return err("capture.links", "expected an array of link names, e.g. [\"bottleneck\"]"),
+        Some(_) => {
+            return err("capture.links", "expected an array of link names, e.g. [\"bottleneck\"]")
+        }
     };
     let snaplen = t.opt_int("snaplen", 60, 65_535)?.unwrap_or(128) as u32;
     t.finish(&["links", "snaplen"])?;
@@ -122,7 +210,9 @@ fn topology(v: &Value) -> Res<Topology> {
     let mut t = Table::new("topology", v)?;
     match t.opt_choice("kind", "topology kind", super::topology::KINDS)? {
         Some("cellular") => return cellular::cellular(t),
-        Some(k @ ("graph" | "parking_lot" | "leaf_spine" | "fat_tree")) => return super::topology::topology(k, t),
+        Some(k @ ("graph" | "parking_lot" | "leaf_spine" | "fat_tree")) => {
+            return super::topology::topology(k, t)
+        }
         _ => {}
     }
     let kind = TopologyKind::Dumbbell;
@@ -132,7 +222,17 @@ fn topology(v: &Value) -> Res<Topology> {
         Some(g) => Some(gateway::gateway("topology.gateway", g, &bottleneck_queue)?),
     };
     t.finish(TOPOLOGY_KEYS)?;
-    Ok(Topology { kind, bottleneck, bottleneck_queue, reverse_queue, access, access_queue, gateway, ues: 1, graph: None })
+    Ok(Topology {
+        kind,
+        bottleneck,
+        bottleneck_queue,
+        reverse_queue,
+        access,
+        access_queue,
+        gateway,
+        ues: 1,
+        graph: None,
+    })
 }
 
 /// TCP settings as read from one table: unset keys fall through to the next level.
@@ -161,7 +261,10 @@ impl TcpPartial {
         let mut t = Table::new(path, v)?;
         let mss = match t.opt_size("mss")? {
             Some(m) if !(64..=65_000).contains(&m) => {
-                return err(&t.key_path("mss"), format!("must be between 64B and 65000B (got {m}B)"))
+                return err(
+                    &t.key_path("mss"),
+                    format!("must be between 64B and 65000B (got {m}B)"),
+                )
             }
             m => m.map(|m| m as u32),
         };
@@ -191,7 +294,21 @@ impl TcpPartial {
 
     fn over(&self, base: &TcpPartial) -> TcpPartial {
         macro_rules! pick { ($($f:ident),*) => { TcpPartial { $($f: self.$f.clone().or(base.$f.clone()),)* mech: std::array::from_fn(|i| self.mech[i].or(base.mech[i])) } } }
-        pick!(mss, init_cwnd, recovery, delack, ack_every, rto_min, rto_initial, rto_max, timestamps, rcvbuf, pacing, ecn, hz)
+        pick!(
+            mss,
+            init_cwnd,
+            recovery,
+            delack,
+            ack_every,
+            rto_min,
+            rto_initial,
+            rto_max,
+            timestamps,
+            rcvbuf,
+            pacing,
+            ecn,
+            hz
+        )
     }
 
     fn resolve(&self, path: &str) -> Res<TcpCfg> {
@@ -216,13 +333,19 @@ impl TcpPartial {
             hz: self.hz.unwrap_or(d.hz),
         };
         if cfg.rto_max < cfg.rto_min {
-            return err(&join(path, "rto_max"), format!("must be at least rto_min ({})", cfg.rto_min));
+            return err(
+                &join(path, "rto_max"),
+                format!("must be at least rto_min ({})", cfg.rto_min),
+            );
         }
         if cfg.rcvbuf < cfg.mss as u64 {
             return err(&join(path, "rcvbuf"), format!("must be at least one MSS ({}B)", cfg.mss));
         }
         if cfg.rcvbuf > 1 << 30 {
-            return err(&join(path, "rcvbuf"), "must be at most 1GiB (the largest scaled TCP window)");
+            return err(
+                &join(path, "rcvbuf"),
+                "must be at most 1GiB (the largest scaled TCP window)",
+            );
         }
         Ok(cfg)
     }
@@ -233,9 +356,12 @@ const HZ_CHOICES: &[u64] = &[100, 250, 300, 1000];
 
 fn read_hz(t: &mut Table) -> Res<Option<u32>> {
     match t.opt_int("hz", 1, 1_000_000)? {
-        Some(hz) if !HZ_CHOICES.contains(&(hz as u64)) => {
-            err(&t.key_path("hz"), format!("must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got {hz})"))
-        }
+        Some(hz) if !HZ_CHOICES.contains(&(hz as u64)) => err(
+            &t.key_path("hz"),
+            format!(
+                "must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got {hz})"
+            ),
+        ),
         hz => Ok(hz.map(|h| h as u32)),
     }
 }
@@ -248,7 +374,8 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 11]> {
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
-    m[7] = t.opt_choice("rtt_sample", "RTT sampling", &["linux", "timestamp"])?.map(|s| s == "linux");
+    m[7] =
+        t.opt_choice("rtt_sample", "RTT sampling", &["linux", "timestamp"])?.map(|s| s == "linux");
     m[8] = t.opt_bool("rcvbuf_auto")?;
     m[9] = t.opt_bool("sack_compress")?;
     m[10] = t.opt_bool("gso")?;
@@ -284,7 +411,12 @@ fn ecn_mode(t: &mut Table) -> Res<Option<(EcnMode, String)>> {
             "classic" => EcnMode::Classic,
             _ => EcnMode::AccEcn,
         },
-        Some(_) => return err(&p, format!("expected true, false or one of \"{}\"", EcnMode::KNOWN.join("\", \""))),
+        Some(_) => {
+            return err(
+                &p,
+                format!("expected true, false or one of \"{}\"", EcnMode::KNOWN.join("\", \"")),
+            )
+        }
     };
     Ok(Some((mode, p)))
 }
@@ -315,7 +447,8 @@ fn ecn_for_cc(cc: &cc::CcSpec, set: Option<&(EcnMode, String)>, tcp: &mut TcpCfg
 fn rwnd_policy(t: &mut Table, topo: &Topology) -> Res<RwndPolicy> {
     let known: Vec<&'static str> = POLICIES.iter().map(|e| e.name).collect();
     let name = t.opt_choice("rwnd", "receive-window policy", &known)?.unwrap_or("static");
-    let entry = POLICIES.iter().find(|e| e.name == name).expect("opt_choice() only returns known names");
+    let entry =
+        POLICIES.iter().find(|e| e.name == name).expect("opt_choice() only returns known names");
     if entry.extra.channel && topo.kind != TopologyKind::Cellular {
         return err(
             &t.key_path("rwnd"),
@@ -360,15 +493,23 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     } else {
         (TCP_ONLY, UDP_ONLY, "tcp")
     };
-    if let Some(k) = other.iter().chain(if is_dccp { &[][..] } else { DCCP_ONLY }).find(|k| t.has(k)) {
-        return err(&t.key_path(k), format!("not a setting of {label} flows (they take: {})", own.join(", ")));
+    if let Some(k) =
+        other.iter().chain(if is_dccp { &[][..] } else { DCCP_ONLY }).find(|k| t.has(k))
+    {
+        return err(
+            &t.key_path(k),
+            format!("not a setting of {label} flows (they take: {})", own.join(", ")),
+        );
     }
     // DCCP's applications: greedy or constant rate, never sized.
     let dccp_app = if is_dccp {
         match t.opt_choice("app", "DCCP application", DCCP_APPS)? {
             Some("cbr") => {
                 let Some(r) = t.opt_rate("rate")? else {
-                    return err(&t.key_path("rate"), "missing required key (the constant sending rate, e.g. \"10Mbps\")");
+                    return err(
+                        &t.key_path("rate"),
+                        "missing required key (the constant sending rate, e.g. \"10Mbps\")",
+                    );
                 };
                 if r.0 == 0 {
                     return err(&t.key_path("rate"), "must be greater than 0");
@@ -377,7 +518,10 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
             }
             _ => {
                 if t.has("rate") {
-                    return err(&t.key_path("rate"), "a setting of the constant-rate application (app = \"cbr\")");
+                    return err(
+                        &t.key_path("rate"),
+                        "a setting of the constant-rate application (app = \"cbr\")",
+                    );
                 }
                 Some(DccpApp::Greedy)
             }
@@ -392,19 +536,24 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         Some(sv) => {
             let sp = t.key_path("start");
             let mut st = Table::new(&sp, sv).map_err(|mut e| {
-                e.message = "expected a duration such as \"1s\" or { uniform = [\"1s\", \"8s\"] }".into();
+                e.message =
+                    "expected a duration such as \"1s\" or { uniform = [\"1s\", \"8s\"] }".into();
                 e
             })?;
             let up = st.key_path("uniform");
             let bounds = match st.require("uniform")? {
-                Value::Array(a) if a.len() == 2 => {
-                    (reader::duration(&format!("{up}[0]"), &a[0])?, reader::duration(&format!("{up}[1]"), &a[1])?)
-                }
+                Value::Array(a) if a.len() == 2 => (
+                    reader::duration(&format!("{up}[0]"), &a[0])?,
+                    reader::duration(&format!("{up}[1]"), &a[1])?,
+                ),
                 _ => return err(&up, "expected two durations, e.g. [\"1s\", \"8s\"]"),
             };
             st.finish(&["uniform"])?;
             if bounds.0 > bounds.1 {
-                return err(&up, format!("lower bound {} is above upper bound {}", bounds.0, bounds.1));
+                return err(
+                    &up,
+                    format!("lower bound {} is above upper bound {}", bounds.0, bounds.1),
+                );
             }
             StartSpec::Uniform(bounds.0, bounds.1)
         }
@@ -430,10 +579,16 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
             _ => AppKind::Bulk,
         },
         Some(a @ ("cbr" | "probe" | "voip")) if !is_udp => {
-            return err(&t.key_path("app"), format!("{a} is a UDP application: set transport = \"udp\""))
+            return err(
+                &t.key_path("app"),
+                format!("{a} is a UDP application: set transport = \"udp\""),
+            )
         }
         Some(a) if is_udp && !UDP_APPS.contains(&a) => {
-            return err(&t.key_path("app"), format!("udp flows run app = \"cbr\", \"probe\" or \"voip\", not \"{a}\""))
+            return err(
+                &t.key_path("app"),
+                format!("udp flows run app = \"cbr\", \"probe\" or \"voip\", not \"{a}\""),
+            )
         }
         Some("cbr") => AppKind::Cbr,
         Some("probe") => AppKind::Probe,
@@ -451,7 +606,10 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         Some("page") => AppKind::Page(page_cfg(&mut t, size)?),
         Some("bulk") => {
             if size.is_some() {
-                return err(&t.key_path("size"), "bulk flows are unlimited; use app = \"file\" for a sized transfer");
+                return err(
+                    &t.key_path("size"),
+                    "bulk flows are unlimited; use app = \"file\" for a sized transfer",
+                );
             }
             AppKind::Bulk
         }
@@ -500,24 +658,35 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
             return err(&t.key_path("ue"), "only cellular topologies have UEs");
         }
         Some(u) if u as u32 >= topo.ues => {
-            return err(&t.key_path("ue"), format!("no such UE (topology.ues = {}, so 0..{})", topo.ues, topo.ues - 1));
+            return err(
+                &t.key_path("ue"),
+                format!("no such UE (topology.ues = {}, so 0..{})", topo.ues, topo.ues - 1),
+            );
         }
         u => u.map(|u| u as u32),
     };
     let transport = if let Some(app) = dccp_app {
         let name = reader::as_str(&t.key_path("cc"), t.require("cc")?)?;
         // DCCP flows take no `cc_params` (refused above); the path only names `cc` in errors.
-        let cc = cc::CcSpec::parse_for(cc::CcTransport::Dccp, name, None, &t.key_path("cc_params"))?;
+        let cc =
+            cc::CcSpec::parse_for(cc::CcTransport::Dccp, name, None, &t.key_path("cc_params"))?;
         let ack_ratio = t.opt_int("ack_ratio", 1, u16::MAX as i64)?.unwrap_or(2) as u32;
         let loss_window = match t.opt_duration("loss_window")? {
             None => Dur::from_secs(10),
-            Some(Dur(0)) => return err(&t.key_path("loss_window"), "must be greater than 0 (got \"0s\")"),
+            Some(Dur(0)) => {
+                return err(&t.key_path("loss_window"), "must be greater than 0 (got \"0s\")")
+            }
             Some(d) => d,
         };
         let packet_size = match t.opt_size("packet_size")? {
             None => 1460,
             Some(p) if (1..=65_000).contains(&p) => p as u32,
-            Some(p) => return err(&t.key_path("packet_size"), format!("must be between 1B and 65000B (got {p}B)")),
+            Some(p) => {
+                return err(
+                    &t.key_path("packet_size"),
+                    format!("must be between 1B and 65000B (got {p}B)"),
+                )
+            }
         };
         Transport::Dccp(DccpCfg { cc, ack_ratio, loss_window, packet_size, app })
     } else if is_udp {
@@ -546,7 +715,21 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     let host = super::queue::flow_host(&mut t)?;
     let dscp = super::queue::flow_dscp(&mut t)?;
     t.finish(FLOW_KEYS)?;
-    Ok(FlowSpec { transport, count, start, size, app, rtt, rwnd, ue, group, direction, host, dscp, endpoints })
+    Ok(FlowSpec {
+        transport,
+        count,
+        start,
+        size,
+        app,
+        rtt,
+        rwnd,
+        ue,
+        group,
+        direction,
+        host,
+        dscp,
+        endpoints,
+    })
 }
 
 /// A UDP flow's source: constant bit rate (`rate`), echoed probes or voice frames (`interval`).
@@ -592,25 +775,46 @@ fn udp(t: &mut Table, app: AppKind) -> Res<UdpCfg> {
     let payload = match t.opt_size("packet_size")? {
         None => default_payload,
         Some(p) if (1..=65_507).contains(&p) => p as u32,
-        Some(p) => return err(&t.key_path("packet_size"), format!("must be between 1B and 65507B (got {p}B)")),
+        Some(p) => {
+            return err(
+                &t.key_path("packet_size"),
+                format!("must be between 1B and 65507B (got {p}B)"),
+            )
+        }
     };
     let gap = if kind == UdpApp::Cbr {
         if t.has("interval") {
-            return err(&t.key_path("interval"), "a setting of app = \"probe\" or \"voip\" (a CBR flow sets its rate)");
+            return err(
+                &t.key_path("interval"),
+                "a setting of app = \"probe\" or \"voip\" (a CBR flow sets its rate)",
+            );
         }
         match t.opt_rate("rate")? {
             Some(r) if r.0 > 0 => r.tx_time((payload + UDP_HEADER_BYTES) as u64),
             Some(_) => return err(&t.key_path("rate"), "must be greater than 0"),
-            None => return err(&t.key_path("rate"), "missing required key (the CBR sending rate, e.g. \"13.35Mbps\")"),
+            None => {
+                return err(
+                    &t.key_path("rate"),
+                    "missing required key (the CBR sending rate, e.g. \"13.35Mbps\")",
+                )
+            }
         }
     } else {
         if t.has("rate") {
-            return err(&t.key_path("rate"), format!("a setting of app = \"cbr\" ({} flows send one datagram per interval)", kind.name()));
+            return err(
+                &t.key_path("rate"),
+                format!(
+                    "a setting of app = \"cbr\" ({} flows send one datagram per interval)",
+                    kind.name()
+                ),
+            );
         }
         let default = if kind == UdpApp::Probe { PROBE_INTERVAL } else { VOIP_INTERVAL };
         match t.opt_duration("interval")? {
             None => default,
-            Some(Dur(0)) => return err(&t.key_path("interval"), "must be greater than 0 (got \"0s\")"),
+            Some(Dur(0)) => {
+                return err(&t.key_path("interval"), "must be greater than 0 (got \"0s\")")
+            }
             Some(d) => d,
         }
     };
@@ -653,7 +857,13 @@ mod tests {
     fn ecn_modes_and_controller_defaults() {
         let mut v = base();
         assert_eq!(tcp_of(&v, 0).0.ecn, EcnMode::Off);
-        for (val, mode) in [(json!(true), EcnMode::Classic), (json!(false), EcnMode::Off), (json!("classic"), EcnMode::Classic), (json!("accecn"), EcnMode::AccEcn), (json!("off"), EcnMode::Off)] {
+        for (val, mode) in [
+            (json!(true), EcnMode::Classic),
+            (json!(false), EcnMode::Off),
+            (json!("classic"), EcnMode::Classic),
+            (json!("accecn"), EcnMode::AccEcn),
+            (json!("off"), EcnMode::Off),
+        ] {
             v["tcp"] = json!({ "ecn": val });
             assert_eq!(tcp_of(&v, 0).0.ecn, mode, "{val}");
         }
@@ -668,7 +878,10 @@ mod tests {
         assert_eq!(tcp_of(&v, 1).0.ecn, EcnMode::AccEcn);
         assert_eq!(tcp_of(&v, 2).0.ecn, EcnMode::AccEcn);
         v["flows"][0]["cc_params"] = json!({ "ect": "ect1", "g": 0.125 });
-        assert_eq!(format!("{:?}", tcp_of(&v, 0).1.params()), format!("{:?}", crate::cc::DctcpParams { g: 0.125, ect: crate::net::Ecn::Ect1 }));
+        assert_eq!(
+            format!("{:?}", tcp_of(&v, 0).1.params()),
+            format!("{:?}", crate::cc::DctcpParams { g: 0.125, ect: crate::net::Ecn::Ect1 })
+        );
     }
 
     #[test]
@@ -686,7 +899,11 @@ mod tests {
         v["flows"][0]["tcp"] = json!({ "ecn": "on" });
         assert_eq!(error_of(v).0, "flows[0].tcp.ecn");
         // Prague without Accurate ECN, DCTCP without ECN: the key that said so is named.
-        for (cc, ecn, path) in [("prague", json!("classic"), "flows[0].tcp.ecn"), ("prague", json!(false), "flows[0].tcp.ecn"), ("dctcp", json!("off"), "flows[0].tcp.ecn")] {
+        for (cc, ecn, path) in [
+            ("prague", json!("classic"), "flows[0].tcp.ecn"),
+            ("prague", json!(false), "flows[0].tcp.ecn"),
+            ("dctcp", json!("off"), "flows[0].tcp.ecn"),
+        ] {
             let mut v = base();
             v["flows"][0] = json!({ "cc": cc, "tcp": { "ecn": ecn } });
             let (p, m) = error_of(v);

@@ -28,7 +28,11 @@ pub struct LossWindow {
 
 impl LossWindow {
     pub fn new(window: Dur) -> LossWindow {
-        LossWindow { slot_len: Dur((window.0 / SLOTS as u64).max(1)), slots: VecDeque::with_capacity(SLOTS + 1), newest: None }
+        LossWindow {
+            slot_len: Dur((window.0 / SLOTS as u64).max(1)),
+            slots: VecDeque::with_capacity(SLOTS + 1),
+            newest: None,
+        }
     }
 
     pub fn on_packet(&mut self, seq: u64, now: SimTime) {
@@ -46,7 +50,12 @@ impl LossWindow {
                 };
                 self.slots.push_back(Slot { start, entry: next_entry.min(seq), received: 0 });
                 // Drop slots that have left the window entirely.
-                while self.slots.len() > SLOTS || self.slots.front().is_some_and(|f| f.start + Dur(self.slot_len.0 * SLOTS as u64) <= now) {
+                while self.slots.len() > SLOTS
+                    || self
+                        .slots
+                        .front()
+                        .is_some_and(|f| f.start + Dur(self.slot_len.0 * SLOTS as u64) <= now)
+                {
                     if self.slots.len() == 1 {
                         break;
                     }

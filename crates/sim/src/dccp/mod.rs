@@ -24,15 +24,17 @@ mod sender;
 pub use crate::wire::ackvec;
 pub use crate::wire::dccp::*;
 
-use crate::cc::{AckSample, BuildCtx, CaState, CongestionEvent, CongestionKind, DccpControl, Window};
+use crate::cc::{
+    AckSample, BuildCtx, CaState, CongestionEvent, CongestionKind, DccpControl, Window,
+};
 use crate::engine::{Event, SimRng, TimerKind};
 use crate::ids::{FlowId, RouteId, SockId};
+use crate::metrics::DelayHist;
 use crate::metrics::{delay_histogram, record_delay};
 use crate::net::{Ecn, Header, Packet};
 use crate::tcp::{Cx, RateSample};
 use crate::units::{Dur, Rate, SimTime};
 use ackvec::{AckVector, STATE_NOT_RECEIVED, STATE_RECEIVED};
-use crate::metrics::DelayHist;
 use lossrate::LossWindow;
 use sender::SentRec;
 use std::collections::VecDeque;
@@ -60,7 +62,6 @@ pub struct DccpCfg {
     pub packet_size: u32,
     pub app: DccpApp,
 }
-
 
 /// History the receiver keeps for its Ack Vector (packets below the newest).
 pub const RX_HISTORY: u64 = 256;
@@ -180,12 +181,22 @@ pub struct DccpEndpoint {
 }
 
 impl DccpEndpoint {
-    pub fn new(id: SockId, flow: FlowId, route: RouteId, cfg: DccpCfg, mut rng: SimRng) -> DccpEndpoint {
+    pub fn new(
+        id: SockId,
+        flow: FlowId,
+        route: RouteId,
+        cfg: DccpCfg,
+        mut rng: SimRng,
+    ) -> DccpEndpoint {
         // A random initial sequence number (below 2^40, so a run never wraps 48 bits).
         let iss = rng.range_u64(0, 1 << 40);
         let data_wire = IP_HEADER_BYTES + GENERIC_HEADER_BYTES + cfg.packet_size;
         // Windows are counted in whole data packets: the Window's mss is one data packet.
-        let mut cc = cfg.cc.build_dccp(BuildCtx { mss: data_wire as u64, rng: rng.clone(), hz: crate::linux::DEFAULT_HZ });
+        let mut cc = cfg.cc.build_dccp(BuildCtx {
+            mss: data_wire as u64,
+            rng: rng.clone(),
+            hz: crate::linux::DEFAULT_HZ,
+        });
         let mut w = Window { cwnd: 0, ssthresh: u64::MAX, mss: data_wire as u64 };
         cc.on_init(&mut w);
         let (ack_ratio, loss_window) = (cfg.ack_ratio as u64, cfg.loss_window);
@@ -335,7 +346,8 @@ impl DccpEndpoint {
                     } else {
                         self.stats.app_drops += 1;
                     }
-                    cx.events.schedule(cx.now + self.cbr_gap, Event::Timer(self.id, TimerKind::DelAck));
+                    cx.events
+                        .schedule(cx.now + self.cbr_gap, Event::Timer(self.id, TimerKind::DelAck));
                     if self.state == State::Open {
                         self.try_send(cx);
                     }
@@ -343,7 +355,6 @@ impl DccpEndpoint {
             }
         }
     }
-
 
     /// A packet arrived for this endpoint.
     pub fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {

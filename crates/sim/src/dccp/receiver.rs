@@ -70,7 +70,12 @@ impl DccpEndpoint {
         self.stats.bytes_received += h.len as u64;
         if now >= self.metrics_from {
             let owd = now.since(pkt.sent_at).0;
-            record_delay(&mut self.stats.owd_sum_ns, &mut self.stats.owd_n, &mut self.owd_hist, owd);
+            record_delay(
+                &mut self.stats.owd_sum_ns,
+                &mut self.stats.owd_n,
+                &mut self.owd_hist,
+                owd,
+            );
         }
         if let Some(r) = h.ack_ratio {
             self.rx_ack_ratio = (r as u64).max(1);
@@ -98,5 +103,4 @@ impl DccpEndpoint {
         self.stats.acks_sent += 1;
         self.emit(h, cx);
     }
-
 }

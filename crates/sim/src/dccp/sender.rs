@@ -58,7 +58,12 @@ impl DccpEndpoint {
             State::Open if self.pipe > 0 => {
                 self.stats.timeouts += 1;
                 let flight = self.pipe * self.w.mss;
-                let ev = CongestionEvent { now: cx.now, kind: CongestionKind::Rto, flight_size: flight, in_flight: flight };
+                let ev = CongestionEvent {
+                    now: cx.now,
+                    kind: CongestionKind::Rto,
+                    flight_size: flight,
+                    in_flight: flight,
+                };
                 self.cc.on_congestion_event(&mut self.w, &ev);
                 // Forget the history: every outstanding packet is given up on.
                 self.hist_base = self.next_seq;
@@ -166,7 +171,12 @@ impl DccpEndpoint {
         let s = self.srtt.expect("set above");
         self.rto = Dur(s.0 + (4 * self.rttvar.0).max(MIN_RTO_VAR.0)).min(MAX_RTO);
         if now >= self.metrics_from {
-            record_delay(&mut self.stats.rtt_sum_ns, &mut self.stats.rtt_n, &mut self.rtt_hist, rtt.0);
+            record_delay(
+                &mut self.stats.rtt_sum_ns,
+                &mut self.stats.rtt_n,
+                &mut self.rtt_hist,
+                rtt.0,
+            );
         }
     }
 
@@ -231,7 +241,9 @@ impl DccpEndpoint {
                             self.ack_ratio_from = None;
                         }
                         // Keep the three highest sequence numbers seen received.
-                        if self.top[NUMDUPACK - 1].is_none_or(|t| seq > t) && !self.top.contains(&Some(seq)) {
+                        if self.top[NUMDUPACK - 1].is_none_or(|t| seq > t)
+                            && !self.top.contains(&Some(seq))
+                        {
                             self.top[NUMDUPACK - 1] = Some(seq);
                             self.top.sort_unstable_by(|a, b| b.cmp(a));
                         }
@@ -292,7 +304,11 @@ impl DccpEndpoint {
             rate: sample.map(|(delivered, rtt, prior_pkts, app_limited)| RateSample {
                 delivered,
                 interval: rtt,
-                rate: if rtt.0 > 0 { Rate::from_bytes_per_sec(delivered as f64 / rtt.secs_f64()) } else { Rate(0) },
+                rate: if rtt.0 > 0 {
+                    Rate::from_bytes_per_sec(delivered as f64 / rtt.secs_f64())
+                } else {
+                    Rate(0)
+                },
                 prior_delivered: prior_pkts * m,
                 app_limited,
             }),
@@ -313,7 +329,12 @@ impl DccpEndpoint {
             }
             self.last_cong = Some(now);
             let flight = self.pipe * m;
-            let ev = CongestionEvent { now, kind: CongestionKind::FastRetransmit, flight_size: flight, in_flight: flight };
+            let ev = CongestionEvent {
+                now,
+                kind: CongestionKind::FastRetransmit,
+                flight_size: flight,
+                in_flight: flight,
+            };
             self.cc.on_congestion_event(&mut self.w, &ev);
             if !self.cc.owns_cwnd() {
                 self.stats.reductions += 1;
@@ -345,7 +366,6 @@ impl DccpEndpoint {
         }
         self.try_send(cx);
     }
-
 }
 
 #[cfg(test)]
@@ -357,8 +377,20 @@ mod tests {
     use crate::net::PacketPool;
 
     fn client() -> DccpEndpoint {
-        let cfg = DccpCfg { cc: CcSpec::parse_for(CcTransport::Dccp, "ccid2", None, "cc_params").unwrap(), ack_ratio: 2, loss_window: Dur::from_secs(10), packet_size: 1000, app: DccpApp::Greedy };
-        let mut c = DccpEndpoint::new(SockId(0), FlowId(0), RouteId(0), cfg, SimRng::new(1, Stream::Endpoint, 0));
+        let cfg = DccpCfg {
+            cc: CcSpec::parse_for(CcTransport::Dccp, "ccid2", None, "cc_params").unwrap(),
+            ack_ratio: 2,
+            loss_window: Dur::from_secs(10),
+            packet_size: 1000,
+            app: DccpApp::Greedy,
+        };
+        let mut c = DccpEndpoint::new(
+            SockId(0),
+            FlowId(0),
+            RouteId(0),
+            cfg,
+            SimRng::new(1, Stream::Endpoint, 0),
+        );
         c.state = State::Open;
         c.w.cwnd = 10 * c.w.mss;
         c
@@ -369,7 +401,13 @@ mod tests {
     fn ack_for(c: &DccpEndpoint, first: u64, last: u64, got: impl Fn(u64) -> bool) -> DccpHeader {
         let mut h = DccpHeader::new(DccpType::Ack, 77);
         h.ack = first + last;
-        h.ackvec = AckVector::encode(first + last, first, |s| if got(s - first) { STATE_RECEIVED } else { STATE_NOT_RECEIVED });
+        h.ackvec = AckVector::encode(first + last, first, |s| {
+            if got(s - first) {
+                STATE_RECEIVED
+            } else {
+                STATE_NOT_RECEIVED
+            }
+        });
         let _ = c;
         h
     }
@@ -380,7 +418,13 @@ mod tests {
         let mut events = EventQueue::new();
         let mut out = Vec::new();
         let mut c = client();
-        let mut cx = Cx { now: SimTime(1_000_000), pool: &mut pool, events: &mut events, out: &mut out, channel: None };
+        let mut cx = Cx {
+            now: SimTime(1_000_000),
+            pool: &mut pool,
+            events: &mut events,
+            out: &mut out,
+            channel: None,
+        };
         c.try_send(&mut cx);
         assert_eq!(c.pipe, 10);
         let first = c.hist_base;
@@ -417,7 +461,13 @@ mod tests {
         let mut c = client();
         c.w.cwnd = 20 * c.w.mss;
         c.w.ssthresh = 20 * c.w.mss;
-        let mut cx = Cx { now: SimTime(1_000_000), pool: &mut pool, events: &mut events, out: &mut out, channel: None };
+        let mut cx = Cx {
+            now: SimTime(1_000_000),
+            pool: &mut pool,
+            events: &mut events,
+            out: &mut out,
+            channel: None,
+        };
         c.try_send(&mut cx);
         let first = c.hist_base;
         cx.now = SimTime(101_000_000);
@@ -451,7 +501,13 @@ mod tests {
         let mut events = EventQueue::new();
         let mut out = Vec::new();
         let mut c = client();
-        let mut cx = Cx { now: SimTime(1_000_000), pool: &mut pool, events: &mut events, out: &mut out, channel: None };
+        let mut cx = Cx {
+            now: SimTime(1_000_000),
+            pool: &mut pool,
+            events: &mut events,
+            out: &mut out,
+            channel: None,
+        };
         c.try_send(&mut cx);
         let first = c.hist_base;
         cx.now = SimTime(101_000_000);

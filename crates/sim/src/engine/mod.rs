@@ -2,14 +2,14 @@
 //! per-component random streams.
 
 // The prefetch intrinsic is the crate's one `unsafe`: see the module's SAFETY notes.
-#[allow(unsafe_code)]
-mod prefetch;
 mod event;
 mod lane;
+#[allow(unsafe_code)]
+mod prefetch;
 mod queue;
 mod rng;
 
-pub use prefetch::{line_span, prefetch, prefetch_addr, prefetch_lines};
 pub use event::{Event, TimerKind};
+pub use prefetch::{line_span, prefetch, prefetch_addr, prefetch_lines};
 pub use queue::EventQueue;
 pub use rng::{SimRng, Stream};

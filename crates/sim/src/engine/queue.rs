@@ -5,11 +5,9 @@ use super::event::{Event, Slot};
 use super::lane::Lane;
 use crate::units::SimTime;
 
-
 /// Children per node: a 4-ary heap is half as deep as a binary one, and a node's children
 /// sit side by side (two cache lines).
 const ARITY: usize = 4;
-
 
 /// A 4-ary min-heap of [`Slot`]s. Keys are unique, so any correct heap pops them in one order:
 /// runs are those of the `BinaryHeap` this replaced, event for event.
@@ -47,7 +45,12 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: Vec::with_capacity(1024), lane_min: u128::MAX, last_lane: usize::MAX, ..Default::default() }
+        EventQueue {
+            heap: Vec::with_capacity(1024),
+            lane_min: u128::MAX,
+            last_lane: usize::MAX,
+            ..Default::default()
+        }
     }
 
     /// A queue with `n` lanes (a pop compares every lane's head, so they are few).

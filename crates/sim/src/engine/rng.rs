@@ -57,10 +57,30 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_independent() {
-        let a: Vec<f64> = (0..5).map({ let mut r = SimRng::new(7, Stream::LinkLoss, 0); move |_| r.uniform() }).collect();
-        let b: Vec<f64> = (0..5).map({ let mut r = SimRng::new(7, Stream::LinkLoss, 0); move |_| r.uniform() }).collect();
-        let c: Vec<f64> = (0..5).map({ let mut r = SimRng::new(7, Stream::LinkLoss, 1); move |_| r.uniform() }).collect();
-        let d: Vec<f64> = (0..5).map({ let mut r = SimRng::new(8, Stream::LinkLoss, 0); move |_| r.uniform() }).collect();
+        let a: Vec<f64> = (0..5)
+            .map({
+                let mut r = SimRng::new(7, Stream::LinkLoss, 0);
+                move |_| r.uniform()
+            })
+            .collect();
+        let b: Vec<f64> = (0..5)
+            .map({
+                let mut r = SimRng::new(7, Stream::LinkLoss, 0);
+                move |_| r.uniform()
+            })
+            .collect();
+        let c: Vec<f64> = (0..5)
+            .map({
+                let mut r = SimRng::new(7, Stream::LinkLoss, 1);
+                move |_| r.uniform()
+            })
+            .collect();
+        let d: Vec<f64> = (0..5)
+            .map({
+                let mut r = SimRng::new(8, Stream::LinkLoss, 0);
+                move |_| r.uniform()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

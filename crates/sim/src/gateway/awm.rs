@@ -9,8 +9,8 @@
 //! could not restrict anyone, and an unbounded integral would make AWM blind to the next
 //! congestion episode.
 
-use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
 use super::within_buffer;
+use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
 use crate::params::{err, Res, Table};
 use std::sync::Arc;
 
@@ -56,7 +56,6 @@ fn read(t: &mut Table, b: u64) -> Res<AwmParams> {
     };
     Ok(AwmParams { alpha, target, flows })
 }
-
 
 pub struct Awm {
     p: AwmParams,
@@ -131,7 +130,11 @@ mod tests {
     use crate::units::SimTime;
 
     fn view(used: u64) -> QueueView {
-        QueueView { now: SimTime(0), backlog: Backlog { bytes: used, pkts: used / 1500 }, capacity_bytes: 100_000 }
+        QueueView {
+            now: SimTime(0),
+            backlog: Backlog { bytes: used, pkts: used / 1500 },
+            capacity_bytes: 100_000,
+        }
     }
 
     #[test]

@@ -9,11 +9,11 @@
 //! logarithm, α in bytes of window per doubling of the free buffer; a free buffer below one
 //! packet gives the one-MSS floor. docs/gateway.md lists the parameter choices.
 
-use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
 use super::within_buffer;
+use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
 use crate::params::{err, Res, Table};
-use crate::wire::MTU_BYTES;
 use crate::units::{Dur, SimTime};
+use crate::wire::MTU_BYTES;
 use std::sync::Arc;
 
 pub(super) const ENTRY: RewriterEntry = RewriterEntry {
@@ -75,7 +75,6 @@ fn read(t: &mut Table, b: u64) -> Res<EwaParams> {
     let w_down = t.opt_f64("w_down", 0.0, f64::MAX, true)?.unwrap_or(alpha0 / 8.0);
     Ok(EwaParams { alpha, g, interval, low, high, w_up, w_down })
 }
-
 
 pub struct Ewa {
     p: EwaParams,

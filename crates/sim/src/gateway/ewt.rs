@@ -6,8 +6,8 @@
 //! Algorithm 1 returns when `S_t < U`, the opposite of its text and Table 1; this follows
 //! the text.)
 
-use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
 use super::within_buffer;
+use super::{AckRewriter, QueueView, RewriterBuild, RewriterEntry};
 use crate::params::{Res, Table};
 use std::sync::Arc;
 
@@ -37,7 +37,6 @@ fn read(t: &mut Table, b: u64) -> Res<EwtParams> {
     let start = within_buffer(t, "start", b)?.unwrap_or((b as f64 * 0.3).round() as u64);
     Ok(EwtParams { start })
 }
-
 
 pub struct Ewt {
     start: u64,
@@ -85,7 +84,11 @@ mod tests {
     use crate::units::SimTime;
 
     fn view(used: u64, buffer: u64) -> QueueView {
-        QueueView { now: SimTime(0), backlog: Backlog { bytes: used, pkts: used / 1500 }, capacity_bytes: buffer }
+        QueueView {
+            now: SimTime(0),
+            backlog: Backlog { bytes: used, pkts: used / 1500 },
+            capacity_bytes: buffer,
+        }
     }
 
     /// Talau et al. 2019, Table 1: B = 100 kB, S_t = 30 kB, W_r = 60 kB.

@@ -69,7 +69,13 @@ pub trait AckRewriter: Send {
 /// connection's window-scale `shift`: the rewriter's answer for the scaled window, never above
 /// what the ACK carried, and rounded up so that a one-MSS window survives scaling. `None` when
 /// the field stays as it is. The simulator's gateway and the emulator's share this rule.
-pub fn rewritten_field(rw: &mut dyn AckRewriter, field: u16, shift: u32, mss: u64, fwd: &QueueView) -> Option<u16> {
+pub fn rewritten_field(
+    rw: &mut dyn AckRewriter,
+    field: u16,
+    shift: u32,
+    mss: u64,
+    fwd: &QueueView,
+) -> Option<u16> {
     let window = (field as u64) << shift;
     let new = rw.rewrite(window, mss, fwd).min(window);
     let lowered = new.div_ceil(1 << shift).min(field as u64) as u16;

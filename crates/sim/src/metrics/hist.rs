@@ -220,7 +220,9 @@ impl DelayHist {
                 continue;
             }
             let mine = self.page_slot(p);
-            for (c, o) in self.counts[mine * PAGE..(mine + 1) * PAGE].iter_mut().zip(other.page(s as usize)) {
+            for (c, o) in
+                self.counts[mine * PAGE..(mine + 1) * PAGE].iter_mut().zip(other.page(s as usize))
+            {
                 *c = c.saturating_add(*o);
             }
         }
@@ -249,7 +251,11 @@ impl DelayHist {
                 run += c;
                 if run >= target {
                     let v = self.layout.value_at((p << PAGE_BITS) + j);
-                    return if q == 0.0 { self.layout.lowest_equivalent(v) } else { self.layout.highest_equivalent(v) };
+                    return if q == 0.0 {
+                        self.layout.lowest_equivalent(v)
+                    } else {
+                        self.layout.highest_equivalent(v)
+                    };
                 }
             }
         }
@@ -279,7 +285,11 @@ mod tests {
 
     /// Values spread over many orders of magnitude, with repeats.
     fn values() -> impl Strategy<Value = Vec<u64>> {
-        proptest::collection::vec((0u32..43, any::<u64>()).prop_map(|(bits, r)| if bits == 0 { 0 } else { r >> (64 - bits) }), 0..300)
+        proptest::collection::vec(
+            (0u32..43, any::<u64>())
+                .prop_map(|(bits, r)| if bits == 0 { 0 } else { r >> (64 - bits) }),
+            0..300,
+        )
     }
 
     fn check(low: u64, vals: &[u64], clamp: bool) -> Result<(), TestCaseError> {
@@ -327,7 +337,8 @@ mod tests {
     fn out_of_range_values_are_refused_like_hdrhistogram() {
         let mut mine = DelayHist::new(1, HIGH);
         let mut theirs = oracle(1);
-        for v in [HIGH, HIGH + 1, 4_000_000_000_000, 1 << 42, (1 << 42) - 1, u64::MAX / 2, u64::MAX] {
+        for v in [HIGH, HIGH + 1, 4_000_000_000_000, 1 << 42, (1 << 42) - 1, u64::MAX / 2, u64::MAX]
+        {
             assert_eq!(mine.record(v), theirs.record(v).is_ok(), "{v}");
         }
         assert_eq!(mine.value_at_quantile(0.5), theirs.value_at_quantile(0.5));

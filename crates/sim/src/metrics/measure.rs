@@ -8,8 +8,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::stats::jain;
-use super::summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};
 use super::summary::PageLoads;
+use super::summary::{
+    BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary,
+};
 
 /// A whole run's measurements.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -140,8 +142,16 @@ impl FlowMeasure {
             throughput_mbps: per_s(sent),
             goodput_mbps: per_s(self.bytes_delivered),
             bytes_delivered: self.bytes_delivered,
-            loss_pct: if self.data_pkts > 0 { self.data_drops as f64 / self.data_pkts as f64 * 100.0 } else { 0.0 },
-            efficiency_pct: if sent > 0 { (sent - self.bytes_retrans) as f64 / sent as f64 * 100.0 } else { 100.0 },
+            loss_pct: if self.data_pkts > 0 {
+                self.data_drops as f64 / self.data_pkts as f64 * 100.0
+            } else {
+                0.0
+            },
+            efficiency_pct: if sent > 0 {
+                (sent - self.bytes_retrans) as f64 / sent as f64 * 100.0
+            } else {
+                100.0
+            },
             fct_s: self.fct_s,
             rtt_mean_ms: mean_ms(&self.rtt),
             rtt_p95_ms: p95_ms(&self.rtt),
@@ -175,7 +185,11 @@ impl QueueMeasure {
             mean_sojourn_ms: if n > 0 { self.sojourn_sum_ns / n as f64 / 1e6 } else { 0.0 },
             p95_sojourn_ms: if n > 0 { self.sojourn_p95_ns as f64 / 1e6 } else { 0.0 },
             drops,
-            drop_pct: if self.arrivals > 0 { drops as f64 / self.arrivals as f64 * 100.0 } else { 0.0 },
+            drop_pct: if self.arrivals > 0 {
+                drops as f64 / self.arrivals as f64 * 100.0
+            } else {
+                0.0
+            },
             utilization_pct: match self.busy {
                 Busy::Time { busy_s } => {
                     if window > 0.0 {
@@ -184,7 +198,9 @@ impl QueueMeasure {
                         0.0
                     }
                 }
-                Busy::Offered { offered_bytes } if offered_bytes > 0 => self.tx_bytes as f64 / offered_bytes as f64 * 100.0,
+                Busy::Offered { offered_bytes } if offered_bytes > 0 => {
+                    self.tx_bytes as f64 / offered_bytes as f64 * 100.0
+                }
                 Busy::Offered { .. } => 0.0,
             },
             drop_reasons: r.clone(),
@@ -205,13 +221,21 @@ pub fn build(m: &RunMeasure) -> Summary {
         duration_s: m.duration_s,
         flows,
         bottleneck: m.bottleneck.summary(),
-        links: m.links.iter().map(|l| super::summary::LinkSummary { name: l.name.clone(), queue: l.queue.summary() }).collect(),
+        links: m
+            .links
+            .iter()
+            .map(|l| super::summary::LinkSummary { name: l.name.clone(), queue: l.queue.summary() })
+            .collect(),
         fairness: Fairness { jain_goodput: jain(&goodputs) },
         engine: EngineSummary {
             wall_s: e.wall_s,
             events: e.events,
             bottleneck_packets: e.bottleneck_packets,
-            packets_per_wall_s: if e.wall_s > 0.0 { e.bottleneck_packets as f64 / e.wall_s } else { 0.0 },
+            packets_per_wall_s: if e.wall_s > 0.0 {
+                e.bottleneck_packets as f64 / e.wall_s
+            } else {
+                0.0
+            },
             setup_s: e.setup_s,
             transmissions: e.transmissions,
         },
@@ -222,6 +246,7 @@ pub fn build(m: &RunMeasure) -> Summary {
 /// [`build`] for measurements given as JSON text (the Python emulation front); the summary as
 /// pretty JSON text, like a run's.
 pub fn build_json(measure_json: &str) -> Result<String, String> {
-    let m: RunMeasure = serde_json::from_str(measure_json).map_err(|e| format!("malformed measurements: {e}"))?;
+    let m: RunMeasure =
+        serde_json::from_str(measure_json).map_err(|e| format!("malformed measurements: {e}"))?;
     serde_json::to_string_pretty(&build(&m)).map_err(|e| e.to_string())
 }

@@ -7,11 +7,15 @@ mod series;
 pub mod stats;
 mod summary;
 
-pub use measure::{Busy, DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, QueueMeasure, RunMeasure};
+pub use measure::{
+    Busy, DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, QueueMeasure, RunMeasure,
+};
 pub use series::{Column, Series, Table};
 pub use stats::{jain, mean_ci95, t95};
-pub use summary::{BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary};
 pub use summary::PageLoads;
+pub use summary::{
+    BottleneckSummary, DropReasons, EngineSummary, Fairness, FlowSummary, Responses, Summary,
+};
 
 pub use hist::DelayHist;
 

@@ -165,7 +165,10 @@ mod tests {
     #[test]
     fn page_load_percentiles_are_nearest_rank() {
         let p = super::PageLoads::from_times(&[4.0, 1.0, 3.0, 2.0]);
-        assert_eq!((p.pages, p.plt_mean_s, p.plt_p50_s, p.plt_p95_s), (4, Some(2.5), Some(2.0), Some(4.0)));
+        assert_eq!(
+            (p.pages, p.plt_mean_s, p.plt_p50_s, p.plt_p95_s),
+            (4, Some(2.5), Some(2.0), Some(4.0))
+        );
         let none = super::PageLoads::from_times(&[]);
         assert_eq!((none.pages, none.plt_mean_s, none.plt_p50_s), (0, None, None));
     }

@@ -7,5 +7,8 @@ pub mod rate_model;
 pub mod route;
 
 pub use link::{Link, LinkStats};
-pub use packet::{AccEcnOption, Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader, UdpHeader};
+pub use packet::{
+    AccEcnOption, Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader,
+    UdpHeader,
+};
 pub use route::{Route, MAX_HOPS};

@@ -2,9 +2,9 @@
 //! slots are recycled, so a run in steady state allocates nothing per packet.
 
 use crate::ids::{FlowId, PacketId, RouteId};
-pub use crate::wire::Ecn;
-use crate::wire::flowkey::PureAck;
 use crate::units::SimTime;
+use crate::wire::flowkey::PureAck;
+pub use crate::wire::Ecn;
 
 /// TCP flag bits: the eight of byte 13 plus AE (RFC 9768, the former NS bit), bit 8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -169,7 +169,11 @@ impl PacketPool {
     #[inline]
     pub fn alloc(&mut self, mut p: Packet) -> PacketId {
         p.pure_ack = match &p.hdr {
-            Header::Tcp(h) if h.len == 0 && h.flags.has(TcpFlags::ACK) && !h.flags.has(TcpFlags::SYN | TcpFlags::FIN) => {
+            Header::Tcp(h)
+                if h.len == 0
+                    && h.flags.has(TcpFlags::ACK)
+                    && !h.flags.has(TcpFlags::SYN | TcpFlags::FIN) =>
+            {
                 let plain = h.sack.len == 0 && !h.flags.has(TcpFlags::ECE | TcpFlags::CWR);
                 Some(PureAck::new(h.ack, plain))
             }

@@ -37,7 +37,13 @@ pub fn write_file_header(out: &mut impl Write, res: Resolution, snaplen: u32) ->
 }
 
 /// The 16-byte header of one record: capture time, bytes stored, bytes on the wire.
-pub fn write_record_header(out: &mut impl Write, res: Resolution, at: SimTime, incl: u32, orig: u32) -> io::Result<()> {
+pub fn write_record_header(
+    out: &mut impl Write,
+    res: Resolution,
+    at: SimTime,
+    incl: u32,
+    orig: u32,
+) -> io::Result<()> {
     let (secs, frac) = match res {
         Resolution::Micro => (at.0 / 1_000_000_000, (at.0 % 1_000_000_000) / 1_000),
         Resolution::Nano => (at.0 / 1_000_000_000, at.0 % 1_000_000_000),
@@ -72,7 +78,8 @@ impl PcapWriter {
         let (src, dst) = if forward { (addr(0, f), addr(1, f)) } else { (addr(1, f), addr(0, f)) };
         // Each connection of a flow (web flows open one per request) gets its own port pair.
         let rport = 5001u16.wrapping_add(p.conn % 50_000);
-        let (sport, dport) = if forward { (10_000 + f as u16, rport) } else { (rport, 10_000 + f as u16) };
+        let (sport, dport) =
+            if forward { (10_000 + f as u16, rport) } else { (rport, 10_000 + f as u16) };
         self.buf.clear();
         self.buf.extend_from_slice(&[0; 20]); // IPv4 header, filled below
         let (proto, payload) = match &p.hdr {
@@ -81,7 +88,9 @@ impl PcapWriter {
                 b.extend_from_slice(&sport.to_be_bytes());
                 b.extend_from_slice(&dport.to_be_bytes());
                 b.extend_from_slice(&(h.seq as u32).to_be_bytes());
-                b.extend_from_slice(&(if h.flags.has(TcpFlags::ACK) { h.ack as u32 } else { 0 }).to_be_bytes());
+                b.extend_from_slice(
+                    &(if h.flags.has(TcpFlags::ACK) { h.ack as u32 } else { 0 }).to_be_bytes(),
+                );
                 // Byte 12: data offset (patched below) and AE; byte 13: the other flags.
                 b.extend_from_slice(&[(h.flags.0 >> 8) as u8 & 1, h.flags.0 as u8]);
                 b.extend_from_slice(&h.window.to_be_bytes());
@@ -147,7 +156,10 @@ impl PcapWriter {
                     b.extend_from_slice(&[0, 0]);
                     b.extend_from_slice(&(h.ack & 0xFFFF_FFFF_FFFF).to_be_bytes()[2..]);
                 }
-                if matches!(h.ptype, crate::wire::dccp::DccpType::Request | crate::wire::dccp::DccpType::Response) {
+                if matches!(
+                    h.ptype,
+                    crate::wire::dccp::DccpType::Request | crate::wire::dccp::DccpType::Response
+                ) {
                     b.extend_from_slice(&[0, 0, 0, 0]); // Service Code 0
                 }
                 if h.ptype == crate::wire::dccp::DccpType::Request {
@@ -215,7 +227,8 @@ impl PcapWriter {
 
 /// The Internet checksum (RFC 1071) of a header.
 fn checksum(b: &[u8]) -> u16 {
-    let mut sum: u32 = b.chunks(2).map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32).sum();
+    let mut sum: u32 =
+        b.chunks(2).map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32).sum();
     while sum >> 16 != 0 {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -229,7 +242,10 @@ mod tests {
     #[test]
     fn ipv4_checksum_matches_rfc1071_example() {
         // A header whose checksum field is zero, from a textbook example.
-        let h = [0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0, 0, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7];
+        let h = [
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0, 0, 0xc0, 0xa8, 0x00,
+            0x01, 0xc0, 0xa8, 0x00, 0xc7,
+        ];
         assert_eq!(checksum(&h), 0xb861);
     }
 }

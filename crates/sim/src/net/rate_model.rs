@@ -94,15 +94,24 @@ impl TraceRate {
             if l.is_empty() {
                 continue;
             }
-            let t: u64 = l.parse().map_err(|_| format!("line {}: expected a millisecond timestamp, got \"{l}\"", i + 1))?;
+            let t: u64 = l.parse().map_err(|_| {
+                format!("line {}: expected a millisecond timestamp, got \"{l}\"", i + 1)
+            })?;
             if v.last().is_some_and(|&p| t < p) {
-                return Err(format!("line {}: timestamps must not decrease ({} after {})", i + 1, t, v.last().unwrap()));
+                return Err(format!(
+                    "line {}: timestamps must not decrease ({} after {})",
+                    i + 1,
+                    t,
+                    v.last().unwrap()
+                ));
             }
             v.push(t);
         }
         match v.last() {
             None => Err("the trace has no delivery opportunities".into()),
-            Some(0) => Err("the last timestamp must be greater than 0 (it is the loop period)".into()),
+            Some(0) => {
+                Err("the last timestamp must be greater than 0 (it is the loop period)".into())
+            }
             Some(_) => Ok(v),
         }
     }
@@ -161,7 +170,11 @@ impl TraceRate {
     fn rate_at(&self, now: SimTime) -> Rate {
         let from = SimTime(now.0.saturating_sub(100_000_000));
         let span = now.since(from).0.max(1);
-        Rate((self.opportunities_in(from, now) * TRACE_OPPORTUNITY_BYTES * 8) as u128 as u64 * 1_000_000_000 / span)
+        Rate(
+            (self.opportunities_in(from, now) * TRACE_OPPORTUNITY_BYTES * 8) as u128 as u64
+                * 1_000_000_000
+                / span,
+        )
     }
 
     fn mean_rate(&self) -> Rate {
@@ -190,7 +203,14 @@ pub struct CellularRate {
 }
 
 impl CellularRate {
-    pub fn new(min: Rate, max: Rate, interval: Dur, dwell: Dur, p_good: f64, mut rng: SimRng) -> CellularRate {
+    pub fn new(
+        min: Rate,
+        max: Rate,
+        interval: Dur,
+        dwell: Dur,
+        p_good: f64,
+        mut rng: SimRng,
+    ) -> CellularRate {
         let good = rng.uniform() < p_good;
         let mut c = CellularRate {
             min,
@@ -224,7 +244,8 @@ impl CellularRate {
     /// Moves to the interval containing `t`, drawing every interval on the way.
     fn advance_to(&mut self, t: SimTime) {
         while t >= self.slot_start + self.interval {
-            self.bits_before_slot += self.slot_rate.0 as u128 * self.interval.0 as u128 / 1_000_000_000;
+            self.bits_before_slot +=
+                self.slot_rate.0 as u128 * self.interval.0 as u128 / 1_000_000_000;
             self.slot_start += self.interval;
             if self.slot_start >= self.regime_until {
                 self.good = !self.good;
@@ -259,7 +280,9 @@ impl CellularRate {
 
     fn cumulative_bits(&mut self, t: SimTime) -> u64 {
         self.advance_to(t);
-        (self.bits_before_slot + self.slot_rate.0 as u128 * t.since(self.slot_start).0 as u128 / 1_000_000_000) as u64
+        (self.bits_before_slot
+            + self.slot_rate.0 as u128 * t.since(self.slot_start).0 as u128 / 1_000_000_000)
+            as u64
     }
 }
 
@@ -303,7 +326,14 @@ mod tests {
     #[test]
     fn cellular_rate_stays_in_range_and_integrates_across_slots() {
         let rng = SimRng::new(1, Stream::LinkLoss, 0);
-        let mut c = CellularRate::new(Rate(3_100_000), Rate(9_300_000), Dur::from_millis(10), Dur::from_secs(2), 0.5, rng);
+        let mut c = CellularRate::new(
+            Rate(3_100_000),
+            Rate(9_300_000),
+            Dur::from_millis(10),
+            Dur::from_secs(2),
+            0.5,
+            rng,
+        );
         let mut t = SimTime::ZERO;
         for _ in 0..20_000 {
             let before = c.cumulative_bits(t);

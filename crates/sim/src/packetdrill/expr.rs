@@ -79,19 +79,37 @@ pub fn parse_block(text: &str, line: u32, col: u32) -> Result<Block, ScriptError
             if s_trim.is_empty() || s_trim.starts_with('#') {
                 continue;
             }
-            let Some(rest) = s_trim.strip_prefix("assert").filter(|r| r.starts_with([' ', '\t', '('])) else {
-                return Ok(Block::Unsupported(l, c, format!("python statement `{s_trim}` (only `assert` is modeled)")));
+            let Some(rest) =
+                s_trim.strip_prefix("assert").filter(|r| r.starts_with([' ', '\t', '(']))
+            else {
+                return Ok(Block::Unsupported(
+                    l,
+                    c,
+                    format!("python statement `{s_trim}` (only `assert` is modeled)"),
+                ));
             };
             // `assert cond, message`: the message is not evaluated.
             let cond = top_level_comma(rest).map_or(rest, |i| &rest[..i]);
             let cond_col = c + 6 + (rest.len() - rest.trim_start().len()) as u32;
-            let mut p = ExprParser { toks: tokenize(cond.trim(), l, cond_col)?, i: 0, line: l, col: cond_col };
+            let mut p = ExprParser {
+                toks: tokenize(cond.trim(), l, cond_col)?,
+                i: 0,
+                line: l,
+                col: cond_col,
+            };
             let expr = p.or()?;
             if let Some(t) = p.toks.get(p.i) {
                 return Err(ScriptError::new(l, t.1, format!("unexpected `{}` in assert", t.0)));
             }
             if let Some(v) = unknown_var(&expr) {
-                return Ok(Block::Unsupported(l, c, format!("`{v}` is not a modeled TCP_INFO field (modeled: {})", FIELDS.join(", "))));
+                return Ok(Block::Unsupported(
+                    l,
+                    c,
+                    format!(
+                        "`{v}` is not a modeled TCP_INFO field (modeled: {})",
+                        FIELDS.join(", ")
+                    ),
+                ));
             }
             out.push(Assert { line: l, col: c, text: cond.trim().to_string(), expr });
         }
@@ -131,7 +149,9 @@ fn unknown_var(e: &Expr) -> Option<String> {
         Expr::Var(v) => (!FIELDS.contains(&v.as_str())).then(|| v.clone()),
         Expr::Not(a) | Expr::Neg(a) => unknown_var(a),
         Expr::Bin(_, a, b) => unknown_var(a).or_else(|| unknown_var(b)),
-        Expr::Chain(a, rest) => unknown_var(a).or_else(|| rest.iter().find_map(|(_, e)| unknown_var(e))),
+        Expr::Chain(a, rest) => {
+            unknown_var(a).or_else(|| rest.iter().find_map(|(_, e)| unknown_var(e)))
+        }
     }
 }
 
@@ -158,11 +178,20 @@ fn tokenize(s: &str, line: u32, col: u32) -> Result<Vec<ETok>, ScriptError> {
             while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
                 j += 1;
             }
-        } else if s[i..].starts_with("==") || s[i..].starts_with("!=") || s[i..].starts_with("<=") || s[i..].starts_with(">=") || s[i..].starts_with("//") {
+        } else if s[i..].starts_with("==")
+            || s[i..].starts_with("!=")
+            || s[i..].starts_with("<=")
+            || s[i..].starts_with(">=")
+            || s[i..].starts_with("//")
+        {
             j = i + 2;
         } else if !b"+-*/%()<>&|".contains(&c) {
             let ch = s[i..].chars().next().unwrap_or('?');
-            return Err(ScriptError::new(line, at, format!("unexpected character {ch:?} in assert")));
+            return Err(ScriptError::new(
+                line,
+                at,
+                format!("unexpected character {ch:?} in assert"),
+            ));
         }
         v.push((s[i..j].to_string(), at));
         i = j;
@@ -324,11 +353,19 @@ pub fn eval(e: &Expr, var: &dyn Fn(&str) -> f64) -> Result<f64, String> {
         Expr::Neg(a) => -eval(a, var)?,
         Expr::Bin("and", x, y) => {
             let l = eval(x, var)?;
-            if l == 0.0 { l } else { eval(y, var)? }
+            if l == 0.0 {
+                l
+            } else {
+                eval(y, var)?
+            }
         }
         Expr::Bin("or", x, y) => {
             let l = eval(x, var)?;
-            if l != 0.0 { l } else { eval(y, var)? }
+            if l != 0.0 {
+                l
+            } else {
+                eval(y, var)?
+            }
         }
         Expr::Bin(op, x, y) => {
             let (l, r) = (eval(x, var)?, eval(y, var)?);
@@ -416,8 +453,14 @@ mod tests {
 
     #[test]
     fn other_statements_are_unsupported_and_bad_syntax_is_an_error() {
-        assert!(matches!(parse_block("print(tcpi_rto)", 1, 3).unwrap(), Block::Unsupported(1, 3, _)));
-        assert!(matches!(parse_block("assert tcpi_bogus == 1", 1, 3).unwrap(), Block::Unsupported(..)));
+        assert!(matches!(
+            parse_block("print(tcpi_rto)", 1, 3).unwrap(),
+            Block::Unsupported(1, 3, _)
+        ));
+        assert!(matches!(
+            parse_block("assert tcpi_bogus == 1", 1, 3).unwrap(),
+            Block::Unsupported(..)
+        ));
         let e = parse_block("\n  assert tcpi_rto == ", 4, 3).err().unwrap();
         assert_eq!(e.line, 5);
         let e = parse_block("assert tcpi_rto $ 3", 2, 3).err().unwrap();

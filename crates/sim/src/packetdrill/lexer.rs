@@ -52,13 +52,21 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ScriptError> {
     while i < b.len() {
         let c = b[i];
         let (l0, c0, s0) = (line, col, i);
-        let push = |out: &mut Vec<Token>, tok: Tok, end: usize| out.push(Token { tok, line: l0, col: c0, end, start: s0 });
+        let push = |out: &mut Vec<Token>, tok: Tok, end: usize| {
+            out.push(Token { tok, line: l0, col: c0, end, start: s0 })
+        };
         match c {
             b'\n' => {
                 push(&mut out, Tok::Newline, i + 1);
-                { let j = i + 1; step(&mut i, j, &mut line, &mut col) };
+                {
+                    let j = i + 1;
+                    step(&mut i, j, &mut line, &mut col)
+                };
             }
-            b' ' | b'\t' | b'\r' => { let j = i + 1; step(&mut i, j, &mut line, &mut col) },
+            b' ' | b'\t' | b'\r' => {
+                let j = i + 1;
+                step(&mut i, j, &mut line, &mut col)
+            }
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 let j = src[i..].find('\n').map_or(b.len(), |k| i + k);
                 step(&mut i, j, &mut line, &mut col);
@@ -71,22 +79,35 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ScriptError> {
                 let Some(k) = src[i + 2..].find("*/") else {
                     return Err(ScriptError::new(l0, c0, "unterminated /* comment"));
                 };
-                { let j = i + 2 + k + 2; step(&mut i, j, &mut line, &mut col) };
+                {
+                    let j = i + 2 + k + 2;
+                    step(&mut i, j, &mut line, &mut col)
+                };
             }
             b'%' if b.get(i + 1) == Some(&b'{') => {
                 let Some(k) = src[i + 2..].find("}%") else {
-                    return Err(ScriptError::new(l0, c0, "unterminated %{ code block (no closing }%)"));
+                    return Err(ScriptError::new(
+                        l0,
+                        c0,
+                        "unterminated %{ code block (no closing }%)",
+                    ));
                 };
                 let text = src[i + 2..i + 2 + k].to_string();
                 push(&mut out, Tok::Code(text), i + 2 + k + 2);
-                { let j = i + 2 + k + 2; step(&mut i, j, &mut line, &mut col) };
+                {
+                    let j = i + 2 + k + 2;
+                    step(&mut i, j, &mut line, &mut col)
+                };
             }
             b'`' => {
                 let Some(k) = src[i + 1..].find('`') else {
                     return Err(ScriptError::new(l0, c0, "unterminated ` command"));
                 };
                 push(&mut out, Tok::Shell(src[i + 1..i + 1 + k].to_string()), i + 1 + k + 1);
-                { let j = i + 1 + k + 1; step(&mut i, j, &mut line, &mut col) };
+                {
+                    let j = i + 1 + k + 1;
+                    step(&mut i, j, &mut line, &mut col)
+                };
             }
             b'"' => {
                 let Some(k) = src[i + 1..].find(['"', '\n']) else {
@@ -96,11 +117,17 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ScriptError> {
                     return Err(ScriptError::new(l0, c0, "unterminated string"));
                 }
                 push(&mut out, Tok::Str(src[i + 1..i + 1 + k].to_string()), i + k + 2);
-                { let j = i + k + 2; step(&mut i, j, &mut line, &mut col) };
+                {
+                    let j = i + k + 2;
+                    step(&mut i, j, &mut line, &mut col)
+                };
             }
             b'.' if src[i..].starts_with("...") => {
                 push(&mut out, Tok::Ellipsis, i + 3);
-                { let j = i + 3; step(&mut i, j, &mut line, &mut col) };
+                {
+                    let j = i + 3;
+                    step(&mut i, j, &mut line, &mut col)
+                };
             }
             b'0'..=b'9' => {
                 let j = number_end(b, i);
@@ -122,7 +149,10 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ScriptError> {
             }
             c if c.is_ascii() && PUNCT.contains(c as char) => {
                 push(&mut out, Tok::Punct(c as char), i + 1);
-                { let j = i + 1; step(&mut i, j, &mut line, &mut col) };
+                {
+                    let j = i + 1;
+                    step(&mut i, j, &mut line, &mut col)
+                };
             }
             _ => {
                 let ch = src[i..].chars().next().unwrap_or('?');

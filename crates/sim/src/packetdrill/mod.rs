@@ -41,9 +41,17 @@ impl fmt::Display for ScriptError {
 pub enum Outcome {
     Passed,
     /// The first mismatch: where, and expected vs actual.
-    Failed { line: u32, col: u32, message: String },
+    Failed {
+        line: u32,
+        col: u32,
+        message: String,
+    },
     /// A line the simulator cannot model.
-    Unsupported { line: u32, col: u32, what: String },
+    Unsupported {
+        line: u32,
+        col: u32,
+        what: String,
+    },
     /// The script does not parse.
     Malformed(ScriptError),
 }
@@ -66,7 +74,8 @@ impl Outcome {
             Outcome::Unsupported { line, col, what } => (*line, *col, what.clone()),
             Outcome::Malformed(e) => (e.line, e.col, e.message.clone()),
         };
-        serde_json::json!({"status": self.label(), "line": line, "column": col, "message": msg}).to_string()
+        serde_json::json!({"status": self.label(), "line": line, "column": col, "message": msg})
+            .to_string()
     }
 }
 
@@ -99,7 +108,10 @@ pub fn unsupported_class(what: &str) -> &'static str {
         ("send flag (MSG_*)", &["with msg_"]),
         ("socket option", &["setsockopt", "getsockopt", "so_", "tcp_"]),
         ("assert block", &["python", "%{", "statement", "assert"]),
-        ("system call", &["system call", "socket", "fcntl", "read()", "write()", "connect", "accept"]),
+        (
+            "system call",
+            &["system call", "socket", "fcntl", "read()", "write()", "connect", "accept"],
+        ),
     ];
     for (class, keys) in classes {
         if keys.iter().any(|k| w.contains(k)) {

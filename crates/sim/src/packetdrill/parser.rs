@@ -18,13 +18,45 @@ use super::lexer::{lex, Tok, Token};
 use super::ScriptError;
 
 /// System calls the runner models.
-pub const SYSCALLS: &[&str] =
-    &["socket", "bind", "listen", "accept", "connect", "write", "send", "sendmsg", "read", "close", "setsockopt", "getsockopt", "fcntl"];
+pub const SYSCALLS: &[&str] = &[
+    "socket",
+    "bind",
+    "listen",
+    "accept",
+    "connect",
+    "write",
+    "send",
+    "sendmsg",
+    "read",
+    "close",
+    "setsockopt",
+    "getsockopt",
+    "fcntl",
+];
 /// packetdrill system calls the runner does not model (reported as unsupported).
 const UNMODELED_SYSCALLS: &[&str] = &[
-    "poll", "shutdown", "sendto", "recv", "recvfrom", "recvmsg", "writev", "readv", "ioctl",
-    "sendfile", "splice", "epoll_create", "epoll_ctl", "epoll_wait", "open", "pipe", "getsockname", "accept4",
-    "socketpair", "sendmmsg", "recvmmsg", "setitimer",
+    "poll",
+    "shutdown",
+    "sendto",
+    "recv",
+    "recvfrom",
+    "recvmsg",
+    "writev",
+    "readv",
+    "ioctl",
+    "sendfile",
+    "splice",
+    "epoll_create",
+    "epoll_ctl",
+    "epoll_wait",
+    "open",
+    "pipe",
+    "getsockname",
+    "accept4",
+    "socketpair",
+    "sendmmsg",
+    "recvmmsg",
+    "setitimer",
 ];
 
 pub fn parse(src: &str) -> Result<Script, ScriptError> {
@@ -86,7 +118,10 @@ fn describe(t: &Tok) -> String {
 /// Seconds as written (`0.100`, `2`) to nanoseconds, without floating point.
 fn seconds_ns(s: &str) -> Option<u64> {
     let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-    if int.is_empty() || !int.bytes().all(|c| c.is_ascii_digit()) || !frac.bytes().all(|c| c.is_ascii_digit()) {
+    if int.is_empty()
+        || !int.bytes().all(|c| c.is_ascii_digit())
+        || !frac.bytes().all(|c| c.is_ascii_digit())
+    {
         return None;
     }
     let mut f = frac.to_string();
@@ -253,7 +288,11 @@ impl<'a> LineParser<'a> {
                 if abs && t < *last {
                     return Err(err_at(
                         time_tok,
-                        format!("time going backwards: {} is before the previous event at {}", fmt_secs(t), fmt_secs(*last)),
+                        format!(
+                            "time going backwards: {} is before the previous event at {}",
+                            fmt_secs(t),
+                            fmt_secs(*last)
+                        ),
                     ));
                 }
                 if let Time::Range(_, hi) = time {
@@ -310,13 +349,23 @@ impl<'a> LineParser<'a> {
             }
         };
         if blocking.is_some() && !matches!(kind, Kind::Unsupported(_) | Kind::Syscall(_)) {
-            return Ok(Event { line, col, time, kind: Kind::Unsupported("a time range with `...` (blocking call)".into()) });
+            return Ok(Event {
+                line,
+                col,
+                time,
+                kind: Kind::Unsupported("a time range with `...` (blocking call)".into()),
+            });
         }
         Ok(Event { line, col, time, kind })
     }
 
     fn packet(&mut self) -> Result<Kind, ScriptError> {
-        let dir = if self.eat_punct('<') { Dir::In } else { self.i += 1; Dir::Out };
+        let dir = if self.eat_punct('<') {
+            Dir::In
+        } else {
+            self.i += 1;
+            Dir::Out
+        };
         let mut ecn = None;
         if self.eat_punct('[') {
             let t = self.here();
@@ -327,10 +376,22 @@ impl<'a> LineParser<'a> {
                     "ect1" => EcnSpec::Ect1,
                     "ect01" => EcnSpec::Ect01,
                     "ce" => EcnSpec::Ce,
-                    "tos" | "class" | "flowlabel" | "ttl" => return Ok(Kind::Unsupported(format!("IP field `[{s} ...]`"))),
-                    _ => return Err(err_at(t, format!("unknown ECN codepoint `{s}` (noecn, ect0, ect1, ect01, ce)"))),
+                    "tos" | "class" | "flowlabel" | "ttl" => {
+                        return Ok(Kind::Unsupported(format!("IP field `[{s} ...]`")))
+                    }
+                    _ => {
+                        return Err(err_at(
+                            t,
+                            format!("unknown ECN codepoint `{s}` (noecn, ect0, ect1, ect01, ce)"),
+                        ))
+                    }
                 },
-                other => return Err(err_at(t, format!("expected an ECN codepoint, found {}", describe(other)))),
+                other => {
+                    return Err(err_at(
+                        t,
+                        format!("expected an ECN codepoint, found {}", describe(other)),
+                    ))
+                }
             };
             if dir == Dir::In && e == EcnSpec::Ect01 {
                 return Err(err_at(t, "[ect01] is for outbound segments only"));
@@ -381,7 +442,11 @@ impl<'a> LineParser<'a> {
                 'A' => flag::AE,
                 '-' => 0,
                 _ => {
-                    return Err(ScriptError::new(start.line, start.col + k as u32, format!("bad TCP flag `{ch}` in `{word}` (F S R P . U E W A)")))
+                    return Err(ScriptError::new(
+                        start.line,
+                        start.col + k as u32,
+                        format!("bad TCP flag `{ch}` in `{word}` (F S R P . U E W A)"),
+                    ))
                 }
             };
             flags |= f;
@@ -394,10 +459,22 @@ impl<'a> LineParser<'a> {
         let len = self.num_max("a payload length", u32::MAX as u64)?;
         self.expect_punct(')', "after the payload length")?;
         if end.checked_sub(seq) != Some(len) {
-            return Err(err_at(&self.t[end_at], format!("sequence range {seq}:{end} does not hold {len} bytes")));
+            return Err(err_at(
+                &self.t[end_at],
+                format!("sequence range {seq}:{end} does not hold {len} bytes"),
+            ));
         }
-        let mut spec =
-            PacketSpec { dir, ecn, flags, seq, len: len as u32, ack: None, win: None, opts: None, opts_any: false };
+        let mut spec = PacketSpec {
+            dir,
+            ecn,
+            flags,
+            seq,
+            len: len as u32,
+            ack: None,
+            win: None,
+            opts: None,
+            opts_any: false,
+        };
         loop {
             if self.is_ident("ack") {
                 self.i += 1;
@@ -492,13 +569,20 @@ impl<'a> LineParser<'a> {
                 return Ok(Err(format!("TCP option `{name}`")));
             }
             _ => {
-                return Err(err_at(t, format!("unknown TCP option `{name}` (nop, eol, mss, wscale, sackOK, sack, TS)")));
+                return Err(err_at(
+                    t,
+                    format!(
+                        "unknown TCP option `{name}` (nop, eol, mss, wscale, sackOK, sack, TS)"
+                    ),
+                ));
             }
         }))
     }
 
     fn syscall(&mut self) -> Result<Syscall, ScriptError> {
-        let Some(Token { tok: Tok::Ident(name), .. }) = self.peek() else { unreachable!("checked by the caller") };
+        let Some(Token { tok: Tok::Ident(name), .. }) = self.peek() else {
+            unreachable!("checked by the caller")
+        };
         let name = name.clone();
         self.i += 1;
         self.expect_punct('(', "after the system call name")?;
@@ -597,7 +681,10 @@ impl<'a> LineParser<'a> {
                 if !self.eat_punct('}') {
                     loop {
                         let named = matches!(self.peek(), Some(Token { tok: Tok::Ident(_), .. }))
-                            && matches!(self.t.get(self.i + 1), Some(Token { tok: Tok::Punct('=' | '('), .. }));
+                            && matches!(
+                                self.t.get(self.i + 1),
+                                Some(Token { tok: Tok::Punct('=' | '('), .. })
+                            );
                         if !named {
                             // A positional member (`{..., 1000}`, an iovec).
                             v.push((String::new(), self.arg()?));
@@ -632,7 +719,10 @@ impl<'a> LineParser<'a> {
                 }
                 Ok(Arg::Struct(v))
             }
-            other => Err(err_at(t, format!("expected a system call argument, found {}", describe(other)))),
+            other => Err(err_at(
+                t,
+                format!("expected a system call argument, found {}", describe(other)),
+            )),
         }
     }
 }
@@ -651,7 +741,17 @@ mod tests {
         assert_eq!(e.time, Time::At(TimeVal::Rel(0)));
         let Kind::Packet(p) = e.kind else { panic!() };
         assert_eq!((p.dir, p.flags, p.seq, p.len, p.win), (Dir::In, flag::SYN, 0, 0, Some(32792)));
-        assert_eq!(p.opts.unwrap(), vec![TcpOpt::Mss(1000), TcpOpt::SackOk, TcpOpt::Nop, TcpOpt::Nop, TcpOpt::Nop, TcpOpt::Wscale(7)]);
+        assert_eq!(
+            p.opts.unwrap(),
+            vec![
+                TcpOpt::Mss(1000),
+                TcpOpt::SackOk,
+                TcpOpt::Nop,
+                TcpOpt::Nop,
+                TcpOpt::Nop,
+                TcpOpt::Wscale(7)
+            ]
+        );
         let e = one("0.100~0.200 > [ect0] P. 1:1001(1000) ack 1 <nop,nop,TS val 5 ecr 6,nop,nop,sack 1:2 3:4>");
         assert_eq!(e.time, Time::Range(TimeVal::Abs(100_000_000), TimeVal::Abs(200_000_000)));
         let Kind::Packet(p) = e.kind else { panic!() };
@@ -682,7 +782,8 @@ mod tests {
 
     #[test]
     fn malformed_lines_say_where() {
-        let e = parse("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 frobnicate(3) = 0").unwrap_err();
+        let e =
+            parse("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 frobnicate(3) = 0").unwrap_err();
         assert_eq!((e.line, e.col), (2, 4));
         assert!(e.message.contains("unknown system call"));
         let e = parse("+0 < S 0:0(0) win 100 <mss 1000, bogus 3>").unwrap_err();
@@ -692,7 +793,10 @@ mod tests {
         assert!(e.message.contains("backwards"));
         let e = parse("1 bind(3, ..., ...) = 0\n+.2~+.1 > . 1:1(0) ack 1").unwrap_err();
         assert_eq!((e.line, e.message.as_str()), (2, "time range ends before it starts"));
-        assert!(parse("1 bind(3, ..., ...) = 0\n+.1~+.2 > . 1:1(0) ack 1\n1.15~1.3 > . 1:1(0) ack 1").is_ok());
+        assert!(parse(
+            "1 bind(3, ..., ...) = 0\n+.1~+.2 > . 1:1(0) ack 1\n1.15~1.3 > . 1:1(0) ack 1"
+        )
+        .is_ok());
         let e = parse("+0 < X 0:0(0) win 100").unwrap_err();
         assert_eq!((e.line, e.col), (1, 6));
         let e = parse("+0 < . 1:1001(100) ack 1 win 100").unwrap_err();
@@ -728,14 +832,17 @@ mod tests {
     /// the runner models them or not.
     #[test]
     fn upstream_forms_parse() {
-        let s = parse("--tolerance_usecs=10000\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3").unwrap();
+        let s =
+            parse("--tolerance_usecs=10000\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3").unwrap();
         assert_eq!(s.events[0].kind, Kind::Flag("tolerance_usecs".into(), "10000".into()));
         let Kind::Packet(p) = one("+0 > S 0:0(0) <...>").kind else { panic!() };
         assert!(p.opts_any && p.opts.is_none());
         let Kind::Packet(p) = one("+0 < - 1:1001(1000) win 20000").kind else { panic!() };
         assert_eq!(p.flags, 0);
         assert!(matches!(one("+0 < R. 11:11(0) win 32792").kind, Kind::Packet(_)));
-        let Kind::Syscall(c) = one("+0 fcntl(3, F_GETFL) = 0x2 (flags O_RDWR)").kind else { panic!() };
+        let Kind::Syscall(c) = one("+0 fcntl(3, F_GETFL) = 0x2 (flags O_RDWR)").kind else {
+            panic!()
+        };
         assert_eq!(c.ret, 2);
         let s = parse("+0 sendmsg(4, {msg_name(...)=...,\n  msg_iov(1)=[{..., 1000}],\n  msg_flags=0}, 0) = 1000\n+0 close(4) = 0").unwrap();
         assert_eq!(s.events.len(), 2);

@@ -16,14 +16,14 @@ use super::ast::*;
 use super::expr;
 use super::{Options, Outcome};
 use crate::cc::{build, BuildCtx, CcSpec};
-use crate::linux;
-use crate::tcp::{Recovery, TcpCfg};
-use crate::wire::EcnMode;
 use crate::engine::{Event as SimEvent, EventQueue, SimRng, Stream};
 use crate::ids::{FlowId, RouteId, SockId};
+use crate::linux;
 use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
 use crate::tcp::{Cx, TcpInfo, TcpSocket, TcpState};
+use crate::tcp::{Recovery, TcpCfg};
 use crate::units::SimTime;
+use crate::wire::EcnMode;
 
 /// Linux's TCP timestamp clock: one tick per millisecond. Script TS values are in ticks.
 const TS_TICK_NS: u64 = 1_000_000;
@@ -130,11 +130,15 @@ pub fn run(script: &Script, opts: &Options) -> Outcome {
         if let Err(stop) = r.event(ev) {
             return match stop {
                 Stop::Failed(message) => Outcome::Failed { line: ev.line, col: ev.col, message },
-                Stop::Unsupported(what) => Outcome::Unsupported { line: ev.line, col: ev.col, what },
+                Stop::Unsupported(what) => {
+                    Outcome::Unsupported { line: ev.line, col: ev.col, what }
+                }
             };
         }
     }
-    if let (Err(Stop::Failed(message)), Some(ev)) = (r.connect_returned(u64::MAX), script.events.last()) {
+    if let (Err(Stop::Failed(message)), Some(ev)) =
+        (r.connect_returned(u64::MAX), script.events.last())
+    {
         return Outcome::Failed { line: ev.line, col: ev.col, message };
     }
     Outcome::Passed
@@ -221,7 +225,10 @@ fn shell_words(line: &str) -> Vec<String> {
                     i += 1;
                     continue;
                 };
-                let prod = rest[..k].split('*').map(|x| x.trim().parse::<u64>().ok()).product::<Option<u64>>();
+                let prod = rest[..k]
+                    .split('*')
+                    .map(|x| x.trim().parse::<u64>().ok())
+                    .product::<Option<u64>>();
                 match prod {
                     Some(v) => cur += &v.to_string(),
                     None => cur += &rest[..k],
@@ -297,7 +304,9 @@ fn shell_settings(cmd: &str) -> Result<Vec<(String, String)>, String> {
                         out.push((k, v));
                     }
                 }
-                Some(w) => return Err(format!("shell command `{w}` (only sysctl preambles are read)")),
+                Some(w) => {
+                    return Err(format!("shell command `{w}` (only sysctl preambles are read)"))
+                }
             }
         }
     }
@@ -326,11 +335,17 @@ pub fn ignored_sysctls(script: &Script) -> Vec<String> {
 fn check_flag(name: &str, value: &str) -> Result<Option<u64>, String> {
     let v = value.trim();
     match name.replace('-', "_").as_str() {
-        "tolerance_usecs" => v.parse::<u64>().map(Some).map_err(|_| format!("command-line flag `--{name}={v}`")),
-        "local_ip" | "remote_ip" | "gateway_ip" | "netmask_ip" | "dry_run" | "verbose" | "so_filename" => Ok(None),
+        "tolerance_usecs" => {
+            v.parse::<u64>().map(Some).map_err(|_| format!("command-line flag `--{name}={v}`"))
+        }
+        "local_ip" | "remote_ip" | "gateway_ip" | "netmask_ip" | "dry_run" | "verbose"
+        | "so_filename" => Ok(None),
         "ip_version" if v == "ipv4" => Ok(None),
         "tcp_ts_tick_usecs" if v == "1000" => Ok(None),
-        _ => Err(format!("command-line flag `--{name}{}{v}` is not modeled", if v.is_empty() { "" } else { "=" })),
+        _ => Err(format!(
+            "command-line flag `--{name}{}{v}` is not modeled",
+            if v.is_empty() { "" } else { "=" }
+        )),
     }
 }
 
@@ -357,7 +372,17 @@ fn fmt_secs(t: u64) -> String {
 
 fn flags_str(f: u16) -> String {
     let mut s = String::new();
-    let letters = [(flag::FIN, 'F'), (flag::SYN, 'S'), (flag::RST, 'R'), (flag::PSH, 'P'), (flag::ACK, '.'), (flag::URG, 'U'), (flag::ECE, 'E'), (flag::CWR, 'W'), (flag::AE, 'A')];
+    let letters = [
+        (flag::FIN, 'F'),
+        (flag::SYN, 'S'),
+        (flag::RST, 'R'),
+        (flag::PSH, 'P'),
+        (flag::ACK, '.'),
+        (flag::URG, 'U'),
+        (flag::ECE, 'E'),
+        (flag::CWR, 'W'),
+        (flag::AE, 'A'),
+    ];
     for (bit, ch) in letters {
         if f & bit != 0 {
             s.push(ch);
@@ -395,7 +420,13 @@ fn canon_expected(opts: &[TcpOpt]) -> Vec<String> {
             TcpOpt::SackOk => v.push((1, "sackOK".into())),
             TcpOpt::Ts { ecr, .. } => v.push((2, format!("TS ecr {ecr}"))),
             TcpOpt::Wscale(w) => v.push((3, format!("wscale {w}"))),
-            TcpOpt::Sack(b) => v.push((4, format!("sack {}", b.iter().map(|(s, e)| format!("{s}:{e}")).collect::<Vec<_>>().join(" ")))),
+            TcpOpt::Sack(b) => v.push((
+                4,
+                format!(
+                    "sack {}",
+                    b.iter().map(|(s, e)| format!("{s}:{e}")).collect::<Vec<_>>().join(" ")
+                ),
+            )),
         }
     }
     v.sort_by_key(|x| x.0);
@@ -421,7 +452,10 @@ fn canon_seen(s: &Seen) -> Vec<String> {
         }
     }
     if !s.sack.is_empty() {
-        v.push(format!("sack {}", s.sack.iter().map(|(a, b)| format!("{a}:{b}")).collect::<Vec<_>>().join(" ")));
+        v.push(format!(
+            "sack {}",
+            s.sack.iter().map(|(a, b)| format!("{a}:{b}")).collect::<Vec<_>>().join(" ")
+        ));
     }
     v
 }
@@ -495,7 +529,13 @@ impl Runner {
     fn with_sock<R>(&mut self, f: impl FnOnce(&mut TcpSocket, &mut Cx) -> R) -> R {
         let mut out = Vec::new();
         let sock = self.sock.as_mut().expect("callers check the socket exists");
-        let mut cx = Cx { now: self.now, pool: &mut self.pool, events: &mut self.events, out: &mut out, channel: None };
+        let mut cx = Cx {
+            now: self.now,
+            pool: &mut self.pool,
+            events: &mut self.events,
+            out: &mut out,
+            channel: None,
+        };
         let r = f(sock, &mut cx);
         for id in out {
             let p = *self.pool.get(id);
@@ -566,7 +606,10 @@ impl Runner {
         if self.sock.as_ref().is_some_and(|s| s.state == TcpState::Established) {
             return Ok(());
         }
-        fail(format!("a blocking connect() had not returned (no established connection) by {}", fmt_secs(by)))
+        fail(format!(
+            "a blocking connect() had not returned (no established connection) by {}",
+            fmt_secs(by)
+        ))
     }
 
     fn event(&mut self, ev: &Event) -> Step {
@@ -603,7 +646,9 @@ impl Runner {
             let v = v.trim();
             match k.as_str() {
                 "net.ipv4.tcp_ecn" => self.ecn_mode = v.parse().unwrap_or(2),
-                "net.ipv4.tcp_sack" => self.cfg.recovery = if v == "0" { Recovery::NewReno } else { Recovery::Sack },
+                "net.ipv4.tcp_sack" => {
+                    self.cfg.recovery = if v == "0" { Recovery::NewReno } else { Recovery::Sack }
+                }
                 "net.ipv4.tcp_timestamps" => self.cfg.timestamps = v != "0",
                 "net.ipv4.tcp_recovery" => self.cfg.mech.rack = v != "0",
                 "net.ipv4.tcp_early_retrans" => self.cfg.mech.tlp = v != "0",
@@ -614,7 +659,9 @@ impl Runner {
                     // tcp_rmem[2] is the receive buffer's ceiling and so, in Linux's
                     // tcp_select_initial_window, the space the window scale must cover
                     // (ilog2(space) - 15, what TcpSocket::new derives from `rcvbuf`).
-                    if let Some(max) = v.split_whitespace().nth(2).and_then(|x| x.parse::<u64>().ok()) {
+                    if let Some(max) =
+                        v.split_whitespace().nth(2).and_then(|x| x.parse::<u64>().ok())
+                    {
                         self.cfg.rcvbuf = max.max(self.cfg.mss as u64);
                     }
                 }
@@ -727,7 +774,11 @@ impl Runner {
         let late = hi.saturating_add(tol);
         while self.pending.is_empty() {
             if !self.fire_next(SimTime(late)) {
-                let when = if hi == u64::MAX { "at any time".to_string() } else { format!("by {}", fmt_secs(late)) };
+                let when = if hi == u64::MAX {
+                    "at any time".to_string()
+                } else {
+                    format!("by {}", fmt_secs(late))
+                };
                 return fail(format!("expected `{}` but nothing was sent {when}", fmt_spec(p)));
             }
         }
@@ -747,7 +798,12 @@ impl Runner {
         if p.len as u64 > seen.len && seen.len > 0 && seen.flags & flag::SYN == 0 {
             while seen.len < p.len as u64 {
                 match self.pending.get(taken) {
-                    Some(n) if n.at == seen.at && n.seq == seen.seq + seen.len && n.len > 0 && n.syn.is_none() => {
+                    Some(n)
+                        if n.at == seen.at
+                            && n.seq == seen.seq + seen.len
+                            && n.len > 0
+                            && n.syn.is_none() =>
+                    {
                         seen.len += n.len;
                         seen.flags |= n.flags;
                         seen.ack = n.ack;
@@ -761,7 +817,13 @@ impl Runner {
         self.compare(p, &seen)?;
         if let (Some((sim_val, _)), Some(opts)) = (seen.ts, &p.opts) {
             if self.ts_map.is_none() {
-                if let Some(val) = opts.iter().find_map(|o| if let TcpOpt::Ts { val, .. } = o { Some(*val) } else { None }) {
+                if let Some(val) = opts.iter().find_map(|o| {
+                    if let TcpOpt::Ts { val, .. } = o {
+                        Some(*val)
+                    } else {
+                        None
+                    }
+                }) {
                     self.ts_map = Some((val, sim_val));
                 }
             }
@@ -771,11 +833,17 @@ impl Runner {
     }
 
     fn compare(&self, p: &PacketSpec, s: &Seen) -> Step {
-        let mismatch = |what: String| fail(format!("{what}\n  expected: {}\n  actual:   {}", fmt_spec(p), fmt_seen(s)));
+        let mismatch = |what: String| {
+            fail(format!("{what}\n  expected: {}\n  actual:   {}", fmt_spec(p), fmt_seen(s)))
+        };
         // The simulator carries no PSH bit; Linux sets it at the end of each write.
         let (want, got) = (p.flags & !flag::PSH, s.flags & !flag::PSH);
         if want != got {
-            return mismatch(format!("flags: expected `{}`, actual `{}`", flags_str(want), flags_str(got)));
+            return mismatch(format!(
+                "flags: expected `{}`, actual `{}`",
+                flags_str(want),
+                flags_str(got)
+            ));
         }
         if p.seq != s.seq || p.len as u64 != s.len {
             return mismatch(format!(
@@ -807,13 +875,21 @@ impl Runner {
                 EcnSpec::Ce => s.ecn == Ecn::Ce,
             };
             if !ok {
-                return mismatch(format!("ECN: expected [{}], actual [{}]", spec_ecn_str(e), ecn_str(s.ecn)));
+                return mismatch(format!(
+                    "ECN: expected [{}], actual [{}]",
+                    spec_ecn_str(e),
+                    ecn_str(s.ecn)
+                ));
             }
         }
         let want = canon_expected(p.opts.as_deref().unwrap_or(&[]));
         let got = canon_seen(s);
         if want != got && !p.opts_any {
-            return mismatch(format!("TCP options: expected <{}>, actual <{}>", want.join(","), got.join(",")));
+            return mismatch(format!(
+                "TCP options: expected <{}>, actual <{}>",
+                want.join(","),
+                got.join(",")
+            ));
         }
         Ok(())
     }
@@ -826,7 +902,9 @@ impl Runner {
                 Some(f) => Ok((*n, *f)),
                 None => fail(format!("{call}: fd {n} is not open")),
             },
-            _ => unsupported(format!("{call}: the first argument must be a file descriptor number")),
+            _ => {
+                unsupported(format!("{call}: the first argument must be a file descriptor number"))
+            }
         }
     }
 
@@ -836,7 +914,12 @@ impl Runner {
                 Some(e) if r == -1 => format!("-1 {e}"),
                 _ => r.to_string(),
             };
-            return fail(format!("{}() returned {}, script expects {}", c.name, show(ret, errno), show(c.ret, c.errno.as_deref())));
+            return fail(format!(
+                "{}() returned {}, script expects {}",
+                c.name,
+                show(ret, errno),
+                show(c.ret, c.errno.as_deref())
+            ));
         }
         Ok(())
     }
@@ -851,7 +934,10 @@ impl Runner {
             _ if active => EcnMode::Off,
             _ => EcnMode::Classic,
         };
-        let cc = build(&self.cc, BuildCtx { mss: cfg.mss as u64, rng: SimRng::new(1, Stream::Endpoint, 0), hz: cfg.hz });
+        let cc = build(
+            &self.cc,
+            BuildCtx { mss: cfg.mss as u64, rng: SimRng::new(1, Stream::Endpoint, 0), hz: cfg.hz },
+        );
         let mut s = TcpSocket::new(SockId(0), FlowId(0), RouteId(0), &cfg, cc);
         if let Some(m) = self.cc.ecn_needs() {
             s.request_ecn(m);
@@ -869,7 +955,9 @@ impl Runner {
                 if c.ret < 0 {
                     return unsupported("socket() failing");
                 }
-                if self.fds.values().any(|f| f.kind == FdKind::Socket || f.kind == FdKind::Listener) || self.sock.is_some() {
+                if self.fds.values().any(|f| f.kind == FdKind::Socket || f.kind == FdKind::Listener)
+                    || self.sock.is_some()
+                {
                     return unsupported("a second socket (the runner drives one endpoint)");
                 }
                 self.fds.insert(c.ret, Fd { kind: FdKind::Socket, nonblock: false });
@@ -895,12 +983,15 @@ impl Runner {
                 if f.kind != FdKind::Listener {
                     return fail(format!("accept(): fd {n} is not listening"));
                 }
-                let established = self.sock.as_ref().is_some_and(|s| s.state == TcpState::Established);
+                let established =
+                    self.sock.as_ref().is_some_and(|s| s.state == TcpState::Established);
                 if !established || self.accepted {
                     if f.nonblock {
                         return Self::check_ret(c, -1, Some("EAGAIN"));
                     }
-                    return unsupported("accept() that blocks: no connection is established at this time");
+                    return unsupported(
+                        "accept() that blocks: no connection is established at this time",
+                    );
                 }
                 if c.ret < 0 {
                     return Self::check_ret(c, 3, None);
@@ -965,9 +1056,17 @@ impl Runner {
                                 match e {
                                     Arg::Struct(m) if m.len() == 2 => match &m[1].1 {
                                         Arg::Int(n) => len += (*n).max(0) as u64,
-                                        _ => return unsupported("sendmsg(): iovec lengths must be numbers"),
+                                        _ => {
+                                            return unsupported(
+                                                "sendmsg(): iovec lengths must be numbers",
+                                            )
+                                        }
                                     },
-                                    _ => return unsupported("sendmsg(): iovec entries must be {..., LEN}"),
+                                    _ => {
+                                        return unsupported(
+                                            "sendmsg(): iovec entries must be {..., LEN}",
+                                        )
+                                    }
                                 }
                             }
                         }
@@ -1027,10 +1126,12 @@ impl Runner {
     fn plain_send_flags(c: &Syscall, flags: Option<&Arg>) -> Step {
         match flags {
             None | Some(Arg::Int(0)) | Some(Arg::Any) => Ok(()),
-            Some(Arg::Sym(v)) => match v.iter().find(|f| !matches!(f.as_str(), "MSG_NOSIGNAL" | "MSG_DONTWAIT")) {
-                None => Ok(()),
-                Some(f) => unsupported(format!("{}() with {f}", c.name)),
-            },
+            Some(Arg::Sym(v)) => {
+                match v.iter().find(|f| !matches!(f.as_str(), "MSG_NOSIGNAL" | "MSG_DONTWAIT")) {
+                    None => Ok(()),
+                    Some(f) => unsupported(format!("{}() with {f}", c.name)),
+                }
+            }
             _ => unsupported(format!("{}(): flags must be names or 0", c.name)),
         }
     }
@@ -1047,7 +1148,10 @@ impl Runner {
         }
         if let Some(buf) = self.sndbuf {
             if sock.unacked_bytes() + len > buf {
-                return unsupported(format!("{}() beyond SO_SNDBUF (send-buffer limits are not modeled)", c.name));
+                return unsupported(format!(
+                    "{}() beyond SO_SNDBUF (send-buffer limits are not modeled)",
+                    c.name
+                ));
             }
         }
         if !self.nodelay && !len.is_multiple_of(sock.negotiated_mss()) && sock.outstanding() > 0 {
@@ -1081,14 +1185,20 @@ impl Runner {
         let val = c.args.get(3);
         let tcp = matches!(level.as_str(), "SOL_TCP" | "IPPROTO_TCP");
         match (level.as_str(), opt.as_str()) {
-            ("SOL_SOCKET", "SO_REUSEADDR") | ("SOL_SOCKET", "SO_REUSEPORT") => Self::check_ret(c, 0, None),
+            ("SOL_SOCKET", "SO_REUSEADDR") | ("SOL_SOCKET", "SO_REUSEPORT") => {
+                Self::check_ret(c, 0, None)
+            }
             ("SOL_SOCKET", "SO_SNDBUF") => {
-                let Some(v) = Self::int_arg(val) else { return unsupported("SO_SNDBUF needs [bytes]") };
+                let Some(v) = Self::int_arg(val) else {
+                    return unsupported("SO_SNDBUF needs [bytes]");
+                };
                 self.sndbuf = Some(2 * v.max(0) as u64); // Linux doubles the request for overhead
                 Self::check_ret(c, 0, None)
             }
             ("SOL_SOCKET", "SO_RCVBUF") => {
-                let Some(v) = Self::int_arg(val) else { return unsupported("SO_RCVBUF needs [bytes]") };
+                let Some(v) = Self::int_arg(val) else {
+                    return unsupported("SO_RCVBUF needs [bytes]");
+                };
                 if self.sock.is_some() {
                     return unsupported("SO_RCVBUF once the socket listens or connects");
                 }
@@ -1100,7 +1210,9 @@ impl Runner {
             (_, "TCP_MAXSEG") if tcp => {
                 // Before the handshake: the MSS the SYN advertises and the ceiling of the one
                 // segments are sized by (Linux's user_mss).
-                let Some(v) = Self::int_arg(val) else { return unsupported("TCP_MAXSEG needs [bytes]") };
+                let Some(v) = Self::int_arg(val) else {
+                    return unsupported("TCP_MAXSEG needs [bytes]");
+                };
                 if self.sock.is_some() {
                     return unsupported("TCP_MAXSEG once the socket listens or connects");
                 }
@@ -1128,12 +1240,21 @@ impl Runner {
                 Self::check_ret(c, 0, None)
             }
             (_, "TCP_CONGESTION") if tcp => {
-                let Some(Arg::Str(name)) = val else { return unsupported("TCP_CONGESTION needs a \"name\"") };
+                let Some(Arg::Str(name)) = val else {
+                    return unsupported("TCP_CONGESTION needs a \"name\"");
+                };
                 let Some(spec) = linux_cc(name) else {
                     return Self::check_ret(c, -1, Some("ENOENT"));
                 };
                 if let Some(s) = self.sock.as_mut() {
-                    let cc = build(&spec, BuildCtx { mss: s.negotiated_mss(), rng: SimRng::new(1, Stream::Endpoint, 0), hz: self.cfg.hz });
+                    let cc = build(
+                        &spec,
+                        BuildCtx {
+                            mss: s.negotiated_mss(),
+                            rng: SimRng::new(1, Stream::Endpoint, 0),
+                            hz: self.cfg.hz,
+                        },
+                    );
                     s.set_congestion_control(cc);
                     if let Some(m) = spec.ecn_needs() {
                         s.request_ecn(m);
@@ -1161,13 +1282,17 @@ impl Runner {
         match (level.as_str(), opt.as_str()) {
             ("SOL_SOCKET", "SO_SNDBUF") => match self.sndbuf {
                 Some(b) => check_int("SO_SNDBUF", b),
-                None => unsupported("SO_SNDBUF without setting it (send-buffer autotuning is not modeled)"),
+                None => unsupported(
+                    "SO_SNDBUF without setting it (send-buffer autotuning is not modeled)",
+                ),
             },
             ("SOL_SOCKET", "SO_RCVBUF") => check_int("SO_RCVBUF", self.cfg.rcvbuf),
             (_, "TCP_NODELAY") if tcp => check_int("TCP_NODELAY", self.nodelay as u64),
             (_, "TCP_MAXSEG") if tcp => match &self.sock {
                 // Connected: the MSS segments are sized by (Linux's mss_cache).
-                Some(s) if s.state == TcpState::Established => check_int("TCP_MAXSEG", s.info(self.now).snd_mss),
+                Some(s) if s.state == TcpState::Established => {
+                    check_int("TCP_MAXSEG", s.info(self.now).snd_mss)
+                }
                 _ if self.user_mss => check_int("TCP_MAXSEG", self.cfg.mss as u64),
                 _ => unsupported("TCP_MAXSEG before a connection without setting it"),
             },
@@ -1177,7 +1302,9 @@ impl Runner {
                     None => linux_cc_name(self.cc.name()).to_string(),
                 };
                 match val {
-                    Some(Arg::Str(want)) if *want != actual => fail(format!("TCP_CONGESTION: script expects \"{want}\", actual \"{actual}\"")),
+                    Some(Arg::Str(want)) if *want != actual => fail(format!(
+                        "TCP_CONGESTION: script expects \"{want}\", actual \"{actual}\""
+                    )),
                     _ => Self::check_ret(c, 0, None),
                 }
             }
@@ -1193,7 +1320,9 @@ impl Runner {
                         };
                         let Arg::Int(want) = v else { continue };
                         if *want as f64 != actual {
-                            return fail(format!("TCP_INFO {k}: script expects {want}, actual {actual}"));
+                            return fail(format!(
+                                "TCP_INFO {k}: script expects {want}, actual {actual}"
+                            ));
                         }
                     }
                 }
@@ -1211,14 +1340,21 @@ impl Runner {
         };
         let advmss = self.cfg.mss as f64;
         for a in v {
-            let get = |n: &str| if n == "tcpi_advmss" { advmss } else { field(&info, n).unwrap_or(f64::NAN) };
+            let get = |n: &str| {
+                if n == "tcpi_advmss" {
+                    advmss
+                } else {
+                    field(&info, n).unwrap_or(f64::NAN)
+                }
+            };
             match expr::eval(&a.expr, &get) {
                 Err(e) => return fail(format!("assert {}: {e}", a.text)),
                 Ok(x) if x != 0.0 && !x.is_nan() => {}
                 Ok(_) => {
                     let mut names = Vec::new();
                     expr::vars(&a.expr, &mut names);
-                    let vals: Vec<String> = names.iter().map(|n| format!("{n} = {}", get(n))).collect();
+                    let vals: Vec<String> =
+                        names.iter().map(|n| format!("{n} = {}", get(n))).collect();
                     return fail(format!(
                         "assertion failed (line {}, column {}): {}  [actual: {}] at {}",
                         a.line,
@@ -1306,18 +1442,27 @@ mod tests {
 
     #[test]
     fn tso_run_matches_split_or_whole() {
-        assert_eq!(run("+0 write(4, ..., 3000) = 3000\n+0 > P. 1:3001(3000) ack 1\n"), Outcome::Passed);
+        assert_eq!(
+            run("+0 write(4, ..., 3000) = 3000\n+0 > P. 1:3001(3000) ack 1\n"),
+            Outcome::Passed
+        );
         let split = "+0 write(4, ..., 3000) = 3000\n+0 > . 1:1001(1000) ack 1\n+0 > . 1001:3001(2000) ack 1\n";
         assert_eq!(run(split), Outcome::Passed);
     }
 
     #[test]
     fn mismatches_name_the_field_and_line() {
-        let (line, msg) = failed(&run("+0 write(4, ..., 1000) = 1000\n+0 > . 1:1001(1000) ack 2\n"));
+        let (line, msg) =
+            failed(&run("+0 write(4, ..., 1000) = 1000\n+0 > . 1:1001(1000) ack 2\n"));
         assert_eq!(line, N + 2);
         assert!(msg.starts_with("ack: expected 2, actual 1"), "{msg}");
-        assert!(msg.contains("expected: > . 1:1001(1000) ack 2") && msg.contains("actual:   > . 1:1001(1000) ack 1"), "{msg}");
-        let (_, msg) = failed(&run("+0 write(4, ..., 1000) = 1000\n+0 > . 1:1001(1000) ack 1 win 7\n"));
+        assert!(
+            msg.contains("expected: > . 1:1001(1000) ack 2")
+                && msg.contains("actual:   > . 1:1001(1000) ack 1"),
+            "{msg}"
+        );
+        let (_, msg) =
+            failed(&run("+0 write(4, ..., 1000) = 1000\n+0 > . 1:1001(1000) ack 1 win 7\n"));
         assert!(msg.starts_with("window: expected 7"), "{msg}");
         let (_, msg) = failed(&run("+0 write(4, ..., 1000) = 500\n"));
         assert!(msg.contains("write() returned 1000, script expects 500"), "{msg}");
@@ -1330,14 +1475,21 @@ mod tests {
     fn timing_tolerance() {
         // The segment leaves at 0.1 s: 3 ms late in the script is within the 4 ms tolerance,
         // 5 ms is not, and neither is expecting it 5 ms earlier.
-        assert_eq!(run("+0 write(4, ..., 1000) = 1000\n+.003 > . 1:1001(1000) ack 1\n"), Outcome::Passed);
-        let (_, msg) = failed(&run("+0 write(4, ..., 1000) = 1000\n+.005 > . 1:1001(1000) ack 1\n"));
+        assert_eq!(
+            run("+0 write(4, ..., 1000) = 1000\n+.003 > . 1:1001(1000) ack 1\n"),
+            Outcome::Passed
+        );
+        let (_, msg) =
+            failed(&run("+0 write(4, ..., 1000) = 1000\n+.005 > . 1:1001(1000) ack 1\n"));
         assert!(msg.contains("earlier than expected"), "{msg}");
         let strict = Options { tolerance_usecs: 0 };
         let src = format!("{SERVER}+0 write(4, ..., 1000) = 1000\n+.003 > . 1:1001(1000) ack 1\n");
         assert!(matches!(run_script(&src, &strict), Outcome::Failed { .. }));
         // Ranges and `*`.
-        assert_eq!(run("+0 write(4, ..., 1000) = 1000\n+0~+.5 > . 1:1001(1000) ack 1\n"), Outcome::Passed);
+        assert_eq!(
+            run("+0 write(4, ..., 1000) = 1000\n+0~+.5 > . 1:1001(1000) ack 1\n"),
+            Outcome::Passed
+        );
         assert_eq!(run("+0 write(4, ..., 1000) = 1000\n+.4 < . 1:1(0) ack 1 win 1000\n* > . 1:1001(1000) ack 1\n"), Outcome::Passed);
         // Nothing sent in time.
         let (_, msg) = failed(&run("+0 > . 1:1001(1000) ack 1\n"));
@@ -1395,7 +1547,10 @@ mod tests {
 ";
         assert_eq!(run_script(script, &Options::default()), Outcome::Passed);
         let more = format!("{script}+0 write(4, ..., 1) = 1\n");
-        assert!(matches!(run_script(&more, &Options::default()), Outcome::Unsupported { line: 17, .. }));
+        assert!(matches!(
+            run_script(&more, &Options::default()),
+            Outcome::Unsupported { line: 17, .. }
+        ));
         let wrong = script.replace("tcpi_snd_cwnd=10", "tcpi_snd_cwnd=9");
         let (line, msg) = failed(&run_script(&wrong, &Options::default()));
         assert_eq!(line, 11);
@@ -1411,7 +1566,10 @@ mod tests {
         .unwrap();
         assert!(v.contains(&("net.ipv4.tcp_ecn".into(), "0".into())));
         assert!(v.contains(&("net.ipv4.tcp_timestamps".into(), "0".into())));
-        assert_eq!(v.last().unwrap(), &("net.ipv4.tcp_rmem".to_string(), "4096 2048 4194304".to_string()));
+        assert_eq!(
+            v.last().unwrap(),
+            &("net.ipv4.tcp_rmem".to_string(), "4096 2048 4194304".to_string())
+        );
         assert!(super::shell_settings("tc qdisc replace dev tun0 root fq").is_err());
         // tcp_rmem[2] = 15 MiB (defaults.sh) gives Linux's window scale 8.
         let s = "`../common/defaults.sh`\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 bind(3, ..., ...) = 0
@@ -1422,7 +1580,10 @@ mod tests {
 
     #[test]
     fn calls_of_the_upstream_suite() {
-        assert_eq!(run("+0 send(4, ..., 1000, 0) = 1000\n+0 > P. 1:1001(1000) ack 1\n"), Outcome::Passed);
+        assert_eq!(
+            run("+0 send(4, ..., 1000, 0) = 1000\n+0 > P. 1:1001(1000) ack 1\n"),
+            Outcome::Passed
+        );
         let msg = "+0 sendmsg(4, {msg_name(...)=..., msg_iov(2)=[{..., 500}, {..., 500}], msg_flags=0}, 0) = 1000\n";
         assert_eq!(run(&format!("{msg}+0 > P. 1:1001(1000) ack 1\n")), Outcome::Passed);
         assert!(matches!(run("+0 send(4, ..., 40, MSG_MORE) = 40\n"), Outcome::Unsupported { .. }));
@@ -1447,6 +1608,10 @@ mod tests {
     fn outcome_json() {
         assert_eq!(Outcome::Passed.to_json(), r#"{"status":"passed"}"#);
         let j = Outcome::Unsupported { line: 3, col: 4, what: "x".into() }.to_json();
-        assert!(j.contains(r#""status":"unsupported""#) && j.contains(r#""line":3"#) && j.contains(r#""column":4"#));
+        assert!(
+            j.contains(r#""status":"unsupported""#)
+                && j.contains(r#""line":3"#)
+                && j.contains(r#""column":4"#)
+        );
     }
 }

@@ -133,14 +133,22 @@ impl<'a> Table<'a> {
     }
 
     /// A float in [min, max) (or [min, max] when `max_inclusive`).
-    pub fn opt_f64(&mut self, key: &'static str, min: f64, max: f64, max_inclusive: bool) -> Res<Option<f64>> {
+    pub fn opt_f64(
+        &mut self,
+        key: &'static str,
+        min: f64,
+        max: f64,
+        max_inclusive: bool,
+    ) -> Res<Option<f64>> {
         let p = self.key_path(key);
         match self.get(key) {
             None => Ok(None),
             Some(v) => {
                 let x = match v {
                     Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
-                    other => return err(&p, format!("expected a number, got {}", type_name(other))),
+                    other => {
+                        return err(&p, format!("expected a number, got {}", type_name(other)))
+                    }
                 };
                 let above = if max_inclusive { x > max } else { x >= max };
                 if !x.is_finite() || x < min || above {
@@ -177,7 +185,12 @@ impl<'a> Table<'a> {
     }
 
     /// A name from a fixed list.
-    pub fn opt_choice(&mut self, key: &'static str, what: &str, known: &[&'static str]) -> Res<Option<&'static str>> {
+    pub fn opt_choice(
+        &mut self,
+        key: &'static str,
+        what: &str,
+        known: &[&'static str],
+    ) -> Res<Option<&'static str>> {
         let p = self.key_path(key);
         match self.get(key) {
             None => Ok(None),
@@ -206,24 +219,29 @@ pub fn as_int(path: &str, v: &Value, min: i64, max: i64) -> Res<i64> {
 
 pub fn choice(path: &str, v: &Value, what: &str, known: &[&'static str]) -> Res<&'static str> {
     let s = as_str(path, v)?;
-    known
-        .iter()
-        .find(|k| **k == s)
-        .copied()
-        .map_or_else(|| err(path, format!("unknown {what} \"{s}\" (known: {})", known.join(", "))), Ok)
+    known.iter().find(|k| **k == s).copied().map_or_else(
+        || err(path, format!("unknown {what} \"{s}\" (known: {})", known.join(", "))),
+        Ok,
+    )
 }
 
 pub fn duration(path: &str, v: &Value) -> Res<Dur> {
     let s = as_str(path, v).map_err(|_| ScenarioError {
         path: path.into(),
-        message: format!("expected a duration string with a unit ({}), e.g. \"20ms\"", units::TIME_UNITS),
+        message: format!(
+            "expected a duration string with a unit ({}), e.g. \"20ms\"",
+            units::TIME_UNITS
+        ),
     })?;
     match units::parse_duration(s) {
         Some(ns) if ns >= 0.0 => Ok(Dur(ns.round() as u64)),
         Some(_) => err(path, format!("must not be negative (got \"{s}\")")),
         None => err(
             path,
-            format!("invalid duration \"{s}\" (expected a number and a unit: {}; e.g. \"20ms\")", units::TIME_UNITS),
+            format!(
+                "invalid duration \"{s}\" (expected a number and a unit: {}; e.g. \"20ms\")",
+                units::TIME_UNITS
+            ),
         ),
     }
 }
@@ -231,14 +249,20 @@ pub fn duration(path: &str, v: &Value) -> Res<Dur> {
 pub fn rate(path: &str, v: &Value) -> Res<Rate> {
     let s = as_str(path, v).map_err(|_| ScenarioError {
         path: path.into(),
-        message: format!("expected a rate string with a unit ({}), e.g. \"10Mbps\"", units::RATE_UNITS),
+        message: format!(
+            "expected a rate string with a unit ({}), e.g. \"10Mbps\"",
+            units::RATE_UNITS
+        ),
     })?;
     match units::parse_rate(s) {
         Some(bps) if bps >= 1.0 => Ok(Rate(bps.round() as u64)),
         Some(_) => err(path, format!("must be greater than 0 (got \"{s}\")")),
         None => err(
             path,
-            format!("invalid rate \"{s}\" (expected a number and a unit: {}; e.g. \"10Mbps\")", units::RATE_UNITS),
+            format!(
+                "invalid rate \"{s}\" (expected a number and a unit: {}; e.g. \"10Mbps\")",
+                units::RATE_UNITS
+            ),
         ),
     }
 }
@@ -246,14 +270,20 @@ pub fn rate(path: &str, v: &Value) -> Res<Rate> {
 pub fn size(path: &str, v: &Value) -> Res<u64> {
     let s = as_str(path, v).map_err(|_| ScenarioError {
         path: path.into(),
-        message: format!("expected a size string with a unit ({}), e.g. \"500KB\"", units::SIZE_UNITS),
+        message: format!(
+            "expected a size string with a unit ({}), e.g. \"500KB\"",
+            units::SIZE_UNITS
+        ),
     })?;
     match units::parse_size(s) {
         Some(b) if b >= 0.0 => Ok(b.round() as u64),
         Some(_) => err(path, format!("must not be negative (got \"{s}\")")),
         None => err(
             path,
-            format!("invalid size \"{s}\" (expected a number and a unit: {}; e.g. \"500KB\")", units::SIZE_UNITS),
+            format!(
+                "invalid size \"{s}\" (expected a number and a unit: {}; e.g. \"500KB\")",
+                units::SIZE_UNITS
+            ),
         ),
     }
 }
@@ -281,7 +311,11 @@ mod tests {
         assert!(e.message.contains("ms"));
         let e = rate("x", &json!("0Mbps")).unwrap_err();
         assert!(e.message.contains("greater than 0"));
-        let e = choice("flows[0].cc", &json!("cubik"), "congestion control", &["reno", "newreno"]).unwrap_err();
-        assert_eq!(e.to_string(), "flows[0].cc: unknown congestion control \"cubik\" (known: reno, newreno)");
+        let e = choice("flows[0].cc", &json!("cubik"), "congestion control", &["reno", "newreno"])
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "flows[0].cc: unknown congestion control \"cubik\" (known: reno, newreno)"
+        );
     }
 }

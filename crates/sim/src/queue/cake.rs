@@ -23,16 +23,19 @@
 //! - **ACK filter** (`ack-filter`): an arriving plain pure ACK replaces the newest older plain
 //!   pure ACK of the same 5-tuple still queued (which it makes redundant).
 
-use super::fq_codel::List;
 use super::codel::{CodelParams, CodelState};
 use super::flowkey::{bucket, hash_key, FlowKey};
-use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
-use crate::params::{dscp_by_name, positive_duration};
-use crate::params::err;
-use crate::queue::QueueLimit;
-use crate::wire::MTU_BYTES;
+use super::fq_codel::List;
+use super::{
+    Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueDisc, QueueEntry,
+    Verdict,
+};
 use crate::engine::SimRng;
+use crate::params::err;
+use crate::params::{dscp_by_name, positive_duration};
+use crate::queue::QueueLimit;
 use crate::units::{Dur, Rate, SimTime};
+use crate::wire::MTU_BYTES;
 use std::collections::VecDeque;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +50,16 @@ pub enum Isolation {
     TripleIsolate,
 }
 
-const ISOLATIONS: &[&str] = &["flowblind", "srchost", "dsthost", "hosts", "flows", "dual-srchost", "dual-dsthost", "triple-isolate"];
+const ISOLATIONS: &[&str] = &[
+    "flowblind",
+    "srchost",
+    "dsthost",
+    "hosts",
+    "flows",
+    "dual-srchost",
+    "dual-dsthost",
+    "triple-isolate",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Diffserv {
@@ -83,7 +95,10 @@ pub const DEF: QueueEntry = QueueEntry {
         let bandwidth = t.opt_rate("bandwidth")?;
         let overhead = t.opt_int("overhead", -64, 256)?.unwrap_or(0) as i32;
         let mpu = t.opt_int("mpu", 0, 256)?.unwrap_or(0) as u32;
-        let isolation = match t.opt_choice("isolation", "isolation mode", ISOLATIONS)?.unwrap_or("triple-isolate") {
+        let isolation = match t
+            .opt_choice("isolation", "isolation mode", ISOLATIONS)?
+            .unwrap_or("triple-isolate")
+        {
             "flowblind" => Isolation::FlowBlind,
             "srchost" => Isolation::SrcHost,
             "dsthost" => Isolation::DstHost,
@@ -93,7 +108,10 @@ pub const DEF: QueueEntry = QueueEntry {
             "dual-dsthost" => Isolation::DualDstHost,
             _ => Isolation::TripleIsolate,
         };
-        let diffserv = match t.opt_choice("diffserv", "tin mode", &["besteffort", "diffserv4"])?.unwrap_or("besteffort") {
+        let diffserv = match t
+            .opt_choice("diffserv", "tin mode", &["besteffort", "diffserv4"])?
+            .unwrap_or("besteffort")
+        {
             "diffserv4" => Diffserv::Diffserv4,
             _ => Diffserv::BestEffort,
         };
@@ -101,9 +119,21 @@ pub const DEF: QueueEntry = QueueEntry {
         let target = positive_duration(t, "target", Dur::from_millis(5))?;
         let rtt = positive_duration(t, "rtt", Dur::from_millis(100))?;
         if target >= rtt {
-            return err(&t.key_path("target"), format!("must be below rtt ({} ms)", rtt.0 as f64 / 1e6));
+            return err(
+                &t.key_path("target"),
+                format!("must be below rtt ({} ms)", rtt.0 as f64 / 1e6),
+            );
         }
-        Ok(super::share(CakeParams { bandwidth, overhead, mpu, isolation, diffserv, ack_filter, target, rtt }))
+        Ok(super::share(CakeParams {
+            bandwidth,
+            overhead,
+            mpu,
+            isolation,
+            diffserv,
+            ack_filter,
+            target,
+            rtt,
+        }))
     },
 };
 
@@ -179,7 +209,13 @@ fn tx_ns(len: u64, bps: u64) -> u64 {
 }
 
 impl Cake {
-    pub fn new(limit: QueueLimit, p: CakeParams, link_rate: Rate, hash_key: u64, rng: SimRng) -> Cake {
+    pub fn new(
+        limit: QueueLimit,
+        p: CakeParams,
+        link_rate: Rate,
+        hash_key: u64,
+        rng: SimRng,
+    ) -> Cake {
         let base = p.bandwidth.unwrap_or(link_rate);
         // Tin shares in priority order low → high; dequeue scans from the highest.
         let shares: &[f64] = match p.diffserv {
@@ -271,7 +307,10 @@ impl Cake {
 
     /// The quantum of a flow: CAKE's host fairness divides it by its hosts' active flows.
     fn quantum(&self, tin: &Tin, f: &Flow) -> i64 {
-        let (s, d) = (tin.src_load[f.src_host as usize].max(1) as i64, tin.dst_load[f.dst_host as usize].max(1) as i64);
+        let (s, d) = (
+            tin.src_load[f.src_host as usize].max(1) as i64,
+            tin.dst_load[f.dst_host as usize].max(1) as i64,
+        );
         let load = match self.p.isolation {
             Isolation::DualSrcHost => s,
             Isolation::DualDstHost => d,
@@ -318,10 +357,18 @@ impl Cake {
     }
 
     /// The ACK filter: the newest older plain pure ACK of the same 5-tuple in queue `i`.
-    fn filter_ack(&mut self, t: usize, i: usize, e: &QEntry, dropped: &mut Vec<(QEntry, DropReason)>) {
+    fn filter_ack(
+        &mut self,
+        t: usize,
+        i: usize,
+        e: &QEntry,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) {
         let Some(new) = e.ack.filter(|a| a.plain()) else { return };
         let f = &self.tins[t].flows[i];
-        let hit = f.q.iter().enumerate().rev().find(|(_, o)| o.key == e.key && o.ack.is_some_and(|a| a.plain() && a.ack() <= new.ack()));
+        let hit = f.q.iter().enumerate().rev().find(|(_, o)| {
+            o.key == e.key && o.ack.is_some_and(|a| a.plain() && a.ack() <= new.ack())
+        });
         if let Some((k, _)) = hit {
             let old = self.tins[t].flows[i].q.remove(k).expect("found above");
             dropped.push((old, DropReason::Early));
@@ -362,7 +409,12 @@ impl QueueDisc for Cake {
         "cake"
     }
 
-    fn enqueue(&mut self, e: QEntry, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+    fn enqueue(
+        &mut self,
+        e: QEntry,
+        now: SimTime,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Verdict {
         let t = self.tin_of(&e);
         let hash = self.flow_hash(&e.key);
         let i = Self::queue_of(&self.tins[t], hash);
@@ -401,7 +453,11 @@ impl QueueDisc for Cake {
         Verdict::Queued
     }
 
-    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: SimTime,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued> {
         if self.bps.is_some() && now < self.time_next && self.pkts > 0 {
             return None; // the shaper holds it: ready_at() says when
         }
@@ -521,7 +577,13 @@ mod tests {
     }
 
     fn cake(p: CakeParams) -> Cake {
-        Cake::new(QueueLimit::Bytes(4 << 20), p, Rate(100_000_000), 7, SimRng::new(1, Stream::Queue, 0))
+        Cake::new(
+            QueueLimit::Bytes(4 << 20),
+            p,
+            Rate(100_000_000),
+            7,
+            SimRng::new(1, Stream::Queue, 0),
+        )
     }
 
     fn pkt(i: u32, src: u32, sport: u16, bytes: u32) -> QEntry {
@@ -533,7 +595,19 @@ mod tests {
     #[test]
     fn diffserv4_tins() {
         let n = |s| dscp_by_name(s).unwrap();
-        for (d, tin) in [("CS1", 0), ("LE", 0), ("BE", 1), ("AF11", 1), ("AF21", 2), ("AF41", 2), ("CS3", 2), ("EF", 3), ("VA", 3), ("CS6", 3), ("CS4", 3)] {
+        for (d, tin) in [
+            ("CS1", 0),
+            ("LE", 0),
+            ("BE", 1),
+            ("AF11", 1),
+            ("AF21", 2),
+            ("AF41", 2),
+            ("CS3", 2),
+            ("EF", 3),
+            ("VA", 3),
+            ("CS6", 3),
+            ("CS4", 3),
+        ] {
             assert_eq!(diffserv4_tin(n(d)), tin, "{d}");
         }
     }
@@ -545,7 +619,10 @@ mod tests {
         // 8 flows whose hashes fall in the same set still get 8 distinct queues.
         let set_of = |c: &Cake, k: &FlowKey| bucket(c.flow_hash(k), (QUEUES / WAYS) as u32);
         let first = pkt(0, 1, 0, 100).key;
-        let same: Vec<u16> = (0..u16::MAX).filter(|&p| set_of(&c, &FlowKey { sport: p, ..first }) == set_of(&c, &first)).take(8).collect();
+        let same: Vec<u16> = (0..u16::MAX)
+            .filter(|&p| set_of(&c, &FlowKey { sport: p, ..first }) == set_of(&c, &first))
+            .take(8)
+            .collect();
         for (i, &p) in same.iter().enumerate() {
             c.enqueue(pkt(i as u32, 1, p, 100), SimTime(0), &mut d);
         }

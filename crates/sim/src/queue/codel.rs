@@ -15,11 +15,14 @@
 //! The control law lives in [`CodelState`], which works on any [`Fifo`]: the `codel` queue
 //! has one, FQ-CoDel one per flow queue.
 
-use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use super::{
+    Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueDisc, QueueEntry,
+    Verdict,
+};
 use crate::params::positive_duration;
 use crate::queue::QueueLimit;
-use crate::wire::MTU_BYTES;
 use crate::units::{Dur, SimTime};
+use crate::wire::MTU_BYTES;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CodelParams {
@@ -87,7 +90,13 @@ impl CodelState {
 
     /// Pops the head and decides whether it is droppable (RFC 8289's dodequeue). `others`:
     /// bytes queued elsewhere that count for the one-MTU rule (FQ-CoDel's other queues).
-    fn do_dequeue(&mut self, q: &mut Fifo, others: u64, now: SimTime, p: &CodelParams) -> Option<(QEntry, bool)> {
+    fn do_dequeue(
+        &mut self,
+        q: &mut Fifo,
+        others: u64,
+        now: SimTime,
+        p: &CodelParams,
+    ) -> Option<(QEntry, bool)> {
         let Some(e) = q.pop() else {
             self.first_above_time = None;
             return None;
@@ -163,7 +172,8 @@ impl CodelState {
             // ended recently (Linux rule, adopted by RFC 8289).
             let delta = self.count.saturating_sub(self.lastcount);
             let since_drop_next = now.0 as i128 - self.drop_next.0 as i128;
-            self.count = if delta > 1 && since_drop_next < 16 * p.interval.0 as i128 { delta } else { 1 };
+            self.count =
+                if delta > 1 && since_drop_next < 16 * p.interval.0 as i128 { delta } else { 1 };
             self.lastcount = self.count;
             self.drop_next = control_law(p.interval, now, self.count);
             return out;
@@ -210,7 +220,12 @@ impl QueueDisc for Codel {
         "codel"
     }
 
-    fn enqueue(&mut self, e: QEntry, _now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+    fn enqueue(
+        &mut self,
+        e: QEntry,
+        _now: SimTime,
+        _dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Verdict {
         if self.q.overflows(&e) {
             return Verdict::Dropped(DropReason::Overflow);
         }
@@ -218,7 +233,11 @@ impl QueueDisc for Codel {
         Verdict::Queued
     }
 
-    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: SimTime,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued> {
         self.st.dequeue(&mut self.q, 0, now, &self.p, dropped)
     }
 

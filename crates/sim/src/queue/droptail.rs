@@ -1,6 +1,9 @@
 //! Drop-tail FIFO with a byte or packet limit.
 
-use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use super::{
+    Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueDisc, QueueEntry,
+    Verdict,
+};
 use crate::queue::QueueLimit;
 use crate::units::SimTime;
 
@@ -38,7 +41,12 @@ impl QueueDisc for DropTail {
     }
 
     #[inline]
-    fn enqueue(&mut self, e: QEntry, _now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+    fn enqueue(
+        &mut self,
+        e: QEntry,
+        _now: SimTime,
+        _dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Verdict {
         if self.q.overflows(&e) {
             return Verdict::Dropped(DropReason::Overflow);
         }
@@ -47,7 +55,11 @@ impl QueueDisc for DropTail {
     }
 
     #[inline]
-    fn dequeue(&mut self, _now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        _now: SimTime,
+        _dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued> {
         self.q.pop().map(Dequeued::plain)
     }
 
@@ -83,7 +95,10 @@ mod tests {
         let mut q = DropTail::new(QueueLimit::Bytes(3000));
         assert_eq!(q.enqueue(e(0, 1500), SimTime(0), &mut Vec::new()), Verdict::Queued);
         assert_eq!(q.enqueue(e(1, 1500), SimTime(0), &mut Vec::new()), Verdict::Queued);
-        assert_eq!(q.enqueue(e(2, 1), SimTime(0), &mut Vec::new()), Verdict::Dropped(DropReason::Overflow));
+        assert_eq!(
+            q.enqueue(e(2, 1), SimTime(0), &mut Vec::new()),
+            Verdict::Dropped(DropReason::Overflow)
+        );
         let mut d = Vec::new();
         assert_eq!(q.dequeue(SimTime(1), &mut d).unwrap().entry.id, PacketId(0));
         assert_eq!(q.backlog(), Backlog { bytes: 1500, pkts: 1 });
@@ -108,7 +123,12 @@ mod tests {
         fn name(&self) -> &'static str {
             "plain"
         }
-        fn enqueue(&mut self, e: QEntry, now: SimTime, d: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+        fn enqueue(
+            &mut self,
+            e: QEntry,
+            now: SimTime,
+            d: &mut Vec<(QEntry, DropReason)>,
+        ) -> Verdict {
             self.0.enqueue(e, now, d)
         }
         fn dequeue(&mut self, now: SimTime, d: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
@@ -127,7 +147,10 @@ mod tests {
         let mut q = DropTail::new(QueueLimit::Packets(2));
         assert_eq!(q.enqueue(e(0, 40), SimTime(0), &mut Vec::new()), Verdict::Queued);
         assert_eq!(q.enqueue(e(1, 9000), SimTime(0), &mut Vec::new()), Verdict::Queued);
-        assert_eq!(q.enqueue(e(2, 40), SimTime(0), &mut Vec::new()), Verdict::Dropped(DropReason::Overflow));
+        assert_eq!(
+            q.enqueue(e(2, 40), SimTime(0), &mut Vec::new()),
+            Verdict::Dropped(DropReason::Overflow)
+        );
         assert_eq!(q.capacity_bytes(), 3000);
     }
 }

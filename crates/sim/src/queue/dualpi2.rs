@@ -16,13 +16,16 @@
 //! between events the heads do not change, so the delay at a past tick is that tick minus the
 //! head's enqueue time — exactly what a real timer would have measured.
 
-use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
-use crate::params::positive_duration;
-use crate::params::err;
-use crate::queue::QueueLimit;
+use super::{
+    Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueDisc, QueueEntry,
+    Verdict,
+};
 use crate::engine::SimRng;
-use crate::wire::Ecn;
+use crate::params::err;
+use crate::params::positive_duration;
+use crate::queue::QueueLimit;
 use crate::units::{Dur, SimTime};
+use crate::wire::Ecn;
 
 /// The L queue's native AQM threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +56,17 @@ pub struct DualPi2Params {
 pub const DEF: QueueEntry = QueueEntry {
     name: "dualpi2",
     doc: "DualPI2 (RFC 9332): coupled L4S and classic queues",
-    keys: &["target", "tupdate", "alpha", "beta", "step_thresh", "min_qlen_step", "coupling_factor", "drop_on_overload", "tshift"],
+    keys: &[
+        "target",
+        "tupdate",
+        "alpha",
+        "beta",
+        "step_thresh",
+        "min_qlen_step",
+        "coupling_factor",
+        "drop_on_overload",
+        "tshift",
+    ],
     // RFC 9332 §A.1 / Linux defaults: target 15 ms, tupdate 16 ms, alpha 0.16 Hz, beta 3.2 Hz,
     // step 1 ms, k = 2, limit 10000 packets; tshift = 2·target (RFC 9332 §A.1's TS-FIFO).
     extra: QueueLimit::Packets(10_000),
@@ -63,7 +76,10 @@ pub const DEF: QueueEntry = QueueEntry {
         let alpha = t.opt_f64("alpha", 0.0, 100.0, true)?.unwrap_or(0.16);
         let beta = t.opt_f64("beta", 0.0, 100.0, true)?.unwrap_or(3.2);
         if alpha == 0.0 && beta == 0.0 {
-            return err(&t.key_path("alpha"), "alpha and beta cannot both be 0 (the controller would never move)");
+            return err(
+                &t.key_path("alpha"),
+                "alpha and beta cannot both be 0 (the controller would never move)",
+            );
         }
         let sp = t.key_path("step_thresh");
         let step_thresh = match t.opt_str("step_thresh")? {
@@ -80,11 +96,24 @@ pub const DEF: QueueEntry = QueueEntry {
         let min_qlen_step = t.opt_int("min_qlen_step", 0, 1 << 20)?.unwrap_or(0) as u32;
         let coupling_factor = t.opt_f64("coupling_factor", 0.0, 64.0, true)?.unwrap_or(2.0);
         if coupling_factor < 1.0 {
-            return err(&t.key_path("coupling_factor"), format!("must be in [1, 64] (got {coupling_factor})"));
+            return err(
+                &t.key_path("coupling_factor"),
+                format!("must be in [1, 64] (got {coupling_factor})"),
+            );
         }
         let drop_on_overload = t.opt_bool("drop_on_overload")?.unwrap_or(true);
         let tshift = t.opt_duration("tshift")?.unwrap_or(Dur(2 * target.0));
-        Ok(super::share(DualPi2Params { target, tupdate, alpha, beta, step_thresh, min_qlen_step, coupling_factor, drop_on_overload, tshift }))
+        Ok(super::share(DualPi2Params {
+            target,
+            tupdate,
+            alpha,
+            beta,
+            step_thresh,
+            min_qlen_step,
+            coupling_factor,
+            drop_on_overload,
+            tshift,
+        }))
     },
 };
 
@@ -140,7 +169,8 @@ impl DualPi2 {
         let step = self.p.tupdate.0;
         while now >= self.next_update {
             let t = self.next_update;
-            if self.l.is_empty() && self.c.is_empty() && self.prob == 0.0 && self.prev_qdelay == 0.0 {
+            if self.l.is_empty() && self.c.is_empty() && self.prob == 0.0 && self.prev_qdelay == 0.0
+            {
                 // Idle and settled: a fixed point of the update, skip the ticks.
                 let ticks = (now.0 - t.0) / step + 1;
                 self.next_update = SimTime(t.0 + ticks * step);
@@ -180,7 +210,12 @@ impl QueueDisc for DualPi2 {
         "dualpi2"
     }
 
-    fn enqueue(&mut self, e: QEntry, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+    fn enqueue(
+        &mut self,
+        e: QEntry,
+        now: SimTime,
+        _dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Verdict {
         self.catch_up(now);
         if self.total_overflows(&e) {
             return Verdict::Dropped(DropReason::Overflow);
@@ -193,7 +228,11 @@ impl QueueDisc for DualPi2 {
         Verdict::Queued
     }
 
-    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: SimTime,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued> {
         self.catch_up(now);
         let k = self.p.coupling_factor;
         loop {
@@ -201,7 +240,9 @@ impl QueueDisc for DualPi2 {
                 (None, None) => return None,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
-                (Some(l), Some(c)) => now.since(l.enqueued_at).0 + self.p.tshift.0 >= now.since(c.enqueued_at).0,
+                (Some(l), Some(c)) => {
+                    now.since(l.enqueued_at).0 + self.p.tshift.0 >= now.since(c.enqueued_at).0
+                }
             };
             let p_c = self.prob * self.prob;
             if use_l {

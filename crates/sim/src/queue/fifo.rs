@@ -118,8 +118,8 @@ impl Fifo {
 mod tests {
     use super::super::test_util::entry;
     use super::*;
-    use crate::wire::Ecn;
     use crate::units::SimTime;
+    use crate::wire::Ecn;
 
     #[test]
     fn counts_bytes_and_packets_and_checks_the_limit() {

@@ -17,12 +17,15 @@
 
 use super::codel::{CodelParams, CodelState};
 use super::flowkey::bucket;
-use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
-use crate::params::positive_duration;
+use super::{
+    Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueDisc, QueueEntry,
+    Verdict,
+};
 use crate::params::err;
+use crate::params::positive_duration;
 use crate::queue::QueueLimit;
-use crate::wire::MTU_BYTES;
 use crate::units::{Dur, SimTime};
+use crate::wire::MTU_BYTES;
 use std::collections::VecDeque;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,7 +45,16 @@ pub struct FqCodelParams {
 pub const DEF: QueueEntry = QueueEntry {
     name: "fq_codel",
     doc: "FQ-CoDel (RFC 8290): per-flow queues, deficit round robin, CoDel in each",
-    keys: &["flows", "quantum", "target", "interval", "memory_limit", "ecn", "ce_threshold", "drop_batch"],
+    keys: &[
+        "flows",
+        "quantum",
+        "target",
+        "interval",
+        "memory_limit",
+        "ecn",
+        "ce_threshold",
+        "drop_batch",
+    ],
     // Linux defaults (tc-fq_codel(8)): limit 10240 packets, 1024 flows, quantum 1514 (one
     // Ethernet MTU), target 5 ms, interval 100 ms, memory_limit 32 MB, ECN on, no CE
     // threshold, drop_batch 64.
@@ -59,7 +71,10 @@ pub const DEF: QueueEntry = QueueEntry {
         let mp = t.key_path("memory_limit");
         let memory_limit = t.opt_size("memory_limit")?.unwrap_or(32 << 20);
         if memory_limit < MTU_BYTES {
-            return err(&mp, format!("must hold at least one MTU ({MTU_BYTES} B; got {memory_limit} B)"));
+            return err(
+                &mp,
+                format!("must hold at least one MTU ({MTU_BYTES} B; got {memory_limit} B)"),
+            );
         }
         let ecn = t.opt_bool("ecn")?.unwrap_or(true);
         let cp = t.key_path("ce_threshold");
@@ -69,7 +84,14 @@ pub const DEF: QueueEntry = QueueEntry {
         }
         let drop_batch = t.opt_int("drop_batch", 1, 65_536)?.unwrap_or(64) as u32;
         let codel = CodelParams { target, interval, ecn };
-        Ok(super::share(FqCodelParams { flows, quantum, codel, memory_limit, ce_threshold, drop_batch }))
+        Ok(super::share(FqCodelParams {
+            flows,
+            quantum,
+            codel,
+            memory_limit,
+            ce_threshold,
+            drop_batch,
+        }))
     },
 };
 
@@ -110,7 +132,14 @@ impl FqCodel {
     pub fn new(limit: QueueLimit, p: FqCodelParams, hash_key: u64) -> FqCodel {
         let n = p.flows as usize;
         FqCodel {
-            flows: (0..n).map(|_| Flow { q: Fifo::unlimited(), deficit: 0, cv: CodelState::new(), list: List::None }).collect(),
+            flows: (0..n)
+                .map(|_| Flow {
+                    q: Fifo::unlimited(),
+                    deficit: 0,
+                    cv: CodelState::new(),
+                    list: List::None,
+                })
+                .collect(),
             new_flows: VecDeque::with_capacity(n),
             old_flows: VecDeque::with_capacity(n),
             limit,
@@ -170,7 +199,12 @@ impl QueueDisc for FqCodel {
         "fq_codel"
     }
 
-    fn enqueue(&mut self, e: QEntry, _now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+    fn enqueue(
+        &mut self,
+        e: QEntry,
+        _now: SimTime,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Verdict {
         let i = self.classify(&e);
         let f = &mut self.flows[i as usize];
         f.q.push(e);
@@ -194,7 +228,11 @@ impl QueueDisc for FqCodel {
         Verdict::Queued
     }
 
-    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: SimTime,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued> {
         loop {
             let (i, from_new) = match self.new_flows.front() {
                 Some(&i) => (i, true),
@@ -279,7 +317,11 @@ mod tests {
         FqCodelParams {
             flows: 1024,
             quantum: 1514,
-            codel: CodelParams { target: Dur::from_millis(5), interval: Dur::from_millis(100), ecn: true },
+            codel: CodelParams {
+                target: Dur::from_millis(5),
+                interval: Dur::from_millis(100),
+                ecn: true,
+            },
             memory_limit: 32 << 20,
             ce_threshold: None,
             drop_batch: 64,
@@ -370,7 +412,8 @@ mod tests {
         }
         assert_eq!(d.len(), 4);
         // memory_limit counts bytes.
-        let mut q = fq(FqCodelParams { memory_limit: 4500, ..params() }, QueueLimit::Packets(100), 1);
+        let mut q =
+            fq(FqCodelParams { memory_limit: 4500, ..params() }, QueueLimit::Packets(100), 1);
         let mut d = Vec::new();
         for i in 0..3 {
             q.enqueue(pkt(i, 0, 1500, 0), SimTime(0), &mut d);
@@ -413,7 +456,11 @@ mod tests {
 
     #[test]
     fn ce_threshold_marks_ect_above_it() {
-        let mut q = fq(FqCodelParams { ce_threshold: Some(Dur::from_millis(1)), ..params() }, QueueLimit::Packets(100), 1);
+        let mut q = fq(
+            FqCodelParams { ce_threshold: Some(Dur::from_millis(1)), ..params() },
+            QueueLimit::Packets(100),
+            1,
+        );
         let mut d = Vec::new();
         let mut e = pkt(0, 0, 1500, 0);
         e.ecn = Ecn::Ect1;

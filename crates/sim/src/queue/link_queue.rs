@@ -50,11 +50,20 @@ impl QueueDisc for LinkQueue {
         each!(self, q => q.name())
     }
     #[inline]
-    fn enqueue(&mut self, e: QEntry, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+    fn enqueue(
+        &mut self,
+        e: QEntry,
+        now: SimTime,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Verdict {
         each!(self, q => q.enqueue(e, now, dropped))
     }
     #[inline]
-    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: SimTime,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued> {
         each!(self, q => q.dequeue(now, dropped))
     }
     #[inline]
@@ -80,8 +89,8 @@ impl QueueDisc for LinkQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::QueueLimit;
     use crate::engine::{SimRng, Stream};
+    use crate::queue::QueueLimit;
     use crate::units::Rate;
 
     #[test]

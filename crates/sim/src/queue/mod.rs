@@ -45,8 +45,8 @@ pub use step::{Step, StepParams, Threshold};
 use crate::engine::SimRng;
 use crate::ids::PacketId;
 use crate::params::plugin::{self, Entry, Params, Spec};
-use crate::wire::{Ecn, MTU_BYTES};
 use crate::units::{Rate, SimTime};
+use crate::wire::{Ecn, MTU_BYTES};
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,10 +157,19 @@ pub trait QueueDisc: Send {
     /// Offers `e` to the queue. The verdict is about `e`; packets already queued that the
     /// discipline pushes out to make room (FQ-CoDel's fat-flow drops) or filters (CAKE's
     /// ACK filter) are appended to `dropped`.
-    fn enqueue(&mut self, e: QEntry, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict;
+    fn enqueue(
+        &mut self,
+        e: QEntry,
+        now: SimTime,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Verdict;
     /// The next packet to transmit, if any. Packets the discipline drops on the way are
     /// appended to `dropped` (the caller keeps one vector and clears it: no allocation).
-    fn dequeue(&mut self, now: SimTime, dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued>;
+    fn dequeue(
+        &mut self,
+        now: SimTime,
+        dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued>;
     fn backlog(&self) -> Backlog;
     /// When a discipline with a shaper (CAKE's `bandwidth`) returned nothing although it
     /// holds packets: the time it will release the next one (the link retries then).
@@ -221,8 +230,17 @@ pub(crate) fn share<P: QueueBuild>(p: P) -> Arc<dyn QueueBuild> {
 pub const DEFAULT_LIMIT: QueueLimit = QueueLimit::Packets(1000);
 
 /// Every queue discipline, in the order error messages list them.
-pub static DISCIPLINES: &[QueueEntry] =
-    &[droptail::DEF, red::RED_DEF, red::ARED_DEF, codel::DEF, pie::DEF, step::DEF, fq_codel::DEF, dualpi2::DEF, cake::DEF];
+pub static DISCIPLINES: &[QueueEntry] = &[
+    droptail::DEF,
+    red::RED_DEF,
+    red::ARED_DEF,
+    codel::DEF,
+    pie::DEF,
+    step::DEF,
+    fq_codel::DEF,
+    dualpi2::DEF,
+    cake::DEF,
+];
 
 /// The discipline called `name`.
 pub fn lookup(name: &str) -> Option<&'static QueueEntry> {
@@ -251,7 +269,15 @@ pub(crate) mod test_util {
 
     /// A packet of `bytes` enqueued at `at`.
     pub fn entry(i: u32, bytes: u32, at: SimTime, ecn: Ecn) -> QEntry {
-        QEntry { id: PacketId(i), bytes, enqueued_at: at, ecn, key: FlowKey::default(), dscp: 0, ack: None }
+        QEntry {
+            id: PacketId(i),
+            bytes,
+            enqueued_at: at,
+            ecn,
+            key: FlowKey::default(),
+            dscp: 0,
+            ack: None,
+        }
     }
 
     pub fn ect(yes: bool) -> Ecn {

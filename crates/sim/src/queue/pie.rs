@@ -18,12 +18,15 @@
 //! runs lazily at the next enqueue or dequeue for every T_UPDATE tick that has passed; the
 //! inputs of an update only change at those events, so this equals a real timer.
 
-use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use super::{
+    Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueDisc, QueueEntry,
+    Verdict,
+};
+use crate::engine::SimRng;
 use crate::params::positive_duration;
 use crate::queue::QueueLimit;
-use crate::wire::MTU_BYTES;
-use crate::engine::SimRng;
 use crate::units::{Dur, SimTime};
+use crate::wire::MTU_BYTES;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PieParams {
@@ -150,8 +153,10 @@ impl Pie {
     fn catch_up(&mut self, now: SimTime) {
         let t = self.p.t_update.0;
         while now >= self.next_update {
-            let settled =
-                self.prob == 0.0 && self.qdelay == 0.0 && self.qdelay_old == 0.0 && self.burst == self.p.max_burst.0;
+            let settled = self.prob == 0.0
+                && self.qdelay == 0.0
+                && self.qdelay_old == 0.0
+                && self.burst == self.p.max_burst.0;
             if settled {
                 // An idle, settled controller is a fixed point of update(): skip the ticks.
                 let ticks = (now.0 - self.next_update.0) / t + 1;
@@ -199,7 +204,12 @@ impl QueueDisc for Pie {
         "pie"
     }
 
-    fn enqueue(&mut self, e: QEntry, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+    fn enqueue(
+        &mut self,
+        e: QEntry,
+        now: SimTime,
+        _dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Verdict {
         self.catch_up(now);
         if self.q.overflows(&e) {
             self.accu_prob = 0.0;
@@ -217,7 +227,11 @@ impl QueueDisc for Pie {
         verdict
     }
 
-    fn dequeue(&mut self, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: SimTime,
+        _dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued> {
         self.catch_up(now);
         let e = self.q.pop()?;
         self.qdelay = if self.q.is_empty() { 0.0 } else { now.since(e.enqueued_at).secs_f64() };
@@ -386,11 +400,18 @@ mod tests {
         q.prob = 0.5;
         q.qdelay_old = 0.1;
         for i in 0..50 {
-            assert_eq!(q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Queued);
+            assert_eq!(
+                q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()),
+                Verdict::Queued
+            );
         }
         // Allowance spent: now p = 50 % applies.
         q.burst = 0;
-        let drops = (50..1050).filter(|&i| q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()) != Verdict::Queued).count();
+        let drops = (50..1050)
+            .filter(|&i| {
+                q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()) != Verdict::Queued
+            })
+            .count();
         // Binomial(1000, 0.5): sd 15.8; ±80 is 5 sd.
         assert!((420..=580).contains(&drops), "{drops}");
         // Low delay and p < 20 %: no early drop.
@@ -399,17 +420,32 @@ mod tests {
         q.prob = 0.19;
         q.qdelay_old = 0.007;
         for i in 0..1000 {
-            assert_eq!(q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Queued);
+            assert_eq!(
+                q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()),
+                Verdict::Queued
+            );
         }
         // Two MTUs or less queued: no early drop.
         let mut q = pie(params());
         q.burst = 0;
         q.prob = 1.0;
         q.qdelay_old = 0.5;
-        assert_eq!(q.enqueue(e(0, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Queued);
-        assert_eq!(q.enqueue(e(1, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Queued);
-        assert_eq!(q.enqueue(e(2, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Queued);
-        assert_eq!(q.enqueue(e(3, SimTime(0), false), SimTime(0), &mut Vec::new()), Verdict::Dropped(DropReason::Early));
+        assert_eq!(
+            q.enqueue(e(0, SimTime(0), false), SimTime(0), &mut Vec::new()),
+            Verdict::Queued
+        );
+        assert_eq!(
+            q.enqueue(e(1, SimTime(0), false), SimTime(0), &mut Vec::new()),
+            Verdict::Queued
+        );
+        assert_eq!(
+            q.enqueue(e(2, SimTime(0), false), SimTime(0), &mut Vec::new()),
+            Verdict::Queued
+        );
+        assert_eq!(
+            q.enqueue(e(3, SimTime(0), false), SimTime(0), &mut Vec::new()),
+            Verdict::Dropped(DropReason::Early)
+        );
     }
 
     #[test]
@@ -424,7 +460,9 @@ mod tests {
         let mut last = None;
         let mut gaps = Vec::new();
         for i in 0..20_000u32 {
-            if q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new()) == Verdict::Dropped(DropReason::Early) {
+            if q.enqueue(e(i, SimTime(0), false), SimTime(0), &mut Vec::new())
+                == Verdict::Dropped(DropReason::Early)
+            {
                 if let Some(l) = last {
                     gaps.push(i - l);
                 }
@@ -446,11 +484,15 @@ mod tests {
         for i in 0..3 {
             q.enqueue(e(i, SimTime(0), true), SimTime(0), &mut Vec::new());
         }
-        let v: Vec<Verdict> = (0..2000).map(|i| q.enqueue(e(i, SimTime(0), true), SimTime(0), &mut Vec::new())).collect();
+        let v: Vec<Verdict> = (0..2000)
+            .map(|i| q.enqueue(e(i, SimTime(0), true), SimTime(0), &mut Vec::new()))
+            .collect();
         assert!(v.contains(&Verdict::Marked));
         assert!(!v.contains(&Verdict::Dropped(DropReason::Early)));
         q.prob = 0.3;
-        let v: Vec<Verdict> = (0..200).map(|i| q.enqueue(e(i, SimTime(0), true), SimTime(0), &mut Vec::new())).collect();
+        let v: Vec<Verdict> = (0..200)
+            .map(|i| q.enqueue(e(i, SimTime(0), true), SimTime(0), &mut Vec::new()))
+            .collect();
         assert!(v.contains(&Verdict::Dropped(DropReason::Early)));
         assert!(!v.contains(&Verdict::Marked));
     }
@@ -462,7 +504,11 @@ mod tests {
         q.enqueue(e(0, SimTime(0), false), SimTime(0), &mut Vec::new());
         q.dequeue(SimTime(1), &mut d);
         // A day of idle time costs no loop iterations and leaves the state unchanged.
-        q.enqueue(e(1, SimTime(86_400 * 1_000 * MS), false), SimTime(86_400 * 1_000 * MS), &mut Vec::new());
+        q.enqueue(
+            e(1, SimTime(86_400 * 1_000 * MS), false),
+            SimTime(86_400 * 1_000 * MS),
+            &mut Vec::new(),
+        );
         assert_eq!(q.prob(), 0.0);
         assert_eq!(q.burst, 150 * MS);
         assert!(q.next_update > SimTime(86_400 * 1_000 * MS));

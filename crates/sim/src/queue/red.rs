@@ -19,13 +19,16 @@
 //! dequeues and uses AVPKT bytes (tc's recommended avpkt) as the typical packet; until the
 //! first measurement it assumes tc's default bandwidth of 10 Mbit/s.
 
-use super::{BuildCx, Backlog, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use super::{
+    Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueDisc, QueueEntry,
+    Verdict,
+};
+use crate::engine::SimRng;
 use crate::params::{amount_bytes, fmt_num, positive_duration};
 use crate::params::{err, Res, Table};
 use crate::queue::QueueLimit;
-use crate::wire::MTU_BYTES;
-use crate::engine::SimRng;
 use crate::units::{Dur, SimTime};
+use crate::wire::MTU_BYTES;
 
 /// RED and Adaptive RED. The queue is measured in the unit of the queue limit (bytes for a
 /// byte limit, packets for a packet limit); thresholds are in that unit.
@@ -115,14 +118,22 @@ fn parse(t: &mut Table, limit: QueueLimit, adaptive: bool) -> Res<RedParams> {
         let key = if min_given.is_some() { "min_th" } else { "max_th" };
         return err(
             &t.key_path(key),
-            format!("min_th ({}{unit}) must be below max_th ({}{unit})", fmt_num(min_th), fmt_num(max_th)),
+            format!(
+                "min_th ({}{unit}) must be below max_th ({}{unit})",
+                fmt_num(min_th),
+                fmt_num(max_th)
+            ),
         );
     }
     if max_th > lim {
         let key = if max_given.is_some() { "max_th" } else { "min_th" };
         return err(
             &t.key_path(key),
-            format!("max_th ({}{unit}) must not exceed the queue limit ({}{unit})", fmt_num(max_th), fmt_num(lim)),
+            format!(
+                "max_th ({}{unit}) must not exceed the queue limit ({}{unit})",
+                fmt_num(max_th),
+                fmt_num(lim)
+            ),
         );
     }
     let q_w = t.opt_f64("q_w", 0.0, 1.0, true)?.unwrap_or(0.002);
@@ -132,7 +143,11 @@ fn parse(t: &mut Table, limit: QueueLimit, adaptive: bool) -> Res<RedParams> {
     let max_p = t.opt_f64("max_p", 0.0, 1.0, true)?.unwrap_or(0.02);
     let gentle = t.opt_bool("gentle")?.unwrap_or(true);
     let ecn = t.opt_bool("ecn")?.unwrap_or(false);
-    let adapt_interval = if adaptive { Some(positive_duration(t, "interval", Dur::from_millis(500))?) } else { None };
+    let adapt_interval = if adaptive {
+        Some(positive_duration(t, "interval", Dur::from_millis(500))?)
+    } else {
+        None
+    };
     Ok(RedParams { min_th, max_th, q_w, max_p, gentle, ecn, adapt_interval })
 }
 
@@ -261,7 +276,6 @@ impl Red {
             self.max_p = (self.max_p * ARED_BETA).max(ARED_MAX_P_MIN);
         }
     }
-
 }
 
 /// The early verdict on one arrival.
@@ -280,7 +294,12 @@ impl QueueDisc for Red {
         }
     }
 
-    fn enqueue(&mut self, e: QEntry, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+    fn enqueue(
+        &mut self,
+        e: QEntry,
+        now: SimTime,
+        _dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Verdict {
         self.update_avg(now);
         if let Some(iv) = self.p.adapt_interval {
             if now >= self.next_adapt {
@@ -325,7 +344,11 @@ impl QueueDisc for Red {
         }
     }
 
-    fn dequeue(&mut self, now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: SimTime,
+        _dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued> {
         let e = self.q.pop()?;
         if let Some((t, b)) = self.back_to_back {
             if now > t && b > 0 {
@@ -362,7 +385,15 @@ mod tests {
     use crate::engine::Stream;
 
     fn params(min_th: f64, max_th: f64, gentle: bool) -> RedParams {
-        RedParams { min_th, max_th, q_w: 0.002, max_p: 0.1, gentle, ecn: false, adapt_interval: None }
+        RedParams {
+            min_th,
+            max_th,
+            q_w: 0.002,
+            max_p: 0.1,
+            gentle,
+            ecn: false,
+            adapt_interval: None,
+        }
     }
 
     fn red(limit: QueueLimit, p: RedParams) -> Red {
@@ -416,7 +447,8 @@ mod tests {
 
     #[test]
     fn average_is_an_ewma_of_the_queue_at_arrival() {
-        let mut r = red(QueueLimit::Packets(1000), RedParams { q_w: 0.25, ..params(500.0, 900.0, true) });
+        let mut r =
+            red(QueueLimit::Packets(1000), RedParams { q_w: 0.25, ..params(500.0, 900.0, true) });
         let mut d = Vec::new();
         // First arrival: empty queue at time 0, no idle time: avg stays 0.
         assert_eq!(r.enqueue(e(0, 1500, false), SimTime(0), &mut Vec::new()), Verdict::Queued);
@@ -430,7 +462,8 @@ mod tests {
         let a3 = 0.75 * (0.75 * 0.25 + 0.5) + 0.25 * 3.0;
         assert!((r.avg() - a3).abs() < 1e-12);
         // Byte mode counts bytes.
-        let mut b = red(QueueLimit::Bytes(1_000_000), RedParams { q_w: 0.5, ..params(500e3, 900e3, true) });
+        let mut b =
+            red(QueueLimit::Bytes(1_000_000), RedParams { q_w: 0.5, ..params(500e3, 900e3, true) });
         b.enqueue(e(0, 1000, false), SimTime(0), &mut Vec::new());
         b.enqueue(e(1, 1000, false), SimTime(1), &mut Vec::new());
         assert_eq!(b.avg(), 500.0);
@@ -440,7 +473,8 @@ mod tests {
     #[test]
     fn idle_time_decays_the_average() {
         let w = 0.01;
-        let mut r = red(QueueLimit::Bytes(1_000_000), RedParams { q_w: w, ..params(500e3, 900e3, true) });
+        let mut r =
+            red(QueueLimit::Bytes(1_000_000), RedParams { q_w: w, ..params(500e3, 900e3, true) });
         let mut d = Vec::new();
         // Two packets back to back: the second dequeue, 1 ms after the first, measures the
         // link (1500 B in 1 ms, 12 Mbit/s: 666.7 ns/B).
@@ -467,25 +501,37 @@ mod tests {
         r.avg = 4.0;
         r.q.push(e(99, 1500, false)); // keep the queue non-empty: avg follows the EWMA
         for i in 0..500 {
-            assert_eq!(r.enqueue(e(i, 1500, false), SimTime(i as u64), &mut Vec::new()), Verdict::Queued);
+            assert_eq!(
+                r.enqueue(e(i, 1500, false), SimTime(i as u64), &mut Vec::new()),
+                Verdict::Queued
+            );
             r.avg = 4.0;
         }
         assert_eq!(r.count, -1);
         r.avg = 40.0;
-        assert_eq!(r.enqueue(e(0, 1500, false), SimTime(2000), &mut Vec::new()), Verdict::Dropped(DropReason::Early));
+        assert_eq!(
+            r.enqueue(e(0, 1500, false), SimTime(2000), &mut Vec::new()),
+            Verdict::Dropped(DropReason::Early)
+        );
         assert_eq!(r.count, 0);
     }
 
     #[test]
     fn ecn_marks_instead_of_early_drops_but_not_forced_ones() {
-        let mut r = red(QueueLimit::Packets(1000), RedParams { ecn: true, max_p: 1.0, ..params(5.0, 15.0, true) });
+        let mut r = red(
+            QueueLimit::Packets(1000),
+            RedParams { ecn: true, max_p: 1.0, ..params(5.0, 15.0, true) },
+        );
         r.q.push(e(99, 1500, true));
         // With max_p = 1 the gentle region has p_b = 1: every ECT arrival there is marked.
         r.avg = 20.0;
         let v = r.enqueue(e(1, 1500, true), SimTime(1), &mut Vec::new());
         assert_eq!(v, Verdict::Marked, "avg {}", r.avg);
         r.avg = 100.0;
-        assert_eq!(r.enqueue(e(2, 1500, true), SimTime(2), &mut Vec::new()), Verdict::Dropped(DropReason::Early));
+        assert_eq!(
+            r.enqueue(e(2, 1500, true), SimTime(2), &mut Vec::new()),
+            Verdict::Dropped(DropReason::Early)
+        );
     }
 
     #[test]
@@ -493,13 +539,20 @@ mod tests {
         let mut r = red(QueueLimit::Packets(2), params(100.0, 200.0, true));
         assert_eq!(r.enqueue(e(0, 1500, false), SimTime(0), &mut Vec::new()), Verdict::Queued);
         assert_eq!(r.enqueue(e(1, 1500, false), SimTime(0), &mut Vec::new()), Verdict::Queued);
-        assert_eq!(r.enqueue(e(2, 1500, false), SimTime(0), &mut Vec::new()), Verdict::Dropped(DropReason::Overflow));
+        assert_eq!(
+            r.enqueue(e(2, 1500, false), SimTime(0), &mut Vec::new()),
+            Verdict::Dropped(DropReason::Overflow)
+        );
         assert_eq!(r.backlog(), Backlog { bytes: 3000, pkts: 2 });
     }
 
     #[test]
     fn adaptive_red_steps_max_p_per_floyd_2001() {
-        let p = RedParams { max_p: 0.02, adapt_interval: Some(Dur::from_millis(500)), ..params(10.0, 30.0, true) };
+        let p = RedParams {
+            max_p: 0.02,
+            adapt_interval: Some(Dur::from_millis(500)),
+            ..params(10.0, 30.0, true)
+        };
         let mut r = red(QueueLimit::Packets(1000), p);
         assert_eq!(r.name(), "ared");
         // Target band [18, 22]. Above it: max_p += min(0.01, max_p/4) = 0.005.

@@ -7,7 +7,10 @@
 //! rate), a size (`"30KB"`) or a packet count (`"20p"`). This file is also the one-file
 //! example of how a discipline registers itself (docs/extending.md).
 
-use super::{Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueEntry, QueueDisc, Verdict};
+use super::{
+    Backlog, BuildCx, Dequeued, DropReason, Fifo, QEntry, QueueBuild, QueueDisc, QueueEntry,
+    Verdict,
+};
 use crate::params::fmt_num;
 use crate::params::{err, Res, Table};
 use crate::queue::QueueLimit;
@@ -44,7 +47,8 @@ impl QueueBuild for StepParams {
 /// The L4S step of RFC 9332 (1 ms) is the default: DCTCP-style senders keep the queue near it.
 const DEFAULT_THRESHOLD: Threshold = Threshold::Time(Dur(1_000_000));
 
-const THRESHOLD_FORMS: &str = "a time such as \"1ms\", a size such as \"30KB\" or a packet count such as \"20p\"";
+const THRESHOLD_FORMS: &str =
+    "a time such as \"1ms\", a size such as \"30KB\" or a packet count such as \"20p\"";
 
 fn parse_threshold(t: &mut Table, limit: QueueLimit) -> Res<Threshold> {
     let path = t.key_path("threshold");
@@ -56,7 +60,12 @@ fn parse_threshold(t: &mut Table, limit: QueueLimit) -> Res<Threshold> {
     let k = if let Some(n) = s.strip_suffix('p') {
         match n.trim().parse::<u64>() {
             Ok(p) => Threshold::Packets(p),
-            Err(_) => return err(&path, format!("invalid packet count \"{s}\" (expected {THRESHOLD_FORMS})")),
+            Err(_) => {
+                return err(
+                    &path,
+                    format!("invalid packet count \"{s}\" (expected {THRESHOLD_FORMS})"),
+                )
+            }
         }
     } else if let Some(ns) = units::parse_duration(s) {
         if ns.is_nan() || ns < 0.0 {
@@ -78,14 +87,22 @@ fn parse_threshold(t: &mut Table, limit: QueueLimit) -> Res<Threshold> {
     let (k_units, lim_units, unit) = match (k, limit) {
         (Threshold::Bytes(b), QueueLimit::Bytes(l)) => (b as f64, l as f64, "B"),
         (Threshold::Packets(p), QueueLimit::Packets(l)) => (p as f64, l as f64, "p"),
-        (Threshold::Bytes(b), QueueLimit::Packets(l)) => (b as f64, (l * crate::wire::MTU_BYTES) as f64, "B"),
-        (Threshold::Packets(p), QueueLimit::Bytes(l)) => (p as f64, l as f64 / crate::wire::MTU_BYTES as f64, "p"),
+        (Threshold::Bytes(b), QueueLimit::Packets(l)) => {
+            (b as f64, (l * crate::wire::MTU_BYTES) as f64, "B")
+        }
+        (Threshold::Packets(p), QueueLimit::Bytes(l)) => {
+            (p as f64, l as f64 / crate::wire::MTU_BYTES as f64, "p")
+        }
         (Threshold::Time(_), _) => (0.0, 1.0, ""),
     };
     if k_units >= lim_units {
         return err(
             &path,
-            format!("must be below the queue limit ({}{unit} ≥ {}{unit})", fmt_num(k_units), fmt_num(lim_units)),
+            format!(
+                "must be below the queue limit ({}{unit} ≥ {}{unit})",
+                fmt_num(k_units),
+                fmt_num(lim_units)
+            ),
         );
     }
     Ok(k)
@@ -128,7 +145,12 @@ impl QueueDisc for Step {
     }
 
     #[inline]
-    fn enqueue(&mut self, e: QEntry, _now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Verdict {
+    fn enqueue(
+        &mut self,
+        e: QEntry,
+        _now: SimTime,
+        _dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Verdict {
         if self.q.overflows(&e) {
             return Verdict::Dropped(DropReason::Overflow);
         }
@@ -145,7 +167,11 @@ impl QueueDisc for Step {
     }
 
     #[inline]
-    fn dequeue(&mut self, _now: SimTime, _dropped: &mut Vec<(QEntry, DropReason)>) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        _now: SimTime,
+        _dropped: &mut Vec<(QEntry, DropReason)>,
+    ) -> Option<Dequeued> {
         self.q.pop().map(Dequeued::plain)
     }
 
@@ -162,8 +188,8 @@ impl QueueDisc for Step {
 mod tests {
     use super::super::test_util::entry;
     use super::*;
-    use crate::wire::Ecn;
     use crate::units::Rate;
+    use crate::wire::Ecn;
 
     fn e(i: u32, ecn: Ecn) -> QEntry {
         entry(i, 1500, SimTime(0), ecn)
@@ -172,7 +198,11 @@ mod tests {
     #[test]
     fn marks_ect_above_k_and_never_drops_early() {
         // 1 ms at 12 Mbit/s = 1500 B: marks once more than one packet waits.
-        let mut q = Step::new(QueueLimit::Packets(5), Threshold::Time(Dur::from_millis(1)), Rate(12_000_000));
+        let mut q = Step::new(
+            QueueLimit::Packets(5),
+            Threshold::Time(Dur::from_millis(1)),
+            Rate(12_000_000),
+        );
         assert_eq!(q.threshold_bytes(), 1500);
         let t = SimTime(0);
         assert_eq!(q.enqueue(e(0, Ecn::Ect1), t, &mut Vec::new()), Verdict::Queued); // finds 0 B
@@ -180,12 +210,16 @@ mod tests {
         assert_eq!(q.enqueue(e(2, Ecn::Ect1), t, &mut Vec::new()), Verdict::Marked); // finds 3000 B > K
         assert_eq!(q.enqueue(e(3, Ecn::Ect0), t, &mut Vec::new()), Verdict::Marked);
         assert_eq!(q.enqueue(e(4, Ecn::NotEct), t, &mut Vec::new()), Verdict::Queued);
-        assert_eq!(q.enqueue(e(5, Ecn::Ect1), t, &mut Vec::new()), Verdict::Dropped(DropReason::Overflow));
+        assert_eq!(
+            q.enqueue(e(5, Ecn::Ect1), t, &mut Vec::new()),
+            Verdict::Dropped(DropReason::Overflow)
+        );
         let mut d = Vec::new();
         assert_eq!(q.dequeue(t, &mut d).unwrap(), Dequeued::plain(e(0, Ecn::Ect1)));
         // Packet threshold: more than 2 packets waiting.
         let mut q = Step::new(QueueLimit::Packets(100), Threshold::Packets(2), Rate(1));
-        let v: Vec<Verdict> = (0..4).map(|i| q.enqueue(e(i, Ecn::Ce), t, &mut Vec::new())).collect();
+        let v: Vec<Verdict> =
+            (0..4).map(|i| q.enqueue(e(i, Ecn::Ce), t, &mut Vec::new())).collect();
         assert_eq!(v, [Verdict::Queued, Verdict::Queued, Verdict::Queued, Verdict::Marked]);
     }
 }

@@ -12,15 +12,15 @@ pub mod rwnd;
 mod scoreboard;
 mod socket;
 
-pub use recovery::Mechanisms;
 pub use crate::cc::RateSample;
 pub use rate::{RateSampler, TxStamp};
 pub use rcvbuf::RcvTune;
+pub use recovery::Mechanisms;
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Seg};
-pub use socket::{Cx, SockStats, TcpInfo, TcpSocket, TcpState, Touch};
 #[cfg(test)]
 pub(crate) use socket::NO_SHORTCUTS;
+pub use socket::{Cx, SockStats, TcpInfo, TcpSocket, TcpState, Touch};
 
 use crate::units::Dur;
 use crate::wire::EcnMode;

@@ -118,7 +118,10 @@ mod tests {
         for ms in 0..300u64 {
             let now = SimTime(ms * 1_000_000);
             // ACKs due now are processed before the send at the same instant.
-            while inflight.front().is_some_and(|(t, _): &(SimTime, TxStamp)| t.0 + 50_000_000 <= now.0) {
+            while inflight
+                .front()
+                .is_some_and(|(t, _): &(SimTime, TxStamp)| t.0 + 50_000_000 <= now.0)
+            {
                 let (sent, st) = inflight.pop_front().unwrap();
                 r.on_delivered(1000, sent, &st);
                 last = r.finish(now, Some(Dur::from_millis(50)));

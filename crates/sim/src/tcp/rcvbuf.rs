@@ -103,7 +103,16 @@ impl RcvTune {
     /// does not for an out-of-order segment without SACK, so that the duplicate ACKs keep
     /// their window and count as duplicates).
     #[allow(clippy::too_many_arguments)]
-    pub fn on_data(&mut self, now: SimTime, len: u64, tsecr: Option<u64>, rcv_nxt: u64, rcv_wnd: u64, ooo: u64, grow: bool) {
+    pub fn on_data(
+        &mut self,
+        now: SimTime,
+        len: u64,
+        tsecr: Option<u64>,
+        rcv_nxt: u64,
+        rcv_wnd: u64,
+        ooo: u64,
+        grow: bool,
+    ) {
         // The receiver RTT is measured with or without autotuning (SACK compression uses it).
         // tcp_rcv_rtt_measure_ts: one sample per new echo, from full-sized segments.
         if let Some(ecr) = tsecr.filter(|&e| e > 0) {
@@ -224,7 +233,15 @@ mod tests {
             for i in 0..segs {
                 now = round * 40 + i * 40 / segs;
                 seq += MSS;
-                t.on_data(ms(now), MSS, Some(ms(now.saturating_sub(40)).0.max(1)), seq, t.window(0, 128), 0, true);
+                t.on_data(
+                    ms(now),
+                    MSS,
+                    Some(ms(now.saturating_sub(40)).0.max(1)),
+                    seq,
+                    t.window(0, 128),
+                    0,
+                    true,
+                );
                 t.on_read(ms(now), seq, None);
             }
         }

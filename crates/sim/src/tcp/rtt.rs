@@ -20,7 +20,16 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(rto_initial: Dur, rto_min: Dur, rto_max: Dur) -> Self {
-        RttEstimator { srtt: None, rttvar: Dur::ZERO, min_rtt: None, latest: None, rto_min, rto_max, rto_initial, backoff: 0 }
+        RttEstimator {
+            srtt: None,
+            rttvar: Dur::ZERO,
+            min_rtt: None,
+            latest: None,
+            rto_min,
+            rto_max,
+            rto_initial,
+            backoff: 0,
+        }
     }
 
     /// Feeds one RTT sample (RFC 6298 2.2/2.3; α = 1/8, β = 1/4). Collapses any backoff.

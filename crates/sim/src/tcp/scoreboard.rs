@@ -90,7 +90,8 @@ impl Scoreboard {
     /// newest, where the next segment sent goes (if the ring has room; a hint either way).
     #[inline]
     pub fn prefetch_ends(&self) {
-        let next_line = |s: &Seg| crate::engine::prefetch_addr((s as *const Seg).wrapping_add(1) as *const u8);
+        let next_line =
+            |s: &Seg| crate::engine::prefetch_addr((s as *const Seg).wrapping_add(1) as *const u8);
         if let Some(s) = self.segs.front() {
             crate::engine::prefetch(s, 1);
             next_line(s);
@@ -247,7 +248,8 @@ impl Scoreboard {
                 sacked_above -= s.len();
                 self.sacked_below += s.len();
             } else {
-                let lost = sacked_above > (dupthresh - 1) * mss || self.runs_above(i, dupthresh) >= dupthresh;
+                let lost = sacked_above > (dupthresh - 1) * mss
+                    || self.runs_above(i, dupthresh) >= dupthresh;
                 if !lost {
                     break;
                 }
@@ -345,7 +347,13 @@ impl Scoreboard {
 
     fn recount_sacked_below(&mut self) {
         let upto = self.lost_upto;
-        self.sacked_below = self.segs.iter().take_while(|s| s.end <= upto).filter(|s| s.has(SACKED)).map(Seg::len).sum();
+        self.sacked_below = self
+            .segs
+            .iter()
+            .take_while(|s| s.end <= upto)
+            .filter(|s| s.has(SACKED))
+            .map(Seg::len)
+            .sum();
     }
 
     /// Undo of a spurious loss episode: nothing is presumed lost any more (retransmissions
@@ -365,7 +373,14 @@ impl Scoreboard {
     /// `rtt + reo` has passed since it was sent; the first one not yet overdue gives the
     /// reordering timer's deadline. Original sends are in time order, so the lost ones extend
     /// the prefix and each segment is passed once. Returns the bytes newly marked lost.
-    pub fn rack_mark_lost(&mut self, xmit_ts: SimTime, end_seq: u64, rtt: Dur, reo: Dur, now: SimTime) -> (u64, Option<SimTime>) {
+    pub fn rack_mark_lost(
+        &mut self,
+        xmit_ts: SimTime,
+        end_seq: u64,
+        rtt: Dur,
+        reo: Dur,
+        now: SimTime,
+    ) -> (u64, Option<SimTime>) {
         let mut i = self.index_of(self.lost_upto);
         let mut newly = 0;
         let mut timer = None;
@@ -437,7 +452,10 @@ impl Scoreboard {
         let mut found = 0;
         while let Some(&(seq, t)) = self.rtx_queue.front() {
             let i = self.index_of(seq);
-            let live = self.segs.get(i).is_some_and(|s| s.start == seq && s.has(RETRANS) && s.sent_at == t);
+            let live = self
+                .segs
+                .get(i)
+                .is_some_and(|s| s.start == seq && s.has(RETRANS) && s.sent_at == t);
             if !live {
                 self.rtx_queue.pop_front(); // acknowledged, SACKed, or sent again since
                 continue;
@@ -473,7 +491,10 @@ impl Scoreboard {
                 r += g.len();
             }
         }
-        s == self.sacked_bytes && l == self.lost_bytes && r == self.retrans_bytes && below == self.sacked_below
+        s == self.sacked_bytes
+            && l == self.lost_bytes
+            && r == self.retrans_bytes
+            && below == self.sacked_below
     }
 }
 
@@ -487,7 +508,13 @@ mod tests {
     fn board(n: u64) -> Scoreboard {
         let mut b = Scoreboard::new();
         for i in 0..n {
-            b.push(Seg { start: i * MSS, end: (i + 1) * MSS, sent_at: SimTime(i), flags: 0, stamp: TxStamp::default() });
+            b.push(Seg {
+                start: i * MSS,
+                end: (i + 1) * MSS,
+                sent_at: SimTime(i),
+                flags: 0,
+                stamp: TxStamp::default(),
+            });
         }
         b
     }
@@ -536,7 +563,8 @@ mod tests {
         b.sack(3000, 4000, |_| {});
         b.sack(5000, 9000, |_| {});
         b.mark_lost(MSS, 3);
-        let lost: Vec<u64> = (0..b.len()).filter(|&i| b.get(i).has(LOST)).map(|i| b.get(i).start).collect();
+        let lost: Vec<u64> =
+            (0..b.len()).filter(|&i| b.get(i).has(LOST)).map(|i| b.get(i).start).collect();
         assert_eq!(lost, vec![0, 2000, 4000]);
         assert!(b.check());
     }
@@ -577,7 +605,13 @@ mod tests {
         b.sack(9000, 10000, |_| {});
         assert_eq!(b.detect_lost_retransmissions(crate::units::Dur(5)), 0);
         // New data sent at t = 200 and SACKed: the retransmission at t = 100 is lost.
-        b.push(Seg { start: 10_000, end: 11_000, sent_at: SimTime(200), flags: 0, stamp: TxStamp::default() });
+        b.push(Seg {
+            start: 10_000,
+            end: 11_000,
+            sent_at: SimTime(200),
+            flags: 0,
+            stamp: TxStamp::default(),
+        });
         b.sack(10_000, 11_000, |_| {});
         assert_eq!(b.detect_lost_retransmissions(crate::units::Dur(5)), 1);
         assert_eq!(b.next_to_retransmit(), Some(0));

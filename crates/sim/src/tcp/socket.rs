@@ -5,27 +5,27 @@
 //! pending event per timer, so re-arming the RTO on every ACK costs no heap operation.
 
 use super::rate::RateSampler;
-use super::reassembly::Reassembly;
-use super::rtt::RttEstimator;
-use super::recovery::{LossState, LossStats, XmitTimer, MAX_QUICKACKS};
-use super::rwnd::RwndState;
 use super::rcvbuf::RcvTune;
+use super::reassembly::Reassembly;
+use super::recovery::{LossState, LossStats, XmitTimer, MAX_QUICKACKS};
+use super::rtt::RttEstimator;
+use super::rwnd::RwndState;
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
-use crate::tcp::{Recovery, TcpCfg};
-use crate::wire::{EcnMode, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES};
 use crate::engine::{Event, EventQueue, TimerKind};
 use crate::ids::{FlowId, PacketId, RouteId, SockId};
-use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
-use crate::units::{Dur, Rate, SimTime};
 use crate::metrics::record_delay;
 use crate::metrics::DelayHist;
+use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
+use crate::tcp::{Recovery, TcpCfg};
+use crate::units::{Dur, Rate, SimTime};
+use crate::wire::{EcnMode, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES};
 
 mod ecn;
 mod info;
 mod lossrec;
-use lossrec::Delivered;
 pub use info::TcpInfo;
+use lossrec::Delivered;
 
 const DUPTHRESH: u64 = 3;
 /// Linux's pacing ratios for controllers without their own rate (tcp_update_pacing_rate).
@@ -193,12 +193,16 @@ impl TcpSocket {
     /// touches: everything up to the loss state's first line (see the layout's notes; the
     /// ACK processing and the send loop take their shortcuts, `acks_nothing` and
     /// `nothing_to_send`).
-    pub const RECEIVE_LINES: u64 = crate::engine::line_span(0, std::mem::offset_of!(TcpSocket, lr) + 64);
+    pub const RECEIVE_LINES: u64 =
+        crate::engine::line_span(0, std::mem::offset_of!(TcpSocket, lr) + 64);
 
     /// The lines a timer event reads first: the first (the socket's id, the `Endpoint` tag's
     /// neighbours) and the timers'. Most timer events find their timer moved or cleared and
     /// read nothing else.
-    pub const TIMER_LINES: u64 = 1 | crate::engine::line_span(std::mem::offset_of!(TcpSocket, timers), std::mem::size_of::<[TimerSlot; 3]>());
+    pub const TIMER_LINES: u64 = 1 | crate::engine::line_span(
+        std::mem::offset_of!(TcpSocket, timers),
+        std::mem::size_of::<[TimerSlot; 3]>(),
+    );
 
     /// The socket's cache lines (bit i: bytes 64·i to 64·i + 63) that an event of kind `t`
     /// reads, for the event loop to prefetch ahead of it: a data segment's receiver about half
@@ -227,7 +231,13 @@ impl TcpSocket {
         self.sb.prefetch_ends();
     }
 
-    pub fn new(id: SockId, flow: FlowId, route: RouteId, cfg: &TcpCfg, cc: Box<dyn CongestionControl>) -> TcpSocket {
+    pub fn new(
+        id: SockId,
+        flow: FlowId,
+        route: RouteId,
+        cfg: &TcpCfg,
+        cc: Box<dyn CongestionControl>,
+    ) -> TcpSocket {
         let mss = cfg.mss as u64;
         let rcv_wscale = (0..=14u8).find(|s| cfg.rcvbuf >> s <= 65_535).unwrap_or(14);
         TcpSocket {
@@ -275,7 +285,12 @@ impl TcpSocket {
             last_ack_sent: 0,
             rcv_buf: cfg.rcvbuf,
             rwnd: RwndState::default(),
-            tune: RcvTune::new(cfg.mech.rcvbuf_auto, cfg.rcvbuf, mss + if cfg.timestamps { TCP_TS_OPTION_BYTES } else { 0 }, mss),
+            tune: RcvTune::new(
+                cfg.mech.rcvbuf_auto,
+                cfg.rcvbuf,
+                mss + if cfg.timestamps { TCP_TS_OPTION_BYTES } else { 0 },
+                mss,
+            ),
             rcv_edge: 0,
             rcv_wnd_adv: 0,
             expect: None,
@@ -379,7 +394,8 @@ impl TcpSocket {
             return None;
         }
         let srtt = self.rtt.srtt()?;
-        let ratio = if self.win.cwnd < self.win.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        let ratio =
+            if self.win.cwnd < self.win.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
         Some(Rate::from_bytes_per_sec(ratio * self.win.cwnd as f64 / srtt.secs_f64()))
     }
 
@@ -470,7 +486,11 @@ impl TcpSocket {
         // A SYN offers timestamps; a SYN-ACK carries them only if the SYN did (RFC 7323 §3.2).
         let offer = syn && !has_ack && self.cfg.timestamps;
         let ts = if self.ts_ok || offer { Some((cx.now.0, self.ts_recent)) } else { None };
-        let sack = if has_ack && self.sack_ok && (self.lr.dsack.is_some() || !self.ooo.is_empty()) { self.sack_option() } else { SackBlocks::default() };
+        let sack = if has_ack && self.sack_ok && (self.lr.dsack.is_some() || !self.ooo.is_empty()) {
+            self.sack_option()
+        } else {
+            SackBlocks::default()
+        };
         let h = TcpHeader {
             seq,
             ack: if has_ack { self.rcv_nxt } else { 0 },
@@ -721,7 +741,11 @@ impl TcpSocket {
     /// RTT/20) (`tcp_comp_sack_delay_ns`; RTT the smaller of the receiver's estimate and
     /// SRTT), at most 44 held (`tcp_comp_sack_nr`). Returns the delay, or None: ACK now.
     fn sack_compress_delay(&mut self) -> Option<Dur> {
-        if !self.cfg.mech.sack_compress || !self.sack_ok || self.lr.quickacks > 0 || self.lr.dsack.is_some() {
+        if !self.cfg.mech.sack_compress
+            || !self.sack_ok
+            || self.lr.quickacks > 0
+            || self.lr.dsack.is_some()
+        {
             return None;
         }
         if self.lr.compressed >= 44 {
@@ -972,7 +996,8 @@ impl TcpSocket {
         }
         self.unacked_segs += 1;
         let quick = self.lr.quickacks > 0;
-        if filled_hole || quick || self.unacked_segs >= self.cfg.ack_every || self.cfg.delack.0 == 0 {
+        if filled_hole || quick || self.unacked_segs >= self.cfg.ack_every || self.cfg.delack.0 == 0
+        {
             self.lr.quickacks = self.lr.quickacks.saturating_sub(1);
             self.send_ack(cx);
         } else if !self.timer_armed(TimerKind::DelAck) {
@@ -988,7 +1013,15 @@ impl TcpSocket {
             _ => None,
         };
         let grow = in_order || self.sack_ok;
-        self.tune.on_data(now, h.len as u64, ecr, self.rcv_nxt, self.rcv_wnd_adv, self.ooo.bytes(), grow);
+        self.tune.on_data(
+            now,
+            h.len as u64,
+            ecr,
+            self.rcv_nxt,
+            self.rcv_wnd_adv,
+            self.ooo.bytes(),
+            grow,
+        );
     }
 
     // ----- send half: ACK processing ---------------------------------------------------
@@ -1025,7 +1058,11 @@ impl TcpSocket {
         let dsack = self.dsack_block(blocks, ack);
         let blocks = if dsack.is_some() { &blocks[1..] } else { blocks };
 
-        let mut d = Delivered { frto_high: if self.lr.frto { self.recovery_point } else { 0 }, high_sacked: self.sb.high_sacked, ..Default::default() };
+        let mut d = Delivered {
+            frto_high: if self.lr.frto { self.recovery_point } else { 0 },
+            high_sacked: self.sb.high_sacked,
+            ..Default::default()
+        };
         let min_rtt = self.rtt.min_rtt();
         let rate = &mut self.rate;
         let rack = &mut self.lr.rack;
@@ -1052,7 +1089,8 @@ impl TcpSocket {
         // (re)transmission: the pipe still drains, so the head's timer should not run out
         // while a deep queue delivers what was sent before it.
         let sack_rearm = newly_cum == 0
-            && d.sack_clean.is_some_and(|(oldest, _)| self.sb.front().is_some_and(|h| oldest < h.sent_at));
+            && d.sack_clean
+                .is_some_and(|(oldest, _)| self.sb.front().is_some_and(|h| oldest < h.sent_at));
         if d.reordered {
             self.lr.rack.reord_seen = true;
         }
@@ -1061,7 +1099,12 @@ impl TcpSocket {
         if let Some(r) = rtt {
             self.rtt.sample(r);
             if now >= self.metrics_from {
-                record_delay(&mut self.stats.rtt_sum_ns, &mut self.stats.rtt_n, &mut self.rtt_hist, r.0);
+                record_delay(
+                    &mut self.stats.rtt_sum_ns,
+                    &mut self.stats.rtt_n,
+                    &mut self.rtt_hist,
+                    r.0,
+                );
             }
         }
         if let Some(r) = cc_rtt {
@@ -1076,7 +1119,12 @@ impl TcpSocket {
         if let Some(b) = dsack {
             self.on_dsack(b);
         }
-        self.process_tlp_ack(ack, dsack, newly_cum > 0 || newly_sacked > 0 || h.len > 0 || window_changed, cx);
+        self.process_tlp_ack(
+            ack,
+            dsack,
+            newly_cum > 0 || newly_sacked > 0 || h.len > 0 || window_changed,
+            cx,
+        );
         let lost_before = self.sb.lost_bytes;
         let reo_armed = self.recover(newly_cum, is_dup, &d, ecr, cx);
         if self.ecn.mode.is_on() && self.ecn.on_ack(h, acked, self.mss, self.una, self.nxt) {
@@ -1102,7 +1150,8 @@ impl TcpSocket {
                 // Linux grows cwnd only on ACKs that advance snd.una, or on any delivery once
                 // reordering was seen (tcp_may_raise_cwnd; RFC 5681 §3.1).
                 cwnd_limited: (newly_cum > 0 || self.lr.rack.reord_seen)
-                    && (self.cwnd_limited || (self.win.in_slow_start() && 2 * prior_in_flight >= self.win.cwnd)),
+                    && (self.cwnd_limited
+                        || (self.win.in_slow_start() && 2 * prior_in_flight >= self.win.cwnd)),
                 snd_una: self.una,
                 snd_nxt: self.nxt,
                 ce_bytes,
@@ -1121,7 +1170,11 @@ impl TcpSocket {
         // state the tail loss probe comes first (RFC 8985 §7.2).
         if self.una == self.nxt {
             self.clear_timer(TimerKind::Rto);
-        } else if !reo_armed && (newly_cum > 0 || sack_rearm) && !(self.ca == CaState::Recovery && self.partial_acks > 1) && !self.schedule_probe(cx) {
+        } else if !reo_armed
+            && (newly_cum > 0 || sack_rearm)
+            && !(self.ca == CaState::Recovery && self.partial_acks > 1)
+            && !self.schedule_probe(cx)
+        {
             self.arm_rto(cx);
         }
     }
@@ -1147,7 +1200,9 @@ impl TcpSocket {
             && !self.timer_armed(TimerKind::Rto)
             && self.lr.rack.tlp_high_seq.is_none()
             && !self.ecn.mode.is_on();
-        debug_assert!(!quiet || (self.sb.is_empty() && self.sb.sacked_bytes == 0 && self.sb.lost_bytes == 0));
+        debug_assert!(
+            !quiet || (self.sb.is_empty() && self.sb.sacked_bytes == 0 && self.sb.lost_bytes == 0)
+        );
         quiet
     }
 
@@ -1164,7 +1219,14 @@ impl TcpSocket {
 
     /// Loss detection and recovery state after one ACK was applied to the scoreboard.
     /// Returns whether RACK armed its reordering timer.
-    fn recover(&mut self, newly_cum: u64, is_dup: bool, d: &Delivered, ecr: Option<u64>, cx: &mut Cx) -> bool {
+    fn recover(
+        &mut self,
+        newly_cum: u64,
+        is_dup: bool,
+        d: &Delivered,
+        ecr: Option<u64>,
+        cx: &mut Cx,
+    ) -> bool {
         if newly_cum > 0 {
             self.dupacks = 0;
         }
@@ -1193,7 +1255,8 @@ impl TcpSocket {
         match self.ca {
             CaState::Open | CaState::Disorder => {
                 // A late D-SACK can still show the last reduction spurious.
-                if self.ca == CaState::Disorder && self.cfg.mech.undo && self.lr.undo.all_dsacked() {
+                if self.ca == CaState::Disorder && self.cfg.mech.undo && self.lr.undo.all_dsacked()
+                {
                     self.undo_reduction(false, cx.now);
                 }
                 let loss_signalled = self.dupacks >= DUPTHRESH || self.sb.lost_bytes > 0;
@@ -1201,7 +1264,11 @@ impl TcpSocket {
                 if loss_signalled && self.una >= self.recovery_point {
                     self.enter_recovery(cx);
                 } else {
-                    self.ca = if self.dupacks > 0 || self.sb.sacked_bytes > 0 { CaState::Disorder } else { CaState::Open };
+                    self.ca = if self.dupacks > 0 || self.sb.sacked_bytes > 0 {
+                        CaState::Disorder
+                    } else {
+                        CaState::Open
+                    };
                 }
             }
             CaState::Recovery => {
@@ -1224,7 +1291,9 @@ impl TcpSocket {
                                 self.force_retransmit(cx);
                                 if !self.cc.owns_cwnd() {
                                     let back = if newly_cum >= self.mss { self.mss } else { 0 };
-                                    self.win.cwnd = (self.win.cwnd.saturating_sub(newly_cum) + back).max(self.mss);
+                                    self.win.cwnd = (self.win.cwnd.saturating_sub(newly_cum)
+                                        + back)
+                                        .max(self.mss);
                                 }
                             } else if is_dup && !self.cc.owns_cwnd() {
                                 self.win.cwnd += self.mss; // inflation
@@ -1247,7 +1316,12 @@ impl TcpSocket {
 
     fn enter_recovery(&mut self, cx: &mut Cx) {
         let prior_ssthresh = self.current_ssthresh();
-        self.lr.undo.start(self.una, self.sb.retrans_bytes.div_ceil(self.mss), self.win.cwnd, prior_ssthresh);
+        self.lr.undo.start(
+            self.una,
+            self.sb.retrans_bytes.div_ceil(self.mss),
+            self.win.cwnd,
+            prior_ssthresh,
+        );
         self.lr.prr.start(self.win.cwnd);
         self.lr.rack.tlp_high_seq = None;
         self.ca = CaState::Recovery;
@@ -1359,8 +1433,8 @@ mod tests {
     //! packets the receiver sends (as a gateway would).
     use super::*;
     use crate::cc::{build, BuildCtx, CcSpec};
-    use crate::tcp::{Recovery, TcpCfg};
     use crate::engine::{SimRng, Stream};
+    use crate::tcp::{Recovery, TcpCfg};
     use std::collections::VecDeque;
 
     fn cfg() -> TcpCfg {
@@ -1394,15 +1468,35 @@ mod tests {
     impl Wire {
         fn new() -> Wire {
             let mk = |i: u32| {
-                let cc = build(&CcSpec::tcp("reno").unwrap(), BuildCtx { mss: 1000, rng: SimRng::new(1, Stream::Endpoint, i as u64), hz: crate::linux::DEFAULT_HZ });
+                let cc = build(
+                    &CcSpec::tcp("reno").unwrap(),
+                    BuildCtx {
+                        mss: 1000,
+                        rng: SimRng::new(1, Stream::Endpoint, i as u64),
+                        hz: crate::linux::DEFAULT_HZ,
+                    },
+                );
                 TcpSocket::new(SockId(i), FlowId(0), RouteId(i), &cfg(), cc)
             };
-            Wire { socks: [mk(0), mk(1)], pool: PacketPool::default(), events: EventQueue::new(), now: SimTime::ZERO, delay: Dur::from_millis(10), flying: VecDeque::new() }
+            Wire {
+                socks: [mk(0), mk(1)],
+                pool: PacketPool::default(),
+                events: EventQueue::new(),
+                now: SimTime::ZERO,
+                delay: Dur::from_millis(10),
+                flying: VecDeque::new(),
+            }
         }
 
         fn call(&mut self, i: usize, f: impl FnOnce(&mut TcpSocket, &mut Cx)) {
             let mut out = Vec::new();
-            let mut cx = Cx { now: self.now, pool: &mut self.pool, events: &mut self.events, out: &mut out, channel: None };
+            let mut cx = Cx {
+                now: self.now,
+                pool: &mut self.pool,
+                events: &mut self.events,
+                out: &mut out,
+                channel: None,
+            };
             f(&mut self.socks[i], &mut cx);
             for id in out {
                 self.flying.push_back((self.now + self.delay, 1 - i, id));
@@ -1410,7 +1504,12 @@ mod tests {
         }
 
         /// Runs until `until`, applying `rewrite` to every packet endpoint 1 sends.
-        fn run(&mut self, until: SimTime, rewrite: &mut dyn FnMut(SimTime, &mut Packet), watch: &mut dyn FnMut(&TcpSocket)) {
+        fn run(
+            &mut self,
+            until: SimTime,
+            rewrite: &mut dyn FnMut(SimTime, &mut Packet),
+            watch: &mut dyn FnMut(&TcpSocket),
+        ) {
             loop {
                 let next_pkt = self.flying.front().map(|f| f.0);
                 let next_ev = self.events.peek_time();
@@ -1483,10 +1582,16 @@ mod tests {
         assert!(w.socks[0].stats.timeouts == 0, "no timeouts from the shrink");
         // At most 3 segments per 20 ms round trip after the cut: ≥ 3 s for what was left.
         let done = w.socks[1].completed_at.unwrap();
-        assert!(done > SimTime(Dur::from_secs(3).0), "3-segment window should slow the transfer, done at {done:?}");
+        assert!(
+            done > SimTime(Dur::from_secs(3).0),
+            "3-segment window should slow the transfer, done at {done:?}"
+        );
     }
 
-    fn transfer_under(rewrite: &mut dyn FnMut(SimTime, &mut Packet), bytes: u64) -> (TcpSocket, TcpSocket) {
+    fn transfer_under(
+        rewrite: &mut dyn FnMut(SimTime, &mut Packet),
+        bytes: u64,
+    ) -> (TcpSocket, TcpSocket) {
         let mut w = Wire::new();
         w.call(1, |s, _| s.listen());
         w.call(0, |s, cx| {

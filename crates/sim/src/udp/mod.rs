@@ -4,14 +4,14 @@
 //! isochronous latency probes that the sink echoes back at once, as irtt's server does, so the
 //! source measures round-trip times under load.
 
-use crate::wire::UDP_HEADER_BYTES;
 use crate::engine::{Event, TimerKind};
 use crate::ids::{FlowId, RouteId, SockId};
+use crate::metrics::record_delay;
+use crate::metrics::DelayHist;
 use crate::net::{Ecn, Header, Packet, UdpHeader};
 use crate::tcp::Cx;
 use crate::units::{Dur, SimTime};
-use crate::metrics::record_delay;
-use crate::metrics::DelayHist;
+use crate::wire::UDP_HEADER_BYTES;
 
 /// What a UDP flow's source does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +180,12 @@ impl UdpEndpoint {
         let measuring = now >= self.metrics_from;
         let owd = now.since(pkt.sent_at).0;
         if measuring {
-            record_delay(&mut self.stats.owd_sum_ns, &mut self.stats.owd_n, &mut self.owd_hist, owd);
+            record_delay(
+                &mut self.stats.owd_sum_ns,
+                &mut self.stats.owd_n,
+                &mut self.owd_hist,
+                owd,
+            );
             self.jitter.update(owd);
         }
         if let Some(sent) = h.echo_of {
@@ -188,7 +193,12 @@ impl UdpEndpoint {
             let rtt = now.since(sent);
             self.latest_rtt = Some(rtt);
             if measuring {
-                record_delay(&mut self.stats.rtt_sum_ns, &mut self.stats.rtt_n, &mut self.rtt_hist, rtt.0);
+                record_delay(
+                    &mut self.stats.rtt_sum_ns,
+                    &mut self.stats.rtt_n,
+                    &mut self.rtt_hist,
+                    rtt.0,
+                );
                 self.interval_rtt_sum_ns += rtt.0;
                 self.interval_rtt_n += 1;
             }

@@ -113,7 +113,13 @@ mod tests {
     #[test]
     fn vector_is_bounded_and_keeps_the_newest_history() {
         // Alternating received / lost: one byte per packet, so only ACKVEC_MAX packets fit.
-        let v = AckVector::encode(5_000, 0, |s| if s % 2 == 0 { STATE_RECEIVED } else { STATE_NOT_RECEIVED });
+        let v = AckVector::encode(5_000, 0, |s| {
+            if s % 2 == 0 {
+                STATE_RECEIVED
+            } else {
+                STATE_NOT_RECEIVED
+            }
+        });
         assert_eq!(v.len as usize, ACKVEC_MAX);
         assert_eq!(v.span(), ACKVEC_MAX as u64);
         let mut first = None;

@@ -65,7 +65,16 @@ pub struct DccpHeader {
 
 impl DccpHeader {
     pub fn new(ptype: DccpType, seq: u64) -> DccpHeader {
-        DccpHeader { ptype, seq, ack: 0, len: 0, ackvec: AckVector::default(), loss_rate_ppm: None, ack_ratio: None, ccid: 0 }
+        DccpHeader {
+            ptype,
+            seq,
+            ack: 0,
+            len: 0,
+            ackvec: AckVector::default(),
+            loss_rate_ppm: None,
+            ack_ratio: None,
+            ccid: 0,
+        }
     }
 
     /// Option bytes before padding.
@@ -80,7 +89,11 @@ impl DccpHeader {
     pub fn header_bytes(&self) -> u32 {
         GENERIC_HEADER_BYTES
             + if self.ptype.has_ack() { ACK_SUBHEADER_BYTES } else { 0 }
-            + if matches!(self.ptype, DccpType::Request | DccpType::Response) { SERVICE_CODE_BYTES } else { 0 }
+            + if matches!(self.ptype, DccpType::Request | DccpType::Response) {
+                SERVICE_CODE_BYTES
+            } else {
+                0
+            }
             + self.options_bytes().div_ceil(4) * 4
     }
 
@@ -92,8 +105,8 @@ impl DccpHeader {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::ackvec::STATE_RECEIVED;
+    use super::*;
 
     #[test]
     fn header_sizes_on_the_wire() {

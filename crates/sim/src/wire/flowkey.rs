@@ -105,7 +105,9 @@ mod tests {
     #[test]
     fn a_pure_ack_packs_into_one_word() {
         assert_eq!(std::mem::size_of::<Option<PureAck>>(), 8);
-        for (ack, plain) in [(0, true), (0, false), (1, true), (u32::MAX as u64, false), ((1 << 62) - 1, true)] {
+        for (ack, plain) in
+            [(0, true), (0, false), (1, true), (u32::MAX as u64, false), ((1 << 62) - 1, true)]
+        {
             let a = PureAck::new(ack, plain);
             assert_eq!((a.ack(), a.plain()), (ack, plain));
         }

@@ -2,10 +2,11 @@
 //! links, each flow's routes, 5-tuples, endpoints and start time. The world is plain vectors;
 //! this fills them.
 
-use super::{Endpoint, FlowPkts, FlowRt, RouteRt, World, WebRt, PageRt, Counters};
-use crate::cc;
 use super::graph;
+use super::{Counters, Endpoint, FlowPkts, FlowRt, PageRt, RouteRt, WebRt, World};
+use crate::cc;
 use crate::config::{Scenario, StartSpec, Transport};
+use crate::dccp::DccpEndpoint;
 use crate::engine::{Event, EventQueue, SimRng, Stream};
 use crate::gateway;
 use crate::ids::{FlowId, LinkId, RouteId, SockId};
@@ -15,7 +16,6 @@ use crate::net::{PacketPool, Route};
 use crate::queue::{self, FlowKey};
 use crate::tcp::TcpSocket;
 use crate::udp::UdpEndpoint;
-use crate::dccp::DccpEndpoint;
 use crate::units::{Dur, SimTime};
 
 /// Event lanes: the arrivals of this many lead times (a link's delay, or its delay plus a
@@ -53,7 +53,12 @@ pub(super) struct RouteKey {
 impl World {
     /// The world of scenario `sc` run with `seed`; pcap files of the scenario's `capture`
     /// links go to `capture_dir` (none: no capture); `series`: keep sampled time series.
-    pub fn new(sc: &Scenario, seed: u64, capture_dir: Option<&std::path::Path>, series: bool) -> Result<World, String> {
+    pub fn new(
+        sc: &Scenario,
+        seed: u64,
+        capture_dir: Option<&std::path::Path>,
+        series: bool,
+    ) -> Result<World, String> {
         let t = &sc.topology;
         // Every topology is a graph: the dumbbell and the cellular tree are expanded here
         // (config/topology/classic.rs), keeping their link order, names and addresses.
@@ -69,14 +74,18 @@ impl World {
         };
         // The reported links: on a graph its own choice, on the classic topologies the ones
         // `[metrics] links` names; the summary's bottleneck comes first or is the classic one.
-        let reported_names = if classic.is_some() { sc.metrics.links.clone() } else { graph::reported(sc, g) };
+        let reported_names =
+            if classic.is_some() { sc.metrics.links.clone() } else { graph::reported(sc, g) };
         let (mut links, graph_routes) = {
-            let mut monitored: std::collections::HashSet<&str> = reported_names.iter().map(String::as_str).collect();
+            let mut monitored: std::collections::HashSet<&str> =
+                reported_names.iter().map(String::as_str).collect();
             monitored.extend(classic.iter().flat_map(|c| c.monitored.iter().map(String::as_str)));
             (graph::links(g, seed, |n| monitored.contains(n)), graph::routes(sc, g, &plans, seed)?)
         };
         let bn_name = classic.as_ref().map_or_else(|| reported_names[0].as_str(), |c| c.bottleneck);
-        let bn = LinkId(links.iter().position(|l| l.name == bn_name).expect("the bottleneck exists") as u32);
+        let bn = LinkId(
+            links.iter().position(|l| l.name == bn_name).expect("the bottleneck exists") as u32,
+        );
         let bn_rev = LinkId(bn.0 ^ 1);
 
         // Two routes and two endpoints a flow, sized at once: grown by doubling, the endpoints'
@@ -85,19 +94,22 @@ impl World {
         let mut eps: Vec<Endpoint> = Vec::with_capacity(2 * plans.len());
         let mut flows = Vec::with_capacity(plans.len());
         let mut events = EventQueue::with_lanes(max_lanes());
-        let mut sender_hosts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        let mut sender_hosts: std::collections::HashMap<String, u32> =
+            std::collections::HashMap::new();
         for &(spec_i, pair) in &plans {
             {
                 let spec = &sc.flows[spec_i];
                 let f = flows.len() as u32;
                 // The classic topologies keep the configured RTT (a flow's own `rtt` is not
                 // always a multiple of 4 ns, its access delays are rounded down).
-                let base_rtt = if classic.is_some() { sc.base_rtt(spec) } else { graph_routes.1[f as usize] };
+                let base_rtt =
+                    if classic.is_some() { sc.base_rtt(spec) } else { graph_routes.1[f as usize] };
                 let client = SockId(eps.len() as u32);
                 let server = SockId(client.0 + 1);
                 let fwd = RouteId(routes.len() as u32);
                 let rev = RouteId(fwd.0 + 1);
-                let (data, ack) = (&graph_routes.0[2 * f as usize], &graph_routes.0[2 * f as usize + 1]);
+                let (data, ack) =
+                    (&graph_routes.0[2 * f as usize], &graph_routes.0[2 * f as usize + 1]);
                 let last_hop = data.links()[data.len as usize - 1];
                 // The 5-tuple the queues classify on, per route (data and ACK direction).
                 let n_hosts = sender_hosts.len() as u32;
@@ -132,9 +144,15 @@ impl World {
                 let from = SimTime(sc.warmup.0);
                 let mss = match &spec.transport {
                     Transport::Tcp { cc, tcp } => {
-                        let ctx = |sock: SockId| cc::BuildCtx { mss: tcp.mss as u64, rng: SimRng::new(seed, Stream::Endpoint, sock.0 as u64), hz: tcp.hz };
-                        let mut c = TcpSocket::new(client, FlowId(f), fwd, tcp, cc::build(cc, ctx(client)));
-                        let mut s = TcpSocket::new(server, FlowId(f), rev, tcp, cc::build(cc, ctx(server)));
+                        let ctx = |sock: SockId| cc::BuildCtx {
+                            mss: tcp.mss as u64,
+                            rng: SimRng::new(seed, Stream::Endpoint, sock.0 as u64),
+                            hz: tcp.hz,
+                        };
+                        let mut c =
+                            TcpSocket::new(client, FlowId(f), fwd, tcp, cc::build(cc, ctx(client)));
+                        let mut s =
+                            TcpSocket::new(server, FlowId(f), rev, tcp, cc::build(cc, ctx(server)));
                         c.metrics_from = from;
                         s.metrics_from = from;
                         s.listen();
@@ -154,8 +172,10 @@ impl World {
                     }
                     Transport::Dccp(d) => {
                         let rng = |sock: SockId| SimRng::new(seed, Stream::Endpoint, sock.0 as u64);
-                        let mut c = DccpEndpoint::new(client, FlowId(f), fwd, d.clone(), rng(client));
-                        let mut s = DccpEndpoint::new(server, FlowId(f), rev, d.clone(), rng(server));
+                        let mut c =
+                            DccpEndpoint::new(client, FlowId(f), fwd, d.clone(), rng(client));
+                        let mut s =
+                            DccpEndpoint::new(server, FlowId(f), rev, d.clone(), rng(server));
                         c.metrics_from = from;
                         s.metrics_from = from;
                         s.listen();
@@ -198,7 +218,8 @@ impl World {
         }
         super::page::add_connections(&mut flows, &mut routes, &mut eps, seed);
         let n_flows = flows.len();
-        let ids: std::collections::HashMap<&str, LinkId> = links.iter().enumerate().map(|(i, l)| (l.name.as_str(), LinkId(i as u32))).collect();
+        let ids: std::collections::HashMap<&str, LinkId> =
+            links.iter().enumerate().map(|(i, l)| (l.name.as_str(), LinkId(i as u32))).collect();
         let reported: Vec<LinkId> = reported_names.iter().map(|n| ids[n.as_str()]).collect();
         drop(ids);
         for &l in &reported {
@@ -280,7 +301,10 @@ mod tests {
              access = { rate = \"1Gbps\", delay = \"2.5ms\" }\n[tcp]\nrecovery = \"sack\"\n",
         );
         for i in 0..12 {
-            toml += &format!("[[flows]]\ntransport = \"tcp\"\ncc = \"cubic\"\nrtt = \"{}ms\"\n", 20 + 3 * i);
+            toml += &format!(
+                "[[flows]]\ntransport = \"tcp\"\ncc = \"cubic\"\nrtt = \"{}ms\"\n",
+                20 + 3 * i
+            );
         }
         let run = |lanes: Option<usize>| {
             MAX_LANES_FOR_TEST.with(|c| c.set(lanes));
@@ -321,11 +345,13 @@ mod tests {
                    think = \"50ms\"\nrequests = 40\ncount = 3\n\
                    [[flows]]\ncc = \"reno\"\nsize = \"unlimited\"\n";
         let scenarios = [
-            include_str!("../../../../scenarios/random-loss.toml").replace("duration = \"60s\"", "duration = \"10s\""),
+            include_str!("../../../../scenarios/random-loss.toml")
+                .replace("duration = \"60s\"", "duration = \"10s\""),
             include_str!("../../../../scenarios/random-loss.toml")
                 .replace("duration = \"60s\"", "duration = \"10s\"")
                 .replace("mss = \"1448B\"", "mss = \"1448B\"\nrecovery = \"newreno\""),
-            include_str!("../../../../scenarios/file-transfers.toml").replace("duration = \"30s\"", "duration = \"8s\""),
+            include_str!("../../../../scenarios/file-transfers.toml")
+                .replace("duration = \"30s\"", "duration = \"8s\""),
             web.to_string(),
             // BBR reads the rate samples that a quiet end's app-limited mark shapes, and paces.
             web.replace("cc = \"cubic\"", "cc = \"bbr\""),

@@ -2,11 +2,13 @@
 //! links of every graph link, each flow's 5-tuple and its two routes (config/topology/routes.rs
 //! finds them), and the links whose queues are reported.
 
-use crate::config::{reverse_name, FlowSpec, GraphCfg, Pattern, QueueCfg, RateSpec, Scenario, Transport};
-use crate::net::link::LinkSpec;
+use crate::config::routes::{self as graph, Path, Request};
+use crate::config::{
+    reverse_name, FlowSpec, GraphCfg, Pattern, QueueCfg, RateSpec, Scenario, Transport,
+};
 use crate::engine::{SimRng, Stream};
 use crate::ids::LinkId;
-use crate::config::routes::{self as graph, Path, Request};
+use crate::net::link::LinkSpec;
 use crate::net::Link;
 use crate::queue::{self, FlowKey};
 use crate::units::Dur;
@@ -24,7 +26,8 @@ pub(super) type Plan = (usize, Option<(u32, u32)>);
 
 /// A dumbbell's or cellular tree's flows in build order, with their hosts.
 pub(super) fn classic_plans(sc: &Scenario, pairs: &[(u32, u32)]) -> Vec<Plan> {
-    let tables = sc.flows.iter().enumerate().flat_map(|(i, s)| std::iter::repeat_n(i, s.count as usize));
+    let tables =
+        sc.flows.iter().enumerate().flat_map(|(i, s)| std::iter::repeat_n(i, s.count as usize));
     tables.zip(pairs).map(|(i, &p)| (i, Some(p))).collect()
 }
 
@@ -76,9 +79,25 @@ pub(super) fn links(g: &GraphCfg, seed: u64, monitored: impl Fn(&str) -> bool) -
             let name = g.one_way_name((2 * i + back as usize) as u32).into_owned();
             let m = monitored(&name);
             let d = if back {
-                Dir { name, rate: l.link.reverse_rate.as_ref().unwrap_or(&l.link.rate), delay: l.link.delay, loss: l.reverse_loss, drops: Vec::new(), queue: &l.reverse_queue, monitored: m }
+                Dir {
+                    name,
+                    rate: l.link.reverse_rate.as_ref().unwrap_or(&l.link.rate),
+                    delay: l.link.delay,
+                    loss: l.reverse_loss,
+                    drops: Vec::new(),
+                    queue: &l.reverse_queue,
+                    monitored: m,
+                }
             } else {
-                Dir { name, rate: &l.link.rate, delay: l.link.delay, loss: l.link.loss, drops: l.link.drop_packets.clone(), queue: &l.queue, monitored: m }
+                Dir {
+                    name,
+                    rate: &l.link.rate,
+                    delay: l.link.delay,
+                    loss: l.link.loss,
+                    drops: l.link.drop_packets.clone(),
+                    queue: &l.queue,
+                    monitored: m,
+                }
             };
             slots[at] = Some(make_link(d, seed, at as u32));
         }
@@ -103,7 +122,11 @@ pub(super) fn reported(sc: &Scenario, g: &GraphCfg) -> Vec<String> {
             names.push(n.to_string());
         }
     };
-    g.gateway_link.iter().chain(&g.report).chain(&sc.metrics.links).for_each(|n| add(&mut names, n));
+    g.gateway_link
+        .iter()
+        .chain(&g.report)
+        .chain(&sc.metrics.links)
+        .for_each(|n| add(&mut names, n));
     for l in g.links.iter().filter(|_| g.preset == "graph") {
         if l.queue.kind() != "droptail" {
             add(&mut names, &l.name);
@@ -113,7 +136,9 @@ pub(super) fn reported(sc: &Scenario, g: &GraphCfg) -> Vec<String> {
         }
     }
     if names.is_empty() {
-        let mean = |l: &crate::config::GraphLink| l.link.rate.build(SimRng::new(0, Stream::LinkRate, 0)).mean_rate().0;
+        let mean = |l: &crate::config::GraphLink| {
+            l.link.rate.build(SimRng::new(0, Stream::LinkRate, 0)).mean_rate().0
+        };
         let slowest = g.links.iter().min_by_key(|l| mean(l)).expect("a graph has links");
         add(&mut names, &slowest.name);
     }
@@ -127,7 +152,13 @@ pub(super) fn data_key(f: u32, s: u32, d: u32, spec: &FlowSpec) -> FlowKey {
         Transport::Udp(_) => queue::PROTO_UDP,
         Transport::Dccp(_) => queue::PROTO_DCCP,
     };
-    FlowKey { src: HOST_NET | s, dst: HOST_NET | d, sport: PORT_BASE.wrapping_add(f as u16), dport: SERVER_PORT, proto }
+    FlowKey {
+        src: HOST_NET | s,
+        dst: HOST_NET | d,
+        sport: PORT_BASE.wrapping_add(f as u16),
+        dport: SERVER_PORT,
+        proto,
+    }
 }
 
 /// The ACK direction's 5-tuple.
@@ -137,7 +168,12 @@ pub(super) fn reversed(k: FlowKey) -> FlowKey {
 
 /// Every flow's data route (even indices) and ACK route (odd), and its base RTT (the delays
 /// of both routes).
-pub(super) fn routes(sc: &Scenario, g: &GraphCfg, plans: &[Plan], seed: u64) -> Result<(Vec<Path>, Vec<Dur>), String> {
+pub(super) fn routes(
+    sc: &Scenario,
+    g: &GraphCfg,
+    plans: &[Plan],
+    seed: u64,
+) -> Result<(Vec<Path>, Vec<Dur>), String> {
     let mut reqs = Vec::with_capacity(2 * plans.len());
     for (f, &(i, pair)) in plans.iter().enumerate() {
         let (s, d) = pair.expect("graph flows have hosts");
@@ -146,7 +182,9 @@ pub(super) fn routes(sc: &Scenario, g: &GraphCfg, plans: &[Plan], seed: u64) -> 
         reqs.push(Request { src: d, dst: s, key: reversed(key) });
     }
     let paths = graph::routes(g, seed, &reqs)?;
-    let delay = |p: &Path| p.links().iter().map(|l: &LinkId| g.links[l.idx() / 2].link.delay.0).sum::<u64>();
+    let delay = |p: &Path| {
+        p.links().iter().map(|l: &LinkId| g.links[l.idx() / 2].link.delay.0).sum::<u64>()
+    };
     let rtts = paths.chunks(2).map(|c| Dur(delay(&c[0]) + delay(&c[1]))).collect();
     let mut paths = paths;
     if !g.order.is_empty() {
@@ -171,7 +209,8 @@ pub(super) struct Dir<'a> {
 /// A one-way link; `id` (its index) keys its random streams.
 pub(super) fn make_link(d: Dir, seed: u64, id: u32) -> Link {
     let rate = d.rate.build(SimRng::new(seed, Stream::LinkRate, id as u64));
-    let queue = queue::build(d.queue, SimRng::new(seed, Stream::Queue, id as u64), rate.mean_rate());
+    let queue =
+        queue::build(d.queue, SimRng::new(seed, Stream::Queue, id as u64), rate.mean_rate());
     Link::new(LinkSpec {
         name: d.name,
         rate,

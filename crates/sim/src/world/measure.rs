@@ -3,8 +3,8 @@
 //! endpoints' and links' own counters; changes nothing the packets see.
 
 use super::{Endpoint, World};
-use crate::queue::QueueDisc;
 use crate::metrics::{DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, RunMeasure};
+use crate::queue::QueueDisc;
 
 /// A flow's counters at one instant, whatever its transport (the summary and the time series
 /// take differences of these).
@@ -115,13 +115,21 @@ impl World {
             let f = &mut self.flows[i];
             series.f_t.push(t);
             series.f_flow.push(i as i64);
-            series.f_throughput.push((now_c.bytes_sent - f.last.bytes_sent) as f64 * 8.0 / secs / 1e6);
-            series.f_goodput.push((now_c.bytes_delivered - f.last.bytes_delivered) as f64 * 8.0 / secs / 1e6);
+            series
+                .f_throughput
+                .push((now_c.bytes_sent - f.last.bytes_sent) as f64 * 8.0 / secs / 1e6);
+            series
+                .f_goodput
+                .push((now_c.bytes_delivered - f.last.bytes_delivered) as f64 * 8.0 / secs / 1e6);
             f.last = now_c;
             match &mut self.eps[f.client.idx()] {
                 Endpoint::Tcp(c) => {
                     series.f_cwnd.push(c.win.cwnd as i64);
-                    series.f_ssthresh.push(if c.win.ssthresh >= i64::MAX as u64 { -1 } else { c.win.ssthresh as i64 });
+                    series.f_ssthresh.push(if c.win.ssthresh >= i64::MAX as u64 {
+                        -1
+                    } else {
+                        c.win.ssthresh as i64
+                    });
                     series.f_inflight.push(c.in_flight() as i64);
                     series.f_rwnd.push(c.snd_wnd() as i64);
                     series.f_srtt_ms.push(c.rtt.srtt().map_or(f64::NAN, |d| d.millis_f64()));
@@ -131,13 +139,22 @@ impl World {
                     series.f_cc_state.push(c.cc_state().to_string());
                 }
                 Endpoint::Udp(u) => {
-                    for col in [&mut series.f_cwnd, &mut series.f_ssthresh, &mut series.f_inflight, &mut series.f_rwnd] {
+                    for col in [
+                        &mut series.f_cwnd,
+                        &mut series.f_ssthresh,
+                        &mut series.f_inflight,
+                        &mut series.f_rwnd,
+                    ] {
                         col.push(0);
                     }
                     // Probes: the latest round trip, and the mean of this interval's (NaN
                     // without an echo; always NaN for one-way applications).
                     series.f_srtt_ms.push(u.latest_rtt.map_or(f64::NAN, |d| d.millis_f64()));
-                    series.f_rtt_ms.push(if u.interval_rtt_n > 0 { u.interval_rtt_sum_ns as f64 / u.interval_rtt_n as f64 / 1e6 } else { f64::NAN });
+                    series.f_rtt_ms.push(if u.interval_rtt_n > 0 {
+                        u.interval_rtt_sum_ns as f64 / u.interval_rtt_n as f64 / 1e6
+                    } else {
+                        f64::NAN
+                    });
                     series.f_pacing.push(0.0);
                     series.f_ca_state.push(String::new());
                     series.f_cc_state.push(u.app_name().to_string());
@@ -148,12 +165,18 @@ impl World {
                     // Windows in packets, reported in bytes of full data packets.
                     let w = c.data_wire_bytes();
                     series.f_cwnd.push(c.w.cwnd as i64);
-                    series.f_ssthresh.push(if c.w.ssthresh / w < u32::MAX as u64 { c.w.ssthresh as i64 } else { -1 });
+                    series.f_ssthresh.push(if c.w.ssthresh / w < u32::MAX as u64 {
+                        c.w.ssthresh as i64
+                    } else {
+                        -1
+                    });
                     series.f_inflight.push((c.pipe * w) as i64);
                     series.f_rwnd.push(0);
                     series.f_srtt_ms.push(c.srtt().map_or(f64::NAN, |d| d.millis_f64()));
                     series.f_rtt_ms.push(c.latest_rtt.map_or(f64::NAN, |d| d.millis_f64()));
-                    series.f_pacing.push(c.cc.pacing_bytes_per_sec().map_or(0.0, |r| r * 8.0 / 1e6));
+                    series
+                        .f_pacing
+                        .push(c.cc.pacing_bytes_per_sec().map_or(0.0, |r| r * 8.0 / 1e6));
                     series.f_ca_state.push(String::new());
                     series.f_cc_state.push(c.cc.state_label(&c.w).to_string());
                 }
@@ -230,26 +253,34 @@ impl World {
     pub(super) fn measure(&self, wall_s: f64) -> RunMeasure {
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
-            let (done, rtt_p95, owd_p95, jitter) = match (&self.eps[f.client.idx()], &self.eps[f.server.idx()]) {
-                (Endpoint::Tcp(c), Endpoint::Tcp(_)) if f.web.is_some() => {
-                    // A web flow never "ends": its RTTs span all its connections.
-                    let mut h = f.web.as_ref().unwrap().rtt_hist.clone();
-                    h.add(&c.rtt_hist);
-                    (None, h.value_at_quantile(0.95), 0, None)
-                }
-                (Endpoint::Tcp(_), Endpoint::Tcp(_)) if f.page.is_some() => {
-                    (None, self.page_rtt_p95(i), 0, None)
-                }
-                (Endpoint::Tcp(c), Endpoint::Tcp(s)) => (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0, None),
-                (Endpoint::Udp(c), Endpoint::Udp(s)) => (
-                    s.completed_at,
-                    c.rtt_hist.value_at_quantile(0.95),
-                    s.owd_hist.value_at_quantile(0.95),
-                    (s.stats.owd_n > 0).then(|| s.jitter.jitter_ns / 1e6),
-                ),
-                (Endpoint::Dccp(c), Endpoint::Dccp(s)) => (None, c.rtt_hist.value_at_quantile(0.95), s.owd_hist.value_at_quantile(0.95), None),
-                _ => unreachable!("both ends of a flow use the same transport"),
-            };
+            let (done, rtt_p95, owd_p95, jitter) =
+                match (&self.eps[f.client.idx()], &self.eps[f.server.idx()]) {
+                    (Endpoint::Tcp(c), Endpoint::Tcp(_)) if f.web.is_some() => {
+                        // A web flow never "ends": its RTTs span all its connections.
+                        let mut h = f.web.as_ref().unwrap().rtt_hist.clone();
+                        h.add(&c.rtt_hist);
+                        (None, h.value_at_quantile(0.95), 0, None)
+                    }
+                    (Endpoint::Tcp(_), Endpoint::Tcp(_)) if f.page.is_some() => {
+                        (None, self.page_rtt_p95(i), 0, None)
+                    }
+                    (Endpoint::Tcp(c), Endpoint::Tcp(s)) => {
+                        (s.completed_at, c.rtt_hist.value_at_quantile(0.95), 0, None)
+                    }
+                    (Endpoint::Udp(c), Endpoint::Udp(s)) => (
+                        s.completed_at,
+                        c.rtt_hist.value_at_quantile(0.95),
+                        s.owd_hist.value_at_quantile(0.95),
+                        (s.stats.owd_n > 0).then(|| s.jitter.jitter_ns / 1e6),
+                    ),
+                    (Endpoint::Dccp(c), Endpoint::Dccp(s)) => (
+                        None,
+                        c.rtt_hist.value_at_quantile(0.95),
+                        s.owd_hist.value_at_quantile(0.95),
+                        None,
+                    ),
+                    _ => unreachable!("both ends of a flow use the same transport"),
+                };
             let now_c = self.counters(i);
             let w = |a: u64, b: u64| a - b;
             let from = f.start.max(self.warmup);
@@ -269,15 +300,24 @@ impl World {
                 bytes_delivered: w(now_c.bytes_delivered, f.snap.bytes_delivered),
                 data_pkts: w(now_c.data_pkts_sent, f.snap.data_pkts_sent),
                 data_drops: self.pkts[i].w_data_drops,
-                rtt: delays(w(now_c.rtt_n, f.snap.rtt_n), now_c.rtt_sum_ns - f.snap.rtt_sum_ns, rtt_p95),
-                owd: delays(w(now_c.owd_n, f.snap.owd_n), now_c.owd_sum_ns - f.snap.owd_sum_ns, owd_p95),
+                rtt: delays(
+                    w(now_c.rtt_n, f.snap.rtt_n),
+                    now_c.rtt_sum_ns - f.snap.rtt_sum_ns,
+                    rtt_p95,
+                ),
+                owd: delays(
+                    w(now_c.owd_n, f.snap.owd_n),
+                    now_c.owd_sum_ns - f.snap.owd_sum_ns,
+                    owd_p95,
+                ),
                 base_rtt_ms: f.base_rtt.millis_f64(),
                 retransmits: w(now_c.retransmits, f.snap.retransmits),
                 timeouts: w(now_c.timeouts, f.snap.timeouts),
                 recoveries: Some(w(now_c.recoveries, f.snap.recoveries)),
                 responses: f.web.as_ref().map(|wr| wr.times.clone()),
                 pages: f.page.as_ref().map(|p| p.times.clone()),
-                datagrams_delivered: (f.transport != "tcp").then(|| w(now_c.datagrams, f.snap.datagrams)),
+                datagrams_delivered: (f.transport != "tcp")
+                    .then(|| w(now_c.datagrams, f.snap.datagrams)),
                 jitter_ms: jitter,
             });
         }
@@ -290,8 +330,24 @@ impl World {
             setup_s: 0.0, // the caller times the build (api::run_value)
             transmissions: Some(self.links.iter().map(|l| l.transmitted_by(self.end)).sum()),
         };
-        let links = self.reported.iter().map(|l| LinkMeasure { name: self.links[l.idx()].name.clone(), queue: self.links[l.idx()].measure(self.end) }).collect();
+        let links = self
+            .reported
+            .iter()
+            .map(|l| LinkMeasure {
+                name: self.links[l.idx()].name.clone(),
+                queue: self.links[l.idx()].measure(self.end),
+            })
+            .collect();
         let responsiveness = self.rpm_summary();
-        RunMeasure { name: self.name.clone(), seed: self.seed, duration_s: self.end.secs_f64(), flows, bottleneck, links, engine, responsiveness }
+        RunMeasure {
+            name: self.name.clone(),
+            seed: self.seed,
+            duration_s: self.end.secs_f64(),
+            flows,
+            bottleneck,
+            links,
+            engine,
+            responsiveness,
+        }
     }
 }

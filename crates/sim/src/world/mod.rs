@@ -7,6 +7,8 @@
 //! `lookahead.rs` prefetches what the next events will touch (a hint: speed only).
 
 use crate::app;
+use crate::config::AppKind;
+use crate::dccp::DccpEndpoint;
 use crate::engine::{Event, EventQueue};
 use crate::gateway::AckRewriter;
 use crate::ids::{FlowId, LinkId, PacketId, SockId};
@@ -15,8 +17,6 @@ use crate::net::pcap::PcapWriter;
 use crate::net::{Link, PacketPool, Route};
 use crate::tcp::{Cx, TcpSocket};
 use crate::udp::UdpEndpoint;
-use crate::dccp::DccpEndpoint;
-use crate::config::AppKind;
 use crate::units::{Dur, SimTime};
 use std::time::Instant;
 
@@ -24,8 +24,8 @@ mod build;
 mod graph;
 mod lookahead;
 mod measure;
-mod path;
 mod page;
+mod path;
 mod rpm;
 mod web;
 
@@ -263,7 +263,13 @@ impl World {
                 }
                 _ => None,
             };
-            let mut cx = Cx { now: self.now, pool: &mut self.pool, events: &mut self.events, out: &mut out, channel };
+            let mut cx = Cx {
+                now: self.now,
+                pool: &mut self.pool,
+                events: &mut self.events,
+                out: &mut out,
+                channel,
+            };
             f(&mut self.eps[s.idx()], &mut cx);
         }
         for pid in out.drain(..) {

@@ -4,13 +4,13 @@
 //! destination endpoint. Every step is an event of the engine; their order is the run.
 
 use super::{Endpoint, FlowPkts, RouteRt, World};
-use crate::queue::QueueDisc;
 use crate::engine::Event;
 use crate::gateway::{self, QueueView};
 use crate::ids::{LinkId, PacketId};
 use crate::net::link::{AfterEnqueue, Launch, LinkCx, TxEvent, TxStart};
 use crate::net::pcap::PcapWriter;
 use crate::net::{PacketPool, TcpFlags};
+use crate::queue::QueueDisc;
 use crate::queue::{DropReason, QEntry};
 use crate::units::SimTime;
 
@@ -99,7 +99,15 @@ impl World {
                 key.dport = key.dport.wrapping_add(p.conn);
             }
         }
-        QEntry { id: pid, bytes: p.wire_bytes, enqueued_at: now, ecn: p.ecn, key, dscp: rk.dscp, ack: p.pure_ack }
+        QEntry {
+            id: pid,
+            bytes: p.wire_bytes,
+            enqueued_at: now,
+            ecn: p.ecn,
+            key,
+            dscp: rk.dscp,
+            ack: p.pure_ack,
+        }
     }
 
     #[inline]
@@ -112,7 +120,11 @@ impl World {
         }
         if l == self.bottleneck {
             if let Some(g) = self.gateway.as_mut() {
-                g.on_fwd_enqueue(&QueueView { now, backlog: link.queue.backlog(), capacity_bytes: link.queue.capacity_bytes() });
+                g.on_fwd_enqueue(&QueueView {
+                    now,
+                    backlog: link.queue.backlog(),
+                    capacity_bytes: link.queue.capacity_bytes(),
+                });
             }
         }
         match link.after_enqueue(now) {
@@ -144,7 +156,9 @@ impl World {
             return;
         }
         let shift = self.gw_wscale[flow].unwrap_or(0) as u32;
-        if let Some(field) = gateway::rewritten_field(g.as_mut(), h.window, shift, self.flows[flow].mss, &view) {
+        if let Some(field) =
+            gateway::rewritten_field(g.as_mut(), h.window, shift, self.flows[flow].mss, &view)
+        {
             h.window = field;
             self.gw_rewrites += 1;
         }
@@ -155,7 +169,10 @@ impl World {
         let now = self.now;
         let (link, mut cx) = link_cx!(self, l);
         let out = link.start_tx(now, &mut cx);
-        if self.gateway.is_some() && l == self.bottleneck && matches!(out, TxStart::Started { .. } | TxStart::Launched { .. }) {
+        if self.gateway.is_some()
+            && l == self.bottleneck
+            && matches!(out, TxStart::Started { .. } | TxStart::Launched { .. })
+        {
             let view = self.fwd_view();
             if let Some(g) = self.gateway.as_mut() {
                 g.on_fwd_dequeue(&view);
@@ -194,7 +211,9 @@ impl World {
         match launch {
             Launch::Lost => {}
             Launch::Out(pid) => self.forward(pid),
-            Launch::Propagating(at, pid) => self.events.schedule_ahead(self.now, at, Event::LinkArrive(l, pid)),
+            Launch::Propagating(at, pid) => {
+                self.events.schedule_ahead(self.now, at, Event::LinkArrive(l, pid))
+            }
         }
     }
 
@@ -213,7 +232,10 @@ impl World {
         // An ACK that has crossed the reverse bottleneck is at the gateway router, the one that
         // holds the forward bottleneck queue: rewrite it there, before it heads to its sender.
         // (Data crossing that link, of a flow the other way, is left alone.)
-        if self.gateway.is_some() && r.links[p.hop as usize - 1] == self.bottleneck_rev && !r.forward {
+        if self.gateway.is_some()
+            && r.links[p.hop as usize - 1] == self.bottleneck_rev
+            && !r.forward
+        {
             self.gateway_rewrite(pid);
         }
         let p = self.pool.get(pid);

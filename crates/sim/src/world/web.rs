@@ -8,9 +8,9 @@ use crate::cc::{self, CcSpec};
 use crate::config::{AppKind, FlowSpec, RwndPolicy, TcpCfg, Transport, WebCfg};
 use crate::engine::{Event, SimRng, Stream};
 use crate::ids::{FlowId, RouteId, SockId};
+use crate::metrics::DelayHist;
 use crate::tcp::TcpSocket;
 use crate::units::SimTime;
-use crate::metrics::DelayHist;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -47,8 +47,16 @@ pub(crate) struct WebRt {
 }
 
 impl WebRt {
-    pub(crate) fn for_flow(spec: &FlowSpec, sender: SockId, receiver: SockId, fwd: RouteId, rev: RouteId) -> Option<WebRt> {
-        let (AppKind::Web(cfg), Transport::Tcp { cc, tcp }) = (&spec.app, &spec.transport) else { return None };
+    pub(crate) fn for_flow(
+        spec: &FlowSpec,
+        sender: SockId,
+        receiver: SockId,
+        fwd: RouteId,
+        rev: RouteId,
+    ) -> Option<WebRt> {
+        let (AppKind::Web(cfg), Transport::Tcp { cc, tcp }) = (&spec.app, &spec.transport) else {
+            return None;
+        };
         Some(WebRt {
             cfg: *cfg,
             response: spec.size.expect("web flows have a response size"),
@@ -117,7 +125,13 @@ impl World {
         w.conn = w.conn.wrapping_add(1);
         let build = |id: SockId, route: RouteId, w: &WebRt| {
             let rng = SimRng::new(seed, Stream::Endpoint, id.0 as u64 | (w.conn as u64) << 32);
-            let mut s = TcpSocket::new(id, f, route, &w.tcp, cc::build(&w.cc, cc::BuildCtx { mss: w.tcp.mss as u64, rng, hz: w.tcp.hz }));
+            let mut s = TcpSocket::new(
+                id,
+                f,
+                route,
+                &w.tcp,
+                cc::build(&w.cc, cc::BuildCtx { mss: w.tcp.mss as u64, rng, hz: w.tcp.hz }),
+            );
             s.conn = w.conn;
             s.metrics_from = from;
             s

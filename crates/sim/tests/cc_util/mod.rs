@@ -14,7 +14,10 @@ pub struct Run {
 pub fn run(toml: &str, seed: Option<u64>, series: bool) -> Run {
     let out = run_toml(toml, &RunOptions { seed, series, ..RunOptions::default() })
         .unwrap_or_else(|e| panic!("run failed: {e}"));
-    Run { summary: serde_json::from_str(&out.summary_json).expect("summary is JSON"), tables: out.tables }
+    Run {
+        summary: serde_json::from_str(&out.summary_json).expect("summary is JSON"),
+        tables: out.tables,
+    }
 }
 
 impl Run {
@@ -31,8 +34,16 @@ impl Run {
     }
 
     fn column(&self, table: &str, name: &str) -> &Column {
-        let t = self.tables.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no table {table}"));
-        &t.columns.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no column {table}.{name}")).1
+        let t = self
+            .tables
+            .iter()
+            .find(|t| t.name == table)
+            .unwrap_or_else(|| panic!("no table {table}"));
+        &t.columns
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("no column {table}.{name}"))
+            .1
     }
 
     /// A numeric column of the `flows` table (all flows), as f64.

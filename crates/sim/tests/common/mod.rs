@@ -10,7 +10,8 @@ pub fn run(toml: &str) -> Value {
 }
 
 pub fn run_seeded(toml: &str, seed: Option<u64>) -> Value {
-    let out = run_toml(toml, &RunOptions { seed, series: false, ..Default::default() }).unwrap_or_else(|e| panic!("run failed: {e}"));
+    let out = run_toml(toml, &RunOptions { seed, series: false, ..Default::default() })
+        .unwrap_or_else(|e| panic!("run failed: {e}"));
     serde_json::from_str(&out.summary_json).expect("summary is JSON")
 }
 
@@ -36,7 +37,10 @@ pub fn mahimahi_dir() -> std::path::PathBuf {
     if let Some(dir) = std::env::var_os("BLOATLAB_TRACES") {
         candidates.push(std::path::PathBuf::from(dir));
     }
-    candidates.push(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mahimahi"));
+    candidates.push(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/traces/mahimahi"),
+    );
     candidates.push(std::path::PathBuf::from("/work/shared/traces/mahimahi"));
     for dir in candidates {
         if dir.join("TMobile-LTE-short.down").exists() {
@@ -44,5 +48,8 @@ pub fn mahimahi_dir() -> std::path::PathBuf {
         }
         tried.push(dir.display().to_string());
     }
-    panic!("the shared Mahimahi traces were not found (tried: {}); set BLOATLAB_TRACES", tried.join(", "));
+    panic!(
+        "the shared Mahimahi traces were not found (tried: {}); set BLOATLAB_TRACES",
+        tried.join(", ")
+    );
 }

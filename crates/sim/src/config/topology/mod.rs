@@ -11,15 +11,17 @@ pub mod routes;
 
 pub use classic::{expand_classic, Classic};
 
-use crate::params::{self as reader, err, Res, Table};
 use super::link::link;
 use super::{gateway, queue, LinkCfg, QueueCfg, Topology, TopologyKind};
 use crate::net::route::MAX_HOPS;
+use crate::params::{self as reader, err, Res, Table};
 use serde_json::Value;
 use std::collections::HashMap;
 
-pub(super) const KINDS: &[&str] = &["dumbbell", "cellular", "graph", "parking_lot", "leaf_spine", "fat_tree"];
-const GRAPH_KEYS: &[&str] = &["kind", "nodes", "hosts", "routers", "links", "routes", "ecmp", "gateway"];
+pub(super) const KINDS: &[&str] =
+    &["dumbbell", "cellular", "graph", "parking_lot", "leaf_spine", "fat_tree"];
+const GRAPH_KEYS: &[&str] =
+    &["kind", "nodes", "hosts", "routers", "links", "routes", "ecmp", "gateway"];
 const NODE_KEYS: &[&str] = &["name", "kind"];
 /// The keys of a graph link besides those of a dumbbell link (`rate`, `delay`, ...).
 const LINK_OWN_KEYS: &[&str] = &["a", "b", "name", "queue", "reverse_queue", "reverse_loss"];
@@ -111,7 +113,19 @@ pub fn reverse_name(name: &str) -> String {
 
 impl GraphCfg {
     pub(super) fn new(preset: &'static str, ecmp: Ecmp) -> GraphCfg {
-        GraphCfg { preset, nodes: Vec::new(), links: Vec::new(), routes: Vec::new(), ecmp, report: Vec::new(), gateway_link: None, order: Vec::new(), reverse_names: Vec::new(), index: HashMap::new(), taken: Default::default() }
+        GraphCfg {
+            preset,
+            nodes: Vec::new(),
+            links: Vec::new(),
+            routes: Vec::new(),
+            ecmp,
+            report: Vec::new(),
+            gateway_link: None,
+            order: Vec::new(),
+            reverse_names: Vec::new(),
+            index: HashMap::new(),
+            taken: Default::default(),
+        }
     }
 
     /// Adds a node; false if the name is taken.
@@ -197,7 +211,12 @@ fn graph(t: &mut Table) -> Res<Read> {
                 read_link(&format!("topology.links[{i}]"), lv, &mut g)?;
             }
         }
-        _ => return err("topology.links", "expected an array of links ([[topology.links]] with a, b, rate, delay)"),
+        _ => {
+            return err(
+                "topology.links",
+                "expected an array of links ([[topology.links]] with a, b, rate, delay)",
+            )
+        }
     }
     match t.get("routes") {
         None => {}
@@ -206,7 +225,12 @@ fn graph(t: &mut Table) -> Res<Read> {
                 read_route(&format!("topology.routes[{i}]"), rv, &mut g)?;
             }
         }
-        Some(_) => return err("topology.routes", "expected an array of routes ([[topology.routes]] with from, to, via)"),
+        Some(_) => {
+            return err(
+                "topology.routes",
+                "expected an array of routes ([[topology.routes]] with from, to, via)",
+            )
+        }
     }
     Ok(Read { cfg: g, gateway_cfg: None })
 }
@@ -223,7 +247,12 @@ fn read_nodes(t: &mut Table, g: &mut GraphCfg) -> Res<()> {
         Ok(())
     };
     if let Some(v) = t.get("nodes") {
-        let Value::Array(a) = v else { return err("topology.nodes", "expected an array of nodes, e.g. [{ name = \"h1\", kind = \"host\" }]") };
+        let Value::Array(a) = v else {
+            return err(
+                "topology.nodes",
+                "expected an array of nodes, e.g. [{ name = \"h1\", kind = \"host\" }]",
+            );
+        };
         for (i, nv) in a.iter().enumerate() {
             let p = format!("topology.nodes[{i}]");
             let mut nt = Table::new(&p, nv)?;
@@ -238,14 +267,19 @@ fn read_nodes(t: &mut Table, g: &mut GraphCfg) -> Res<()> {
     }
     for (key, host) in [("hosts", true), ("routers", false)] {
         let Some(v) = t.get(key) else { continue };
-        let Value::Array(a) = v else { return err(&format!("topology.{key}"), "expected an array of node names") };
+        let Value::Array(a) = v else {
+            return err(&format!("topology.{key}"), "expected an array of node names");
+        };
         for (i, nv) in a.iter().enumerate() {
             let p = format!("topology.{key}[{i}]");
             add(&p, reader::as_str(&p, nv)?, host, g)?;
         }
     }
     if g.nodes.is_empty() {
-        return err("topology.nodes", "a graph needs nodes (nodes = [...], or hosts = [...] and routers = [...])");
+        return err(
+            "topology.nodes",
+            "a graph needs nodes (nodes = [...], or hosts = [...] and routers = [...])",
+        );
     }
     Ok(())
 }
@@ -253,7 +287,10 @@ fn read_nodes(t: &mut Table, g: &mut GraphCfg) -> Res<()> {
 /// A node named at `path`, which must exist.
 fn node_at(path: &str, v: &Value, g: &GraphCfg) -> Res<u32> {
     let name = reader::as_str(path, v)?;
-    g.node(name).map_or_else(|| err(path, format!("unknown node \"{name}\" (nodes: {})", some_names(g))), Ok)
+    g.node(name).map_or_else(
+        || err(path, format!("unknown node \"{name}\" (nodes: {})", some_names(g))),
+        Ok,
+    )
 }
 
 fn some_names(g: &GraphCfg) -> String {
@@ -265,14 +302,25 @@ fn some_names(g: &GraphCfg) -> String {
 /// One `[[topology.links]]` table: the graph's own keys, then a dumbbell link's.
 fn read_link(path: &str, v: &Value, g: &mut GraphCfg) -> Res<()> {
     let Value::Object(map) = v else { return Table::new(path, v).map(|_| ()) };
-    let own: serde_json::Map<String, Value> = map.iter().filter(|(k, _)| LINK_OWN_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
-    let rest: serde_json::Map<String, Value> = map.iter().filter(|(k, _)| !LINK_OWN_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let own: serde_json::Map<String, Value> = map
+        .iter()
+        .filter(|(k, _)| LINK_OWN_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let rest: serde_json::Map<String, Value> = map
+        .iter()
+        .filter(|(k, _)| !LINK_OWN_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let own = Value::Object(own);
     let mut t = Table::new(path, &own)?;
     let a = node_at(&t.key_path("a"), t.require("a")?, g)?;
     let b = node_at(&t.key_path("b"), t.require("b")?, g)?;
     if a == b {
-        return err(&t.key_path("b"), format!("a link joins two different nodes (both are \"{}\")", g.nodes[a as usize].name));
+        return err(
+            &t.key_path("b"),
+            format!("a link joins two different nodes (both are \"{}\")", g.nodes[a as usize].name),
+        );
     }
     let name = match t.opt_str("name")? {
         Some("") => return err(&t.key_path("name"), "must not be empty"),
@@ -285,18 +333,32 @@ fn read_link(path: &str, v: &Value, g: &mut GraphCfg) -> Res<()> {
     t.finish(LINK_OWN_KEYS)?;
     let lk = link(path, &Value::Object(rest), None).map_err(|mut e| {
         if e.message.starts_with("unknown key (allowed: ") {
-            e.message = format!("unknown key (allowed: {}, {})", LINK_OWN_KEYS.join(", "), super::link::LINK_KEYS.join(", "));
+            e.message = format!(
+                "unknown key (allowed: {}, {})",
+                LINK_OWN_KEYS.join(", "),
+                super::link::LINK_KEYS.join(", ")
+            );
         }
         e
     })?;
-    push_link(g, &format!("{path}.name"), GraphLink { name, a, b, link: lk, reverse_loss, queue, reverse_queue })
+    push_link(
+        g,
+        &format!("{path}.name"),
+        GraphLink { name, a, b, link: lk, reverse_loss, queue, reverse_queue },
+    )
 }
 
 /// Adds a link, refusing a name either of its directions shares with another link's.
 pub(super) fn push_link(g: &mut GraphCfg, path: &str, l: GraphLink) -> Res<()> {
     let rev = reverse_name(&l.name);
     if g.taken.contains(&l.name) || g.taken.contains(&rev) {
-        return err(path, format!("duplicate link name \"{}\" (each link is two one-way links, NAME and NAME_rev)", l.name));
+        return err(
+            path,
+            format!(
+                "duplicate link name \"{}\" (each link is two one-way links, NAME and NAME_rev)",
+                l.name
+            ),
+        );
     }
     g.taken.insert(rev);
     g.taken.insert(l.name.clone());
@@ -311,7 +373,13 @@ fn read_route(path: &str, v: &Value, g: &mut GraphCfg) -> Res<()> {
     let to = node_at(&t.key_path("to"), t.require("to")?, g)?;
     for (k, n) in [("from", from), ("to", to)] {
         if !g.nodes[n as usize].host {
-            return err(&t.key_path(k), format!("\"{}\" is a router; routes go from host to host", g.nodes[n as usize].name));
+            return err(
+                &t.key_path(k),
+                format!(
+                    "\"{}\" is a router; routes go from host to host",
+                    g.nodes[n as usize].name
+                ),
+            );
         }
     }
     let mut nodes = vec![from];
@@ -323,7 +391,10 @@ fn read_route(path: &str, v: &Value, g: &mut GraphCfg) -> Res<()> {
                 let p = format!("{vp}[{i}]");
                 let n = node_at(&p, nv, g)?;
                 if g.nodes[n as usize].host {
-                    return err(&p, format!("\"{}\" is a host; hosts do not forward", g.nodes[n as usize].name));
+                    return err(
+                        &p,
+                        format!("\"{}\" is a host; hosts do not forward", g.nodes[n as usize].name),
+                    );
                 }
                 nodes.push(n);
             }
@@ -334,19 +405,37 @@ fn read_route(path: &str, v: &Value, g: &mut GraphCfg) -> Res<()> {
     nodes.push(to);
     for (i, n) in nodes.iter().enumerate() {
         if nodes[..i].contains(n) {
-            return err(&vp, format!("routing loop: the route passes \"{}\" twice", g.nodes[*n as usize].name));
+            return err(
+                &vp,
+                format!("routing loop: the route passes \"{}\" twice", g.nodes[*n as usize].name),
+            );
         }
     }
     for w in nodes.windows(2) {
         if !g.links.iter().any(|l| (l.a, l.b) == (w[0], w[1]) || (l.b, l.a) == (w[0], w[1])) {
-            return err(&vp, format!("no link between \"{}\" and \"{}\"", g.nodes[w[0] as usize].name, g.nodes[w[1] as usize].name));
+            return err(
+                &vp,
+                format!(
+                    "no link between \"{}\" and \"{}\"",
+                    g.nodes[w[0] as usize].name, g.nodes[w[1] as usize].name
+                ),
+            );
         }
     }
     if nodes.len() - 1 > MAX_HOPS {
-        return err(&vp, format!("a route crosses at most {MAX_HOPS} links (this one {})", nodes.len() - 1));
+        return err(
+            &vp,
+            format!("a route crosses at most {MAX_HOPS} links (this one {})", nodes.len() - 1),
+        );
     }
     if g.routes.iter().any(|r| r.path[0] == from && r.path[r.path.len() - 1] == to) {
-        return err(path, format!("a second route from \"{}\" to \"{}\"", g.nodes[from as usize].name, g.nodes[to as usize].name));
+        return err(
+            path,
+            format!(
+                "a second route from \"{}\" to \"{}\"",
+                g.nodes[from as usize].name, g.nodes[to as usize].name
+            ),
+        );
     }
     g.routes.push(StaticRoute { path: nodes });
     Ok(())
@@ -359,7 +448,12 @@ fn read_gateway(g: &mut Read, v: &Value) -> Res<()> {
     let lp = format!("{path}.link");
     let name = match map.get("link") {
         Some(n) => reader::as_str(&lp, n)?.to_string(),
-        None => return err(&lp, "missing required key (the one-way link whose queue the gateway reads)"),
+        None => {
+            return err(
+                &lp,
+                "missing required key (the one-way link whose queue the gateway reads)",
+            )
+        }
     };
     let q = g.cfg.links.iter().find_map(|l| {
         if l.name == name {
@@ -385,7 +479,10 @@ pub(super) fn flow_endpoints(t: &mut Table, g: &GraphCfg) -> Res<Pattern> {
         let Some(v) = t.get(key) else { return Ok(None) };
         let n = node_at(&p, v, g)?;
         if !g.nodes[n as usize].host {
-            return err(&p, format!("\"{}\" is a router; flows run between hosts", g.nodes[n as usize].name));
+            return err(
+                &p,
+                format!("\"{}\" is a router; flows run between hosts", g.nodes[n as usize].name),
+            );
         }
         Ok(Some(n))
     };
@@ -394,29 +491,56 @@ pub(super) fn flow_endpoints(t: &mut Table, g: &GraphCfg) -> Res<Pattern> {
     let pattern = t.opt_choice("pattern", "flow pattern", PATTERNS)?;
     // Unreachable hosts and paths longer than a route holds are refused here, by key.
     let check = |pairs: &[(u32, u32)], path: &str| match routes::longest_hops(g, pairs) {
-        Err((s, d)) => err(path, format!("host \"{}\" is unreachable from \"{}\"", g.nodes[d as usize].name, g.nodes[s as usize].name)),
-        Ok(h) if h as usize > MAX_HOPS => err(path, format!("a path of this flow crosses {h} links (a route holds at most {MAX_HOPS})")),
+        Err((s, d)) => err(
+            path,
+            format!(
+                "host \"{}\" is unreachable from \"{}\"",
+                g.nodes[d as usize].name, g.nodes[s as usize].name
+            ),
+        ),
+        Ok(h) if h as usize > MAX_HOPS => err(
+            path,
+            format!("a path of this flow crosses {h} links (a route holds at most {MAX_HOPS})"),
+        ),
         Ok(_) => Ok(()),
     };
     let hosts = g.hosts();
     match (pattern, src, dst) {
         (None, Some(s), Some(d)) => {
             if s == d {
-                return err(&t.key_path("dst"), format!("a flow from host \"{}\" to itself", g.nodes[s as usize].name));
+                return err(
+                    &t.key_path("dst"),
+                    format!("a flow from host \"{}\" to itself", g.nodes[s as usize].name),
+                );
             }
-            if !g.routes.iter().any(|r| (r.path[0], r.path[r.path.len() - 1]) == (s, d)) || !g.routes.iter().any(|r| (r.path[0], r.path[r.path.len() - 1]) == (d, s)) {
+            if !g.routes.iter().any(|r| (r.path[0], r.path[r.path.len() - 1]) == (s, d))
+                || !g.routes.iter().any(|r| (r.path[0], r.path[r.path.len() - 1]) == (d, s))
+            {
                 check(&[(s, d)], &t.key_path("dst"))?;
             }
             Ok(Pattern::Pair(s, d))
         }
-        (None, _, _) => err(&t.key_path(if src.is_none() { "src" } else { "dst" }), format!("missing required key (graph flows name src and dst hosts, or a pattern: {})", PATTERNS.join(", "))),
+        (None, _, _) => err(
+            &t.key_path(if src.is_none() { "src" } else { "dst" }),
+            format!(
+                "missing required key (graph flows name src and dst hosts, or a pattern: {})",
+                PATTERNS.join(", ")
+            ),
+        ),
         (Some("incast"), None, Some(d)) => {
-            let pairs: Vec<(u32, u32)> = hosts.iter().filter(|&&h| h != d).map(|&h| (h, d)).collect();
+            let pairs: Vec<(u32, u32)> =
+                hosts.iter().filter(|&&h| h != d).map(|&h| (h, d)).collect();
             check(&pairs, &t.key_path("dst"))?;
             Ok(Pattern::Incast(d))
         }
-        (Some("incast"), _, _) => err(&t.key_path(if src.is_some() { "src" } else { "dst" }), "pattern = \"incast\" takes dst only (every other host sends to it)"),
-        (Some(p), Some(_), _) | (Some(p), None, Some(_)) => err(&t.key_path(if src.is_some() { "src" } else { "dst" }), format!("pattern = \"{p}\" chooses the hosts itself (no src or dst)")),
+        (Some("incast"), _, _) => err(
+            &t.key_path(if src.is_some() { "src" } else { "dst" }),
+            "pattern = \"incast\" takes dst only (every other host sends to it)",
+        ),
+        (Some(p), Some(_), _) | (Some(p), None, Some(_)) => err(
+            &t.key_path(if src.is_some() { "src" } else { "dst" }),
+            format!("pattern = \"{p}\" chooses the hosts itself (no src or dst)"),
+        ),
         (Some("permutation"), None, None) => {
             if hosts.len() < 2 {
                 return err(&t.key_path("pattern"), "a permutation needs at least two hosts");
@@ -424,14 +548,20 @@ pub(super) fn flow_endpoints(t: &mut Table, g: &GraphCfg) -> Res<Pattern> {
             // The presets are connected and short by construction; a written graph is checked
             // for every pair the seeded permutation might choose.
             if g.preset == "graph" {
-                let pairs: Vec<(u32, u32)> = hosts.iter().flat_map(|&a| hosts.iter().filter(move |&&b| b != a).map(move |&b| (a, b))).collect();
+                let pairs: Vec<(u32, u32)> = hosts
+                    .iter()
+                    .flat_map(|&a| hosts.iter().filter(move |&&b| b != a).map(move |&b| (a, b)))
+                    .collect();
                 check(&pairs, &t.key_path("pattern"))?;
             }
             Ok(Pattern::Permutation)
         }
         (Some(_), None, None) => {
             if g.preset != "parking_lot" {
-                return err(&t.key_path("pattern"), "pattern = \"parking_lot\" needs topology.kind = \"parking_lot\"");
+                return err(
+                    &t.key_path("pattern"),
+                    "pattern = \"parking_lot\" needs topology.kind = \"parking_lot\"",
+                );
             }
             Ok(Pattern::ParkingLot)
         }
@@ -440,7 +570,9 @@ pub(super) fn flow_endpoints(t: &mut Table, g: &GraphCfg) -> Res<Pattern> {
 
 /// `[metrics] links`: every name must be a one-way link of the topology.
 pub(super) fn metrics_links(v: &Value, names: &[String]) -> Res<Vec<String>> {
-    let Value::Array(a) = v else { return err("metrics.links", "expected an array of link names, e.g. [\"r1-r2\"]") };
+    let Value::Array(a) = v else {
+        return err("metrics.links", "expected an array of link names, e.g. [\"r1-r2\"]");
+    };
     link_list("metrics.links", a, names, "")
 }
 
@@ -454,7 +586,10 @@ pub(super) fn link_list(path: &str, a: &[Value], names: &[String], hint: &str) -
         if !names.iter().any(|n| n == name) {
             let shown: Vec<&str> = names.iter().take(6).map(|s| s.as_str()).collect();
             let more = if names.len() > 6 { ", ..." } else { "" };
-            return err(&p, format!("unknown link \"{name}\" (links: {}{more}{hint})", shown.join(", ")));
+            return err(
+                &p,
+                format!("unknown link \"{name}\" (links: {}{more}{hint})", shown.join(", ")),
+            );
         }
         if !out.iter().any(|o| o == name) {
             out.push(name.to_string());

@@ -2,15 +2,25 @@
 //! and the k-ary `fat_tree`. Node and link names follow fixed rules (docs/topology.md) so
 //! that `capture`, `[metrics] links` and `gateway.link` can name them.
 
-use crate::params::{err, Res, Table};
 use super::super::link::{link, pair, Pair};
 use super::super::{queue, LinkCfg, QueueCfg, RateSpec};
 use super::{ecmp, push_link, Ecmp, GraphCfg, GraphLink};
 use crate::net::route::MAX_HOPS;
+use crate::params::{err, Res, Table};
 use crate::units::{Dur, Rate};
 
-const PARKING_KEYS: &[&str] = &["kind", "k", "bottleneck", "bottleneck_queue", "reverse_queue", "access", "access_queue", "gateway"];
-const LEAF_SPINE_KEYS: &[&str] = &["kind", "leaves", "spines", "hosts_per_leaf", "link", "fabric", "queue", "ecmp", "gateway"];
+const PARKING_KEYS: &[&str] = &[
+    "kind",
+    "k",
+    "bottleneck",
+    "bottleneck_queue",
+    "reverse_queue",
+    "access",
+    "access_queue",
+    "gateway",
+];
+const LEAF_SPINE_KEYS: &[&str] =
+    &["kind", "leaves", "spines", "hosts_per_leaf", "link", "fabric", "queue", "ecmp", "gateway"];
 const FAT_TREE_KEYS: &[&str] = &["kind", "k", "link", "queue", "ecmp", "gateway"];
 
 pub(super) fn keys(kind: &str) -> &'static [&'static str] {
@@ -40,7 +50,15 @@ fn nodes(g: &mut GraphCfg, names: impl Iterator<Item = String>, host: bool) {
 /// Adds the link a–b named "a-b" with one queue configuration for both directions.
 fn join(g: &mut GraphCfg, a: &str, b: &str, cfg: &LinkCfg, q: &QueueCfg, rq: &QueueCfg) -> Res<()> {
     let (na, nb) = (g.node(a).expect("preset node"), g.node(b).expect("preset node"));
-    let l = GraphLink { name: format!("{a}-{b}"), a: na, b: nb, link: cfg.clone(), reverse_loss: 0.0, queue: q.clone(), reverse_queue: rq.clone() };
+    let l = GraphLink {
+        name: format!("{a}-{b}"),
+        a: na,
+        b: nb,
+        link: cfg.clone(),
+        reverse_loss: 0.0,
+        queue: q.clone(),
+        reverse_queue: rq.clone(),
+    };
     push_link(g, "topology", l)
 }
 
@@ -49,13 +67,22 @@ fn join(g: &mut GraphCfg, a: &str, b: &str, cfg: &LinkCfg, q: &QueueCfg, rq: &Qu
 fn parking_lot(t: &mut Table) -> Res<GraphCfg> {
     // The long flow crosses its two access links and the k bottlenecks.
     let k = t.opt_int("k", 1, (MAX_HOPS - 2) as i64)?.unwrap_or(3) as usize;
-    let Pair { bottleneck, access, bottleneck_queue: bq, reverse_queue: rq, access_queue: aq } = pair(t)?;
+    let Pair { bottleneck, access, bottleneck_queue: bq, reverse_queue: rq, access_queue: aq } =
+        pair(t)?;
     let mut g = GraphCfg::new("parking_lot", Ecmp::Lowest);
     nodes(&mut g, (0..=k).map(|i| format!("r{i}")), false);
     nodes(&mut g, (0..=k).flat_map(|i| [format!("src{i}"), format!("dst{i}")]), true);
     for i in 1..=k {
         let (a, b) = (g.node(&format!("r{}", i - 1)).unwrap(), g.node(&format!("r{i}")).unwrap());
-        let l = GraphLink { name: format!("b{i}"), a, b, link: bottleneck.clone(), reverse_loss: 0.0, queue: bq.clone(), reverse_queue: rq.clone() };
+        let l = GraphLink {
+            name: format!("b{i}"),
+            a,
+            b,
+            link: bottleneck.clone(),
+            reverse_loss: 0.0,
+            queue: bq.clone(),
+            reverse_queue: rq.clone(),
+        };
         push_link(&mut g, "topology", l)?;
         g.report.push(format!("b{i}"));
     }
@@ -70,7 +97,13 @@ fn parking_lot(t: &mut Table) -> Res<GraphCfg> {
 
 /// Data-centre links: 10 Gbit/s, 1 µs unless given.
 fn dc_link(t: &mut Table, key: &'static str, default: Option<&LinkCfg>) -> Res<LinkCfg> {
-    let base = LinkCfg { rate: RateSpec::Constant(Rate(10_000_000_000)), reverse_rate: None, delay: Dur::from_micros(1), loss: 0.0, drop_packets: Vec::new() };
+    let base = LinkCfg {
+        rate: RateSpec::Constant(Rate(10_000_000_000)),
+        reverse_rate: None,
+        delay: Dur::from_micros(1),
+        loss: 0.0,
+        drop_packets: Vec::new(),
+    };
     let d = default.unwrap_or(&base);
     match t.get(key) {
         Some(v) => link(&t.key_path(key), v, Some(d)),

@@ -6,8 +6,8 @@
 //! route id, so the per-packet path costs no lookup.
 
 use super::{Ecmp, GraphCfg};
-use crate::net::route::MAX_HOPS;
 use crate::ids::LinkId;
+use crate::net::route::MAX_HOPS;
 use crate::wire::flowkey::FlowKey;
 use std::collections::HashMap;
 
@@ -46,7 +46,12 @@ impl Adjacency {
         }
         for u in 0..n {
             let s = &mut edges[start[u] as usize..start[u + 1] as usize];
-            s.sort_by(|x, y| g.nodes[x.0 as usize].name.cmp(&g.nodes[y.0 as usize].name).then_with(|| g.one_way_name(x.1 .0).cmp(&g.one_way_name(y.1 .0))));
+            s.sort_by(|x, y| {
+                g.nodes[x.0 as usize]
+                    .name
+                    .cmp(&g.nodes[y.0 as usize].name)
+                    .then_with(|| g.one_way_name(x.1 .0).cmp(&g.one_way_name(y.1 .0)))
+            });
         }
         Adjacency { start, edges, host: g.nodes.iter().map(|n| n.host).collect() }
     }
@@ -129,7 +134,12 @@ fn anchor(adj: &Adjacency, d: u32) -> (u32, Option<LinkId>) {
 /// flows, not one per host pair.
 pub fn routes(g: &GraphCfg, seed: u64, reqs: &[Request]) -> Result<Vec<Path>, String> {
     let adj = Adjacency::new(g);
-    let statics: HashMap<(u32, u32), usize> = g.routes.iter().enumerate().map(|(i, r)| ((r.path[0], r.path[r.path.len() - 1]), i)).collect();
+    let statics: HashMap<(u32, u32), usize> = g
+        .routes
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ((r.path[0], r.path[r.path.len() - 1]), i))
+        .collect();
     let anchors: Vec<(u32, Option<LinkId>)> = reqs.iter().map(|r| anchor(&adj, r.dst)).collect();
     let mut order: Vec<u32> = (0..reqs.len() as u32).collect();
     order.sort_by_key(|&i| anchors[i as usize].0);
@@ -155,7 +165,11 @@ pub fn routes(g: &GraphCfg, seed: u64, reqs: &[Request]) -> Result<Vec<Path>, St
             return Err(format!("no route from \"{}\" to \"{}\"", name(r.src), name(r.dst)));
         }
         if hops as usize > MAX_HOPS {
-            return Err(format!("the route from \"{}\" to \"{}\" crosses {hops} links (at most {MAX_HOPS})", name(r.src), name(r.dst)));
+            return Err(format!(
+                "the route from \"{}\" to \"{}\" crosses {hops} links (at most {MAX_HOPS})",
+                name(r.src),
+                name(r.dst)
+            ));
         }
         let p = &mut out[i as usize];
         let mut u = r.src;
@@ -196,7 +210,9 @@ impl Closer {
                 // A host one hop closer is a step only when it is the target: the search
                 // gives hosts a distance without expanding them, so a router beside a
                 // multi-homed host would otherwise forward through it.
-                let step = |e: &&(u32, LinkId)| dist[e.0 as usize] == d - 1 && (d == 1 || !adj.host[e.0 as usize]);
+                let step = |e: &&(u32, LinkId)| {
+                    dist[e.0 as usize] == d - 1 && (d == 1 || !adj.host[e.0 as usize])
+                };
                 self.edges.extend(adj.of(u as u32).iter().filter(step));
             }
         }
@@ -212,7 +228,11 @@ impl Closer {
 fn static_path(adj: &Adjacency, nodes: &[u32]) -> Path {
     let mut p = Path { links: [LinkId(0); MAX_HOPS], len: 0 };
     for w in nodes.windows(2) {
-        let (_, l) = *adj.of(w[0]).iter().find(|e| e.0 == w[1]).expect("static routes follow links (checked when read)");
+        let (_, l) = *adj
+            .of(w[0])
+            .iter()
+            .find(|e| e.0 == w[1])
+            .expect("static routes follow links (checked when read)");
         p.links[p.len as usize] = l;
         p.len += 1;
     }

@@ -173,7 +173,9 @@ pub struct Link {
 }
 
 /// The cache lines of a link that a packet's walk touches (see [`Link`]).
-const HOT_LINES: usize = (std::mem::offset_of!(Link, stats) + std::mem::offset_of!(LinkStats, window_start)).div_ceil(64);
+const HOT_LINES: usize = (std::mem::offset_of!(Link, stats)
+    + std::mem::offset_of!(LinkStats, window_start))
+.div_ceil(64);
 const _: () = assert!(
     HOT_LINES <= 3,
     "a packet's walk through a link should touch at most three lines: keep what it reads \
@@ -277,7 +279,10 @@ impl Link {
 
     /// Packets inside the link: queued, in the serializer, propagating.
     pub fn inside(&self) -> u64 {
-        self.queue.backlog().pkts + self.handoff.is_some() as u64 + self.unlaunched() as u64 + self.propagating as u64
+        self.queue.backlog().pkts
+            + self.handoff.is_some() as u64
+            + self.unlaunched() as u64
+            + self.propagating as u64
     }
 
     /// Step 1: a packet arrives at the queue. Returns whether the discipline kept it. The
@@ -366,7 +371,13 @@ impl Link {
 
     /// Puts packet `id` in the serializer at `now` (a folding link launches it at once).
     #[inline]
-    fn serialize(&mut self, id: PacketId, bytes: u32, now: SimTime, cx: &mut impl LinkCx) -> TxStart {
+    fn serialize(
+        &mut self,
+        id: PacketId,
+        bytes: u32,
+        now: SimTime,
+        cx: &mut impl LinkCx,
+    ) -> TxStart {
         let end = self.rate.serve(now, bytes as u64);
         self.tx_end = end;
         self.in_tx = Some(InTx { id, started: now, bytes });
@@ -410,7 +421,14 @@ impl Link {
     /// The transmission of `id` over [started, end] ends: count it, capture it, lose it on the
     /// wire or send it on its way.
     #[inline]
-    fn launch(&mut self, id: PacketId, started: SimTime, end: SimTime, bytes: u32, cx: &mut impl LinkCx) -> Launch {
+    fn launch(
+        &mut self,
+        id: PacketId,
+        started: SimTime,
+        end: SimTime,
+        bytes: u32,
+        cx: &mut impl LinkCx,
+    ) -> Launch {
         self.stats.transmitted(started, end, bytes as u64);
         let crossing = self.stats.transmitted - 1;
         cx.on_wire(id, end);
@@ -476,7 +494,10 @@ impl Link {
     /// [`LinkStats::take_interval`]); a folded transmission that ends after `now` counts in
     /// the next interval.
     pub fn take_interval(&mut self, now: SimTime) -> (f64, u64) {
-        let carry = self.folded_in_progress(now).filter(|_| self.stats.monitored).map_or(0, |tx| tx.bytes as u64);
+        let carry = self
+            .folded_in_progress(now)
+            .filter(|_| self.stats.monitored)
+            .map_or(0, |tx| tx.bytes as u64);
         let (sojourn, bytes) = self.stats.take_interval();
         self.stats.i_tx_bytes = carry;
         (sojourn, bytes - carry)
@@ -489,7 +510,13 @@ impl Link {
 
     /// The queue over the window ending at `end` (closed), for the summary builder.
     pub fn measure(&self, end: SimTime) -> crate::metrics::QueueMeasure {
-        self.stats.measure(end, self.queue.name(), self.queue.capacity_bytes(), self.rate.mean_rate().mbps_f64(), self.rate.is_constant())
+        self.stats.measure(
+            end,
+            self.queue.name(),
+            self.queue.capacity_bytes(),
+            self.rate.mean_rate().mbps_f64(),
+            self.rate.is_constant(),
+        )
     }
 
     /// The conservation of packets through the link: arrivals = queue drops + queued + in the
@@ -499,7 +526,8 @@ impl Link {
         let b = self.queue.backlog().pkts + self.handoff.is_some() as u64;
         let in_tx = self.unlaunched() as u64;
         let ok_queue = s.arrivals == s.queue_drops() + b + in_tx + s.transmitted;
-        let ok_wire = s.transmitted == s.drops[DropReason::RandomLoss as usize] + s.delivered + self.propagating as u64;
+        let ok_wire = s.transmitted
+            == s.drops[DropReason::RandomLoss as usize] + s.delivered + self.propagating as u64;
         if ok_queue && ok_wire {
             return Ok(());
         }
@@ -520,10 +548,10 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::QueueLimit;
     use crate::engine::Stream;
     use crate::net::Ecn;
     use crate::queue::DropTail;
+    use crate::queue::QueueLimit;
     use crate::units::Rate;
 
     /// Records what the link asked of its owner.
@@ -561,7 +589,15 @@ mod tests {
     }
 
     fn entry(id: u32, t: SimTime) -> QEntry {
-        QEntry { id: PacketId(id), bytes: 1500, enqueued_at: t, ecn: Ecn::NotEct, key: Default::default(), dscp: 0, ack: None }
+        QEntry {
+            id: PacketId(id),
+            bytes: 1500,
+            enqueued_at: t,
+            ecn: Ecn::NotEct,
+            key: Default::default(),
+            dscp: 0,
+            ack: None,
+        }
     }
 
     const MS: u64 = 1_000_000;
@@ -581,14 +617,20 @@ mod tests {
         assert_eq!(l.inside(), 3);
         // End of the first transmission: it propagates, due at the far end 10 ms later.
         assert_eq!(l.tx_event(SimTime(MS)), TxEvent::End);
-        assert_eq!(l.end_tx(SimTime(MS), &mut o), Launch::Propagating(SimTime(11 * MS), PacketId(0)));
+        assert_eq!(
+            l.end_tx(SimTime(MS), &mut o),
+            Launch::Propagating(SimTime(11 * MS), PacketId(0))
+        );
         assert_eq!(l.start_tx(SimTime(MS), &mut o), TxStart::Started { end: SimTime(2 * MS) });
         // The second crossing is on the drop list.
         assert_eq!(l.tx_event(SimTime(2 * MS)), TxEvent::End);
         assert_eq!(l.end_tx(SimTime(2 * MS), &mut o), Launch::Lost);
         assert_eq!(o.dropped[1], (PacketId(1), DropReason::RandomLoss));
         assert_eq!(l.start_tx(SimTime(2 * MS), &mut o), TxStart::Started { end: SimTime(3 * MS) });
-        assert_eq!(l.end_tx(SimTime(3 * MS), &mut o), Launch::Propagating(SimTime(13 * MS), PacketId(2)));
+        assert_eq!(
+            l.end_tx(SimTime(3 * MS), &mut o),
+            Launch::Propagating(SimTime(13 * MS), PacketId(2))
+        );
         assert_eq!(l.start_tx(SimTime(3 * MS), &mut o), TxStart::Idle);
         assert_eq!(o.on_wire.len(), 3);
         assert_eq!(l.inside(), 2);
@@ -619,7 +661,13 @@ mod tests {
                 }
                 for id in ids {
                     let kept = l.enqueue(entry(id, now), now, &mut o);
-                    assert_eq!(l.inside(), l.stats.arrivals - l.stats.queue_drops() - l.stats.delivered - l.stats.drops[DropReason::RandomLoss as usize]);
+                    assert_eq!(
+                        l.inside(),
+                        l.stats.arrivals
+                            - l.stats.queue_drops()
+                            - l.stats.delivered
+                            - l.stats.drops[DropReason::RandomLoss as usize]
+                    );
                     l.check_conservation().unwrap();
                     if kept && l.idle(now) {
                         log.push(format!("{:?}", l.start_tx(now, &mut o)));
@@ -630,7 +678,10 @@ mod tests {
         };
         let (fifo, cut) = (walk(true), walk(false));
         assert_eq!(fifo, cut);
-        assert_eq!(cut.1, vec![(PacketId(3), DropReason::Overflow), (PacketId(1), DropReason::RandomLoss)]);
+        assert_eq!(
+            cut.1,
+            vec![(PacketId(3), DropReason::Overflow), (PacketId(1), DropReason::RandomLoss)]
+        );
     }
 
     #[test]
@@ -706,7 +757,9 @@ mod tests {
             }
             let mut o = Owner::default();
             let (mut q, mut seq) = (Queue::new(), 0u64);
-            for (t, id) in [(0, 0), (0, 1), (0, 2), (0, 3), (5 * MS + MS / 2, 4), (20 * MS, 5), (20 * MS, 6)] {
+            for (t, id) in
+                [(0, 0), (0, 1), (0, 2), (0, 3), (5 * MS + MS / 2, 4), (20 * MS, 5), (20 * MS, 6)]
+            {
                 push(&mut q, &mut seq, SimTime(t), Act::Arrive(id));
             }
             push(&mut q, &mut seq, SimTime(MS / 2), Act::Window);
@@ -721,7 +774,12 @@ mod tests {
                     Act::Arrive(id) => {
                         if l.enqueue(entry(id, now), now, &mut o) {
                             match l.after_enqueue(now) {
-                                AfterEnqueue::StartNow => started(l.start_tx(now, &mut o), &mut q, &mut seq, &mut launched),
+                                AfterEnqueue::StartNow => started(
+                                    l.start_tx(now, &mut o),
+                                    &mut q,
+                                    &mut seq,
+                                    &mut launched,
+                                ),
                                 AfterEnqueue::CallAt(t) => push(&mut q, &mut seq, t, Act::Tx),
                                 AfterEnqueue::Nothing => {}
                             }
@@ -732,7 +790,9 @@ mod tests {
                             launched.push(l.end_tx(now, &mut o));
                             started(l.start_tx(now, &mut o), &mut q, &mut seq, &mut launched);
                         }
-                        TxEvent::WakeIdle => started(l.start_tx(now, &mut o), &mut q, &mut seq, &mut launched),
+                        TxEvent::WakeIdle => {
+                            started(l.start_tx(now, &mut o), &mut q, &mut seq, &mut launched)
+                        }
                         TxEvent::Stale => {}
                     },
                     Act::Window => l.start_window(now),
@@ -741,10 +801,19 @@ mod tests {
                         l.close_window(now);
                         l.check_conservation().unwrap();
                         let m = l.measure(now);
-                        let counts = (m.arrivals, m.tx_packets, m.tx_bytes, format!("{:?}", m.busy), m.sojourn_n, l.transmitted_by(now));
+                        let counts = (
+                            m.arrivals,
+                            m.tx_packets,
+                            m.tx_bytes,
+                            format!("{:?}", m.busy),
+                            m.sojourn_n,
+                            l.transmitted_by(now),
+                        );
                         // A folding link launches a packet at its start: compare those whose
                         // transmission ended by now.
-                        launched.retain(|x| !matches!(x, Launch::Propagating(t, _) if *t > now + l.delay));
+                        launched.retain(
+                            |x| !matches!(x, Launch::Propagating(t, _) if *t > now + l.delay),
+                        );
                         launched.sort_by_key(|x| format!("{x:?}"));
                         let mut dropped = o.dropped.clone();
                         dropped.sort_by_key(|d| d.0);
@@ -758,9 +827,15 @@ mod tests {
         assert_eq!(plain, folded);
         // What the walk went through: an overflow, a listed wire loss, and transmissions in
         // progress at the window's start (packet 0), at two samples and at its end (packet 6).
-        assert_eq!(plain.1, vec![(PacketId(2), DropReason::RandomLoss), (PacketId(3), DropReason::Overflow)]);
+        assert_eq!(
+            plain.1,
+            vec![(PacketId(2), DropReason::RandomLoss), (PacketId(3), DropReason::Overflow)]
+        );
         assert_eq!(plain.0.len(), 5);
-        assert_eq!(plain.3 .1, 5, "packets 0, 1, 2 (lost on the wire), 4 and 5 ended inside the window");
+        assert_eq!(
+            plain.3 .1, 5,
+            "packets 0, 1, 2 (lost on the wire), 4 and 5 ended inside the window"
+        );
         assert_eq!(plain.2, vec!["(0.5, 1500)", "(1.0, 3000)", "(0.5, 3000)"]);
     }
 }

@@ -3,10 +3,10 @@
 //! The simulated world and the emulator both keep their links' statistics here, so the
 //! bottleneck block of the summary means the same thing for both.
 
+use crate::metrics::DelayHist;
 use crate::metrics::{Busy, DropReasons, QueueMeasure};
 use crate::queue::{DropReason, DROP_REASONS};
 use crate::units::{Dur, SimTime};
-use crate::metrics::DelayHist;
 
 /// Laid out in declaration order (`repr(C)`): the counters every packet touches come first,
 /// so that they share the link's first cache lines with the serializer (see `Link`). A link
@@ -98,7 +98,9 @@ impl LinkStats {
 
     /// Drops by the discipline (overflow and AQM), not by the wire.
     pub fn queue_drops(&self) -> u64 {
-        self.drops[DropReason::Overflow as usize] + self.drops[DropReason::Early as usize] + self.drops[DropReason::AqmDequeue as usize]
+        self.drops[DropReason::Overflow as usize]
+            + self.drops[DropReason::Early as usize]
+            + self.drops[DropReason::AqmDequeue as usize]
     }
 
     /// A packet leaves the queue for the serializer after `sojourn_ns` in it.
@@ -185,7 +187,11 @@ impl LinkStats {
     /// Mean sojourn (ms, NaN without samples) and bytes sent since the previous call, for a
     /// time-series sample.
     pub fn take_interval(&mut self) -> (f64, u64) {
-        let s = if self.i_sojourn_n > 0 { self.i_sojourn_sum as f64 / self.i_sojourn_n as f64 / 1e6 } else { f64::NAN };
+        let s = if self.i_sojourn_n > 0 {
+            self.i_sojourn_sum as f64 / self.i_sojourn_n as f64 / 1e6
+        } else {
+            f64::NAN
+        };
         let b = self.i_tx_bytes;
         self.i_tx_bytes = 0;
         self.i_sojourn_sum = 0;
@@ -196,7 +202,14 @@ impl LinkStats {
     /// The window as measurements for the summary builder (`metrics::measure`), once the
     /// window is closed (`Link::close_window`). `constant_rate`: utilization is busy time;
     /// otherwise bytes carried over the capacity offered.
-    pub fn measure(&self, end: SimTime, aqm: &str, capacity_bytes: u64, rate_mbps: f64, constant_rate: bool) -> QueueMeasure {
+    pub fn measure(
+        &self,
+        end: SimTime,
+        aqm: &str,
+        capacity_bytes: u64,
+        rate_mbps: f64,
+        constant_rate: bool,
+    ) -> QueueMeasure {
         QueueMeasure {
             aqm: aqm.to_string(),
             capacity_bytes,
@@ -215,8 +228,11 @@ impl LinkStats {
             random_losses: self.w_drops[DropReason::RandomLoss as usize],
             tx_packets: self.w_tx_pkts,
             tx_bytes: self.w_tx_bytes,
-            busy: if constant_rate { Busy::Time { busy_s: self.w_busy.secs_f64() } } else { Busy::Offered { offered_bytes: self.w_capacity } },
+            busy: if constant_rate {
+                Busy::Time { busy_s: self.w_busy.secs_f64() }
+            } else {
+                Busy::Offered { offered_bytes: self.w_capacity }
+            },
         }
     }
 }
-

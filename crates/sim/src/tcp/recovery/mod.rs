@@ -51,7 +51,19 @@ pub struct Mechanisms {
 
 impl Default for Mechanisms {
     fn default() -> Self {
-        Mechanisms { prr: true, frto: true, undo: true, dsack: true, rack: true, tlp: true, quickack: true, linux_rtt: true, rcvbuf_auto: true, sack_compress: true, gso: true }
+        Mechanisms {
+            prr: true,
+            frto: true,
+            undo: true,
+            dsack: true,
+            rack: true,
+            tlp: true,
+            quickack: true,
+            linux_rtt: true,
+            rcvbuf_auto: true,
+            sack_compress: true,
+            gso: true,
+        }
     }
 }
 

@@ -27,7 +27,15 @@ impl Prr {
     /// The cwnd after an ACK that delivered `newly_delivered` bytes with `in_flight` left in
     /// the pipe; `una_advanced` and `newly_lost` select Linux's extra segment of the
     /// slow-start bound. None when the ACK delivered nothing (cwnd stays).
-    pub fn cwnd(&mut self, ssthresh: u64, in_flight: u64, newly_delivered: u64, newly_lost: bool, una_advanced: bool, mss: u64) -> Option<u64> {
+    pub fn cwnd(
+        &mut self,
+        ssthresh: u64,
+        in_flight: u64,
+        newly_delivered: u64,
+        newly_lost: bool,
+        una_advanced: bool,
+        mss: u64,
+    ) -> Option<u64> {
         if newly_delivered == 0 {
             return None;
         }
@@ -35,7 +43,9 @@ impl Prr {
         let sndcnt = if in_flight > ssthresh {
             // Proportional part: ceil(ssthresh · delivered / RecoverFS) − out, rounded up to
             // whole segments as Linux counts them.
-            let target = (ssthresh as u128 * self.delivered as u128).div_ceil(self.recover_fs as u128 * mss as u128) as u64 * mss;
+            let target = (ssthresh as u128 * self.delivered as u128)
+                .div_ceil(self.recover_fs as u128 * mss as u128) as u64
+                * mss;
             target.saturating_sub(self.out)
         } else {
             let mut n = self.delivered.saturating_sub(self.out).max(newly_delivered);

@@ -46,7 +46,14 @@ pub struct Rack {
 impl Rack {
     /// A segment [.., end) sent at `sent_at` was delivered by this ACK (RFC 8985 step 2).
     #[inline]
-    pub fn on_delivered(&mut self, sent_at: SimTime, end: u64, retransmitted: bool, now: SimTime, min_rtt: Option<Dur>) {
+    pub fn on_delivered(
+        &mut self,
+        sent_at: SimTime,
+        end: u64,
+        retransmitted: bool,
+        now: SimTime,
+        min_rtt: Option<Dur>,
+    ) {
         let rtt = now.since(sent_at);
         // An ACK faster than the path can be for the original transmission, not this one.
         if retransmitted && min_rtt.is_some_and(|m| rtt < m) {
@@ -62,7 +69,13 @@ impl Rack {
     /// The reordering window: none while no reordering was seen and recovery is under way
     /// (or dupthresh segments are already SACKed), else a quarter of the minimum RTT, at most
     /// the smoothed RTT (Linux tcp_rack_reo_wnd).
-    pub fn reo_wnd(&self, in_recovery: bool, sacked_dupthresh: bool, min_rtt: Option<Dur>, srtt: Option<Dur>) -> Dur {
+    pub fn reo_wnd(
+        &self,
+        in_recovery: bool,
+        sacked_dupthresh: bool,
+        min_rtt: Option<Dur>,
+        srtt: Option<Dur>,
+    ) -> Dur {
         if !self.reord_seen && (in_recovery || sacked_dupthresh) {
             return Dur::ZERO;
         }

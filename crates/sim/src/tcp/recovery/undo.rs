@@ -28,7 +28,13 @@ impl Undo {
     /// spurious.
     pub fn start(&mut self, una: u64, retrans_out: u64, cwnd: u64, ssthresh: u64) {
         let retrans = if retrans_out > 0 { retrans_out as i64 } else { -1 };
-        *self = Undo { marker: Some(una), retrans, retrans_stamp: None, prior_cwnd: cwnd, prior_ssthresh: ssthresh };
+        *self = Undo {
+            marker: Some(una),
+            retrans,
+            retrans_stamp: None,
+            prior_cwnd: cwnd,
+            prior_ssthresh: ssthresh,
+        };
     }
 
     pub fn active(&self) -> bool {

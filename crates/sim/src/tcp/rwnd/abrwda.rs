@@ -68,7 +68,17 @@ pub struct Abrwda {
 
 impl Abrwda {
     fn new(alpha: f64, lambda: f64, init: u64) -> Abrwda {
-        Abrwda { alpha, lambda, wind: init as f64, last_wind: init as f64, acc: 0, start: SimTime::ZERO, rtt_min: f64::INFINITY, dbw: None, rwnd: init }
+        Abrwda {
+            alpha,
+            lambda,
+            wind: init as f64,
+            last_wind: init as f64,
+            acc: 0,
+            start: SimTime::ZERO,
+            rtt_min: f64::INFINITY,
+            dbw: None,
+            rwnd: init,
+        }
     }
 
     fn on_data(&mut self, now: SimTime, bytes: u64, channel: Option<Rate>) {

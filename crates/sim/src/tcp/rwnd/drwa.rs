@@ -10,7 +10,9 @@ pub(super) const ENTRY: RwndEntry = RwndEntry {
     doc: "DRWA (Jiang et al. 2012): rwnd = λ · (RTT_min / RTT_est) · cwnd_est, once per RTT",
     keys: &["lambda"],
     extra: RwndNeeds { channel: false },
-    parse: |t, _| Ok(Arc::new(DrwaParams { lambda: t.opt_f64("lambda", 0.1, 100.0, true)?.unwrap_or(3.0) })),
+    parse: |t, _| {
+        Ok(Arc::new(DrwaParams { lambda: t.opt_f64("lambda", 0.1, 100.0, true)?.unwrap_or(3.0) }))
+    },
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,7 +57,17 @@ pub struct Drwa {
 
 impl Drwa {
     fn new(lambda: f64) -> Drwa {
-        Drwa { lambda, period_start: SimTime::ZERO, bytes: 0, rtt_sum: 0.0, rtt_n: 0, rtt_est: None, rtt_min: f64::INFINITY, cwnd_est: None, rwnd: None }
+        Drwa {
+            lambda,
+            period_start: SimTime::ZERO,
+            bytes: 0,
+            rtt_sum: 0.0,
+            rtt_n: 0,
+            rtt_est: None,
+            rtt_min: f64::INFINITY,
+            cwnd_est: None,
+            rwnd: None,
+        }
     }
 
     fn on_data(&mut self, now: SimTime, bytes: u64, rtt: Option<Dur>) {
@@ -66,7 +78,8 @@ impl Drwa {
             self.rtt_n += 1;
             self.rtt_min = self.rtt_min.min(r);
         }
-        let Some(est) = self.rtt_est.or((self.rtt_n > 0).then(|| self.rtt_sum / self.rtt_n as f64)) else {
+        let Some(est) = self.rtt_est.or((self.rtt_n > 0).then(|| self.rtt_sum / self.rtt_n as f64))
+        else {
             return;
         };
         if self.rtt_est.is_none() {

@@ -8,8 +8,8 @@
 //!   CE-marked packets modulo 8 on every ACK, and the AccECN option the byte counters.
 
 use crate::cc::EcnUse;
-use crate::wire::EcnMode;
 use crate::net::{AccEcnOption, Ecn, TcpFlags, TcpHeader};
+use crate::wire::EcnMode;
 
 const AE: u16 = TcpFlags::AE;
 const CWR: u16 = TcpFlags::CWR;
@@ -68,7 +68,9 @@ pub(super) fn ace_of(f: TcpFlags) -> u32 {
 
 /// Flags carrying an ACE value.
 pub(super) fn ace_flags(v: u32) -> u16 {
-    (if v & 4 != 0 { AE } else { 0 }) | (if v & 2 != 0 { CWR } else { 0 }) | (if v & 1 != 0 { ECE } else { 0 })
+    (if v & 4 != 0 { AE } else { 0 })
+        | (if v & 2 != 0 { CWR } else { 0 })
+        | (if v & 1 != 0 { ECE } else { 0 })
 }
 
 /// On the SYN-ACK and the handshake's last ACK an AccECN endpoint reflects the IP-ECN field
@@ -170,9 +172,14 @@ impl EcnState {
             EcnMode::Classic => (if self.ece { ECE } else { 0 }, None),
             EcnMode::AccEcn => {
                 self.cep_at_ack = self.r_cep;
-                let v = if self.reflect_on_ack { handshake_ace(self.syn_seen) } else { self.r_cep & 7 };
+                let v =
+                    if self.reflect_on_ack { handshake_ace(self.syn_seen) } else { self.r_cep & 7 };
                 self.reflect_on_ack = false;
-                let o = AccEcnOption { e0b: self.r_e0b & BYTES_MASK, ceb: self.r_ceb & BYTES_MASK, e1b: self.r_e1b & BYTES_MASK };
+                let o = AccEcnOption {
+                    e0b: self.r_e0b & BYTES_MASK,
+                    ceb: self.r_ceb & BYTES_MASK,
+                    e1b: self.r_e1b & BYTES_MASK,
+                };
                 (ace_flags(v), Some(o))
             }
         }
@@ -258,7 +265,12 @@ impl EcnState {
             EcnMode::AccEcn => {
                 let delivered = acked.div_ceil(mss.max(1));
                 let ceb = h.accecn.map(|o| (o.ceb.wrapping_sub(self.s_ceb) & BYTES_MASK) as u64);
-                let n = ace_delta(ace_of(h.flags), self.s_cep, delivered, ceb.map(|b| (b + mss / 2) / mss.max(1)));
+                let n = ace_delta(
+                    ace_of(h.flags),
+                    self.s_cep,
+                    delivered,
+                    ceb.map(|b| (b + mss / 2) / mss.max(1)),
+                );
                 self.s_cep = self.s_cep.wrapping_add(n as u32);
                 if let Some(o) = h.accecn {
                     self.s_ceb = o.ceb;
@@ -307,7 +319,11 @@ mod tests {
         let f = |v: u16| TcpFlags(TcpFlags::SYN | v);
         assert_eq!(syn_flags(EcnMode::AccEcn), AE | CWR | ECE);
         assert_eq!(accept_syn(EcnMode::AccEcn, f(AE | CWR | ECE)), EcnMode::AccEcn);
-        assert_eq!(accept_syn(EcnMode::Classic, f(AE | CWR | ECE)), EcnMode::Classic, "classic-only listener");
+        assert_eq!(
+            accept_syn(EcnMode::Classic, f(AE | CWR | ECE)),
+            EcnMode::Classic,
+            "classic-only listener"
+        );
         assert_eq!(accept_syn(EcnMode::AccEcn, f(CWR | ECE)), EcnMode::Classic, "classic client");
         assert_eq!(accept_syn(EcnMode::AccEcn, f(0)), EcnMode::Off);
         assert_eq!(accept_syn(EcnMode::Off, f(AE | CWR | ECE)), EcnMode::Off);
@@ -355,7 +371,11 @@ mod tests {
         let mut r = EcnState::new();
         r.mode = EcnMode::AccEcn;
         assert_eq!(r.on_segment(&data(1000, 0), Ecn::Ect1), (false, false));
-        assert_eq!(r.on_segment(&data(1000, 0), Ecn::Ce), (false, true), "onset of CE: ACK at once");
+        assert_eq!(
+            r.on_segment(&data(1000, 0), Ecn::Ce),
+            (false, true),
+            "onset of CE: ACK at once"
+        );
         let (f, o) = r.ack_fields();
         assert_eq!(ace_of(TcpFlags(f)), 6);
         assert_eq!(o, Some(AccEcnOption { e0b: 1, ceb: 1000, e1b: 1001 }));
@@ -390,11 +410,19 @@ mod tests {
         r.mode = EcnMode::Classic;
         r.use_ = EcnUse { ect: Ecn::Ect0, scalable: true };
         assert_eq!(r.on_segment(&data(1000, 0), Ecn::Ect0), (false, false));
-        assert_eq!(r.on_segment(&data(1000, 0), Ecn::Ce), (true, false), "ack the past under the old state");
+        assert_eq!(
+            r.on_segment(&data(1000, 0), Ecn::Ce),
+            (true, false),
+            "ack the past under the old state"
+        );
         assert!(!r.ece);
         r.commit_echo();
         assert!(r.ece);
-        assert_eq!(r.on_segment(&data(1000, CWR), Ecn::Ce), (false, false), "CWR does not clear a DCTCP echo");
+        assert_eq!(
+            r.on_segment(&data(1000, CWR), Ecn::Ce),
+            (false, false),
+            "CWR does not clear a DCTCP echo"
+        );
         assert_eq!(r.on_segment(&data(1000, 0), Ecn::Ect0), (true, false));
         r.commit_echo();
         assert!(!r.ece);

@@ -74,7 +74,11 @@ impl TcpSocket {
             Some(r) => r.bytes_per_sec() as u64,
             None => match srtt {
                 Some(s) if s.0 > 0 => {
-                    let ratio = if self.win.cwnd < self.win.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+                    let ratio = if self.win.cwnd < self.win.ssthresh / 2 {
+                        PACING_SS_RATIO
+                    } else {
+                        PACING_CA_RATIO
+                    };
                     (ratio * self.win.cwnd as f64 / s.secs_f64()) as u64
                 }
                 _ => 0,
@@ -107,12 +111,19 @@ impl TcpSocket {
             rtt: srtt.map_or(0, us),
             rttvar: us(self.rtt.rttvar()),
             min_rtt: self.rtt.min_rtt().map_or(0, us),
-            snd_ssthresh: if self.win.ssthresh == u64::MAX { INFINITE_SSTHRESH } else { self.win.ssthresh / mss },
+            snd_ssthresh: if self.win.ssthresh == u64::MAX {
+                INFINITE_SSTHRESH
+            } else {
+                self.win.ssthresh / mss
+            },
             snd_cwnd: self.win.cwnd / mss,
             snd_wnd: self.snd_wnd,
             snd_wscale: self.snd_wscale,
             rcv_wscale: self.rcv_wscale,
-            options: (self.ts_ok as u8) | (self.sack_ok as u8) << 1 | (self.wscale_ok as u8) << 2 | (self.ecn.mode.is_on() as u8) << 3,
+            options: (self.ts_ok as u8)
+                | (self.sack_ok as u8) << 1
+                | (self.wscale_ok as u8) << 2
+                | (self.ecn.mode.is_on() as u8) << 3,
             delivered_ce: self.ecn.delivered_ce() as u64,
             received_ce: self.ecn.received_ce() as u64,
             pacing_rate,

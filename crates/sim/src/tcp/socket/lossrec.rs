@@ -4,11 +4,11 @@
 
 use super::{Cx, TcpSocket, TcpState, DUPTHRESH};
 use crate::cc::{CaState, CongestionEvent, CongestionKind};
-use crate::tcp::Recovery;
+use crate::net::SackBlocks;
 use crate::tcp::rate::RateSampler;
 use crate::tcp::recovery::{tick_expiry, Rack, XmitTimer, MAX_QUICKACKS, TIMEOUT_MIN};
 use crate::tcp::scoreboard::{Seg, EVER_RETRANS};
-use crate::net::SackBlocks;
+use crate::tcp::Recovery;
 use crate::units::{Dur, SimTime};
 
 /// What one ACK delivered, as loss recovery and RTT sampling need it.
@@ -33,7 +33,15 @@ pub(super) struct Delivered {
 impl Delivered {
     /// `seg` was newly delivered, by SACK (`sacked`) or by the cumulative ACK.
     #[inline]
-    pub fn note(&mut self, seg: &Seg, sacked: bool, now: SimTime, min_rtt: Option<Dur>, rate: &mut RateSampler, rack: &mut Rack) {
+    pub fn note(
+        &mut self,
+        seg: &Seg,
+        sacked: bool,
+        now: SimTime,
+        min_rtt: Option<Dur>,
+        rate: &mut RateSampler,
+        rack: &mut Rack,
+    ) {
         rate.on_delivered(seg.len(), seg.sent_at, &seg.stamp);
         self.acked += seg.len();
         let retx = seg.has(EVER_RETRANS);
@@ -42,7 +50,10 @@ impl Delivered {
             return;
         }
         let slot = if sacked { &mut self.sack_clean } else { &mut self.cum_clean };
-        *slot = Some(slot.map_or((seg.sent_at, seg.sent_at), |(a, b)| (a.min(seg.sent_at), b.max(seg.sent_at))));
+        *slot =
+            Some(slot.map_or((seg.sent_at, seg.sent_at), |(a, b)| {
+                (a.min(seg.sent_at), b.max(seg.sent_at))
+            }));
         self.orig |= seg.end <= self.frto_high;
         self.reordered |= seg.end < self.high_sacked;
     }
@@ -102,7 +113,8 @@ impl TcpSocket {
     /// becomes the RTO again, counted from the first segment's latest transmission (Linux
     /// tcp_ack → tcp_rearm_rto); RACK and the probe may take it back on this same ACK.
     pub(super) fn rto_from_head(&mut self, cx: &mut Cx) {
-        if self.lr.xmit_timer == XmitTimer::Rto || !self.timer_armed(crate::engine::TimerKind::Rto) {
+        if self.lr.xmit_timer == XmitTimer::Rto || !self.timer_armed(crate::engine::TimerKind::Rto)
+        {
             return;
         }
         let head = self.sb.front().map_or(cx.now, |s| s.sent_at);
@@ -116,7 +128,13 @@ impl TcpSocket {
     /// tcp_ack_update_rtt): SRTT from the oldest newly acknowledged never-retransmitted
     /// segment (cumulative first, unless retransmitted data was also acked; else SACKed), the
     /// controller from the newest; the echoed timestamp only when neither exists.
-    pub(super) fn rtt_samples(&self, d: &Delivered, ecr: Option<u64>, cum: bool, now: SimTime) -> (Option<Dur>, Option<Dur>) {
+    pub(super) fn rtt_samples(
+        &self,
+        d: &Delivered,
+        ecr: Option<u64>,
+        cum: bool,
+        now: SimTime,
+    ) -> (Option<Dur>, Option<Dur>) {
         let ts = ecr.filter(|&e| cum && e > 0).map(|e| now.since(SimTime(e)));
         if !self.cfg.mech.linux_rtt {
             // Timestamp on a cumulative advance, else the newest clean segment (Karn).
@@ -180,11 +198,19 @@ impl TcpSocket {
 
     /// In recovery: a hole filled by the original transmission (Eifel) with no
     /// retransmission left in flight, or every retransmission D-SACKed, means no loss.
-    pub(super) fn try_undo_in_recovery(&mut self, newly_cum: u64, ecr: Option<u64>, now: SimTime) -> bool {
+    pub(super) fn try_undo_in_recovery(
+        &mut self,
+        newly_cum: u64,
+        ecr: Option<u64>,
+        now: SimTime,
+    ) -> bool {
         if !self.cfg.mech.undo {
             return false;
         }
-        let partial = newly_cum > 0 && self.lr.undo.active() && self.lr.undo.packet_delayed(ecr) && self.sb.retrans_bytes == 0;
+        let partial = newly_cum > 0
+            && self.lr.undo.active()
+            && self.lr.undo.packet_delayed(ecr)
+            && self.sb.retrans_bytes == 0;
         let dsacked = self.lr.undo.all_dsacked();
         if !(partial || dsacked) {
             return false;
@@ -197,7 +223,14 @@ impl TcpSocket {
 
     /// The Loss state after an ACK (Linux tcp_process_loss with F-RTO, RFC 5682 §3.1 in its
     /// SACK-enhanced form).
-    pub(super) fn process_loss(&mut self, newly_cum: u64, is_dup: bool, d: &Delivered, ecr: Option<u64>, now: SimTime) {
+    pub(super) fn process_loss(
+        &mut self,
+        newly_cum: u64,
+        is_dup: bool,
+        d: &Delivered,
+        ecr: Option<u64>,
+        now: SimTime,
+    ) {
         let recovered = self.una >= self.recovery_point;
         if newly_cum > 0 && self.try_undo_loss(false, ecr, now) {
             return;
@@ -243,8 +276,18 @@ impl TcpSocket {
         self.lr.frto = self.cfg.mech.frto && (open || self.rtt.backoff > 0);
         if new_episode {
             let prior_ssthresh = self.current_ssthresh();
-            self.lr.undo.start(self.una, self.sb.retrans_bytes.div_ceil(self.mss), self.win.cwnd, prior_ssthresh);
-            let ev = CongestionEvent { now, kind: CongestionKind::Rto, flight_size: self.nxt - self.una, in_flight: self.in_flight() };
+            self.lr.undo.start(
+                self.una,
+                self.sb.retrans_bytes.div_ceil(self.mss),
+                self.win.cwnd,
+                prior_ssthresh,
+            );
+            let ev = CongestionEvent {
+                now,
+                kind: CongestionKind::Rto,
+                flight_size: self.nxt - self.una,
+                in_flight: self.in_flight(),
+            };
             self.cc.on_congestion_event(&mut self.win, &ev);
         }
         self.ca = CaState::Loss;
@@ -265,11 +308,22 @@ impl TcpSocket {
     /// The window during SACK recovery, after the controller saw the ACK (Linux
     /// tcp_cwnd_reduction; the controllers do not grow cwnd in recovery).
     pub(super) fn prr_update(&mut self, delivered: u64, newly_lost: bool, una_advanced: bool) {
-        if self.ca != CaState::Recovery || !self.cfg.mech.prr || self.cfg.recovery != Recovery::Sack || self.cc.owns_cwnd() {
+        if self.ca != CaState::Recovery
+            || !self.cfg.mech.prr
+            || self.cfg.recovery != Recovery::Sack
+            || self.cc.owns_cwnd()
+        {
             return;
         }
         let in_flight = self.in_flight();
-        if let Some(c) = self.lr.prr.cwnd(self.win.ssthresh, in_flight, delivered, newly_lost, una_advanced, self.mss) {
+        if let Some(c) = self.lr.prr.cwnd(
+            self.win.ssthresh,
+            in_flight,
+            delivered,
+            newly_lost,
+            una_advanced,
+            self.mss,
+        ) {
             self.win.cwnd = c.max(self.mss);
         }
     }
@@ -278,7 +332,12 @@ impl TcpSocket {
 
     pub(super) fn reo_wnd(&self) -> Dur {
         let in_recovery = matches!(self.ca, CaState::Recovery | CaState::Loss);
-        self.lr.rack.reo_wnd(in_recovery, self.sb.sacked_bytes >= DUPTHRESH * self.mss, self.rtt.min_rtt(), self.rtt.srtt())
+        self.lr.rack.reo_wnd(
+            in_recovery,
+            self.sb.sacked_bytes >= DUPTHRESH * self.mss,
+            self.rtt.min_rtt(),
+            self.rtt.srtt(),
+        )
     }
 
     /// Marks what RACK finds lost; arms the reordering timer for the first segment not yet
@@ -308,7 +367,9 @@ impl TcpSocket {
         let reo = self.reo_wnd();
         let armed = self.rack_detect(reo, cx);
         if self.sb.lost_bytes > lost_before {
-            if matches!(self.ca, CaState::Open | CaState::Disorder) && self.una >= self.recovery_point {
+            if matches!(self.ca, CaState::Open | CaState::Disorder)
+                && self.una >= self.recovery_point
+            {
                 self.enter_recovery(cx);
             }
             self.try_send(cx);
@@ -363,7 +424,13 @@ impl TcpSocket {
     /// An ACK while a probe is out (Linux tcp_process_tlp_ack): a D-SACK of the probe or a
     /// pure duplicate ACK means nothing was lost; an ACK beyond it means the probe repaired
     /// a loss, answered with one reduction (Linux's CWR).
-    pub(super) fn process_tlp_ack(&mut self, ack: u64, dsack: Option<(u64, u64)>, progress: bool, cx: &mut Cx) {
+    pub(super) fn process_tlp_ack(
+        &mut self,
+        ack: u64,
+        dsack: Option<(u64, u64)>,
+        progress: bool,
+        cx: &mut Cx,
+    ) {
         let Some(high) = self.lr.rack.tlp_high_seq else { return };
         if ack < high {
             return;
@@ -374,7 +441,12 @@ impl TcpSocket {
             self.lr.rack.tlp_high_seq = None;
             self.lstats.tlp_recoveries += 1;
             self.lr.undo.clear();
-            let ev = CongestionEvent { now: cx.now, kind: CongestionKind::FastRetransmit, flight_size: self.nxt - self.una, in_flight: self.in_flight() };
+            let ev = CongestionEvent {
+                now: cx.now,
+                kind: CongestionKind::FastRetransmit,
+                flight_size: self.nxt - self.una,
+                in_flight: self.in_flight(),
+            };
             self.cc.on_congestion_event(&mut self.win, &ev);
             if !self.cc.owns_cwnd() {
                 self.win.cwnd = self.win.ssthresh.max(self.mss);
