@@ -121,6 +121,15 @@ def cases() -> dict[str, str]:
     for cc in ["ccid2", "bbr", "bbr-adaptive"]:
         c[f"dccp-{cc}"] = dumbbell(f"dccp-{cc}", [
             f'\n[[flows]]\ntransport = "dccp"\ncc = "{cc}"\n', tcp("cubic", start='"1s"')], loss=0.002)
+    c["app-page"] = dumbbell("app-page", [
+        tcp("cubic", extra='app = "page"\nthink = "500ms"'),
+        tcp("cubic", extra='app = "page"\nmultiplex = true\nconnections = 1\nobjects = 20\nsize = "500KB"'),
+        tcp("cubic", start='"1s"', extra='direction = "reverse"')], "fq_codel")
+    c["rpm-both"] = dumbbell("rpm-both", [tcp("cubic")], duration="6s") + """
+[responsiveness]
+direction = "both"
+interval = "1s"
+"""
     c["heterogeneous-rtt"] = dumbbell("heterogeneous-rtt", [
         tcp("cubic", extra='rtt = "20ms"'), tcp("cubic", extra='rtt = "80ms"')])
     c["cellular-abrwda"] = """

@@ -311,18 +311,10 @@ fn no_module_uses_itself_through_others() {
         println!("{from} -> {}", to.keys().cloned().collect::<Vec<_>>().join(", "));
     }
     let found = cycles(&g.edges);
-    let mut report = String::new();
-    for c in &found {
+    let report = describe(&found, &g.edges, |c| {
         let files: usize = c.iter().map(|n| g.files[n].len()).sum();
-        report += &format!("\ncircle of {} modules ({files} files): {}\n", c.len(), c.join(", "));
-        for a in c {
-            for (b, at) in &g.edges[a] {
-                if c.contains(b) {
-                    report += &format!("  {a} -> {b}  ({at})\n");
-                }
-            }
-        }
-    }
+        format!("{} modules ({files} files)", c.len())
+    });
     assert!(found.is_empty(), "import circles among crates/sim/src modules:{report}");
 }
 
@@ -386,16 +378,24 @@ fn no_file_uses_itself_through_others() {
         edges.entry(v).or_default();
     }
     let found = cycles(&edges);
+    let report = describe(&found, &edges, |c| format!("{} files", c.len()));
+    assert!(found.is_empty(), "import circles among crates/sim/src files:{report}");
+}
+
+/// Each circle with its size and the edges that close it (where each use is).
+fn describe(
+    found: &[Vec<String>],
+    edges: &BTreeMap<String, BTreeMap<String, String>>,
+    size: impl Fn(&[String]) -> String,
+) -> String {
     let mut report = String::new();
-    for c in &found {
-        report += &format!("\ncircle of {} files: {}\n", c.len(), c.join(", "));
+    for c in found {
+        report += &format!("\ncircle of {}: {}\n", size(c), c.join(", "));
         for a in c {
-            for (b, at) in &edges[a] {
-                if c.contains(b) {
-                    report += &format!("  {a} -> {b}  ({at})\n");
-                }
+            for (b, at) in edges[a].iter().filter(|(b, _)| c.contains(b)) {
+                report += &format!("  {a} -> {b}  ({at})\n");
             }
         }
     }
-    assert!(found.is_empty(), "import circles among crates/sim/src files:{report}");
+    report
 }

@@ -3,8 +3,8 @@
 //! refusals of bad page settings, and same seed, same bytes.
 
 mod common;
-use bloatlab_sim::{run_toml, validate_json, RunError, RunOptions};
-use common::{f, run};
+use bloatlab_sim::{run_toml, RunOptions};
+use common::{f, refused, run};
 
 /// An idle 20 ms path: 100 Mbit/s, 1000-packet drop-tail buffer, base RTT
 /// 2 · (2.5 + 5 + 2.5) ms = 20 ms.
@@ -120,20 +120,6 @@ fn same_seed_same_bytes_for_a_page_flow() {
         serde_json::to_string(&v).unwrap() + &format!("{:?}", out.tables)
     };
     assert_eq!(go(), go());
-}
-
-#[track_caller]
-fn refused(toml: &str, path: &str, fragment: &str) {
-    match run_toml(toml, &RunOptions::default()) {
-        Err(RunError::Invalid(e)) => {
-            assert_eq!(e.path, path, "{e}");
-            assert!(e.message.contains(fragment), "{path}: {}", e.message);
-            let v: serde_json::Value = toml::from_str(toml).unwrap();
-            assert_eq!(validate_json(&v.to_string()).unwrap_err(), e);
-        }
-        Err(e) => panic!("expected bad input at {path}, got {e}"),
-        Ok(_) => panic!("expected bad input at {path}, the run succeeded"),
-    }
 }
 
 fn flow(keys: &str) -> String {

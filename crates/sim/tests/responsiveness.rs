@@ -3,8 +3,7 @@
 //! with their key path.
 
 mod common;
-use bloatlab_sim::{run_toml, validate_json, RunError, RunOptions};
-use common::{f, run};
+use common::{f, refused, run};
 
 /// The built-in home link of `bloatlab rrul` (python/bloatlab/scenarios/rrul-home.toml):
 /// 20/5 Mbit/s, base RTT 30 ms, 500 and 200 packets of drop-tail buffer. Intervals of 1 s
@@ -107,20 +106,6 @@ fn no_block_without_the_test() {
         cc = "cubic"
         "#);
     assert!(s.get("responsiveness").is_none());
-}
-
-#[track_caller]
-fn refused(toml: &str, path: &str, fragment: &str) {
-    match run_toml(toml, &RunOptions::default()) {
-        Err(RunError::Invalid(e)) => {
-            assert_eq!(e.path, path, "{e}");
-            assert!(e.message.contains(fragment), "{path}: {}", e.message);
-            let v: serde_json::Value = toml::from_str(toml).unwrap();
-            assert_eq!(validate_json(&v.to_string()).unwrap_err(), e);
-        }
-        Err(e) => panic!("expected bad input at {path}, got {e}"),
-        Ok(_) => panic!("expected bad input at {path}, the run succeeded"),
-    }
 }
 
 #[test]

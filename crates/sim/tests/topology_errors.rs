@@ -1,7 +1,10 @@
 //! Bad graph topologies and graph flows: each is refused when read (exit code 2) with the key
 //! path that is wrong and what is allowed.
 
-use bloatlab_sim::{run_toml, validate_json, RunError, RunOptions};
+use bloatlab_sim::{run_toml, RunOptions};
+
+mod common;
+use common::refused;
 
 /// A line graph h1 - r1 - r2 - h2 plus `extra` topology lines and `flows`.
 fn graph(extra: &str, flows: &str) -> String {
@@ -34,21 +37,6 @@ fn graph(extra: &str, flows: &str) -> String {
 }
 
 const FLOW: &str = "[[flows]]\ncc = \"reno\"\nsrc = \"h1\"\ndst = \"h2\"\n";
-
-#[track_caller]
-fn refused(toml: &str, path: &str, fragment: &str) {
-    match run_toml(toml, &RunOptions::default()) {
-        Err(RunError::Invalid(e)) => {
-            assert_eq!(e.path, path, "{e}");
-            assert!(e.message.contains(fragment), "{path}: {}", e.message);
-            // `bloatlab validate` says the same without running.
-            let v: serde_json::Value = toml::from_str(toml).unwrap();
-            assert_eq!(validate_json(&v.to_string()).unwrap_err(), e);
-        }
-        Err(e) => panic!("expected bad input at {path}, got {e}"),
-        Ok(_) => panic!("expected bad input at {path}, the run succeeded"),
-    }
-}
 
 #[test]
 fn the_base_graph_runs() {

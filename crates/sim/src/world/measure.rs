@@ -5,6 +5,7 @@
 use super::{Endpoint, World};
 use crate::metrics::{DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, RunMeasure};
 use crate::queue::QueueDisc;
+use crate::tcp::TcpSocket;
 
 /// A flow's counters at one instant, whatever its transport (the summary and the time series
 /// take differences of these).
@@ -23,6 +24,27 @@ pub(crate) struct Counters {
     pub(super) recoveries: u64,
     /// Datagrams delivered to the receiving application (UDP, DCCP).
     pub(super) datagrams: u64,
+}
+
+impl Counters {
+    /// A TCP socket pair's counters: sender-side from `server`, delivery at `client`.
+    pub(super) fn tcp_pair(server: &TcpSocket, client: &TcpSocket) -> Counters {
+        let c = server;
+        Counters {
+            bytes_sent: c.stats.bytes_sent,
+            bytes_retx: c.stats.bytes_retx,
+            bytes_delivered: client.stats.bytes_delivered,
+            data_pkts_sent: c.stats.data_pkts_sent,
+            rtt_sum_ns: c.stats.rtt_sum_ns,
+            rtt_n: c.stats.rtt_n,
+            owd_sum_ns: 0.0,
+            owd_n: 0,
+            retransmits: c.stats.retransmits,
+            timeouts: c.stats.timeouts,
+            recoveries: c.stats.recoveries,
+            datagrams: 0,
+        }
+    }
 }
 
 impl World {
@@ -64,20 +86,7 @@ impl World {
     pub(super) fn endpoint_counters(&self, i: usize) -> Counters {
         let f = &self.flows[i];
         match (&self.eps[f.client.idx()], &self.eps[f.server.idx()]) {
-            (Endpoint::Tcp(c), Endpoint::Tcp(s)) => Counters {
-                bytes_sent: c.stats.bytes_sent,
-                bytes_retx: c.stats.bytes_retx,
-                bytes_delivered: s.stats.bytes_delivered,
-                data_pkts_sent: c.stats.data_pkts_sent,
-                rtt_sum_ns: c.stats.rtt_sum_ns,
-                rtt_n: c.stats.rtt_n,
-                owd_sum_ns: 0.0,
-                owd_n: 0,
-                retransmits: c.stats.retransmits,
-                timeouts: c.stats.timeouts,
-                recoveries: c.stats.recoveries,
-                datagrams: 0,
-            },
+            (Endpoint::Tcp(c), Endpoint::Tcp(s)) => Counters::tcp_pair(c, s),
             (Endpoint::Udp(c), Endpoint::Udp(s)) => Counters {
                 bytes_sent: c.stats.bytes_sent,
                 bytes_delivered: s.stats.bytes_received,

@@ -138,25 +138,6 @@ pub(super) fn add_connections(
     }
 }
 
-/// A TCP socket pair's counters: sender-side from `server`, delivery at `client`.
-fn pair_counters(server: &TcpSocket, client: &TcpSocket) -> Counters {
-    let c = server;
-    Counters {
-        bytes_sent: c.stats.bytes_sent,
-        bytes_retx: c.stats.bytes_retx,
-        bytes_delivered: client.stats.bytes_delivered,
-        data_pkts_sent: c.stats.data_pkts_sent,
-        rtt_sum_ns: c.stats.rtt_sum_ns,
-        rtt_n: c.stats.rtt_n,
-        owd_sum_ns: 0.0,
-        owd_n: 0,
-        retransmits: c.stats.retransmits,
-        timeouts: c.stats.timeouts,
-        recoveries: c.stats.recoveries,
-        datagrams: 0,
-    }
-}
-
 impl World {
     fn tcp(&self, s: SockId) -> &TcpSocket {
         match &self.eps[s.idx()] {
@@ -169,7 +150,7 @@ impl World {
     pub(super) fn page_counters(&self, i: usize) -> Counters {
         let f = &self.flows[i];
         let p = f.page.as_ref().expect("a page flow");
-        let pair = |c: &Conn| pair_counters(self.tcp(c.server), self.tcp(c.client));
+        let pair = |c: &Conn| Counters::tcp_pair(self.tcp(c.server), self.tcp(c.client));
         p.conns.iter().fold(f.retired, |acc, c| acc.plus(&pair(c)))
     }
 
@@ -195,7 +176,7 @@ impl World {
         for k in 0..p.conns.len() {
             let (sid, cid) = (p.conns[k].server, p.conns[k].client);
             if p.conns[k].open {
-                retired = retired.plus(&pair_counters(self.tcp(sid), self.tcp(cid)));
+                retired = retired.plus(&Counters::tcp_pair(self.tcp(sid), self.tcp(cid)));
                 p.rtt_hist.add(&self.tcp(sid).rtt_hist);
             }
             // Connection numbers 1, 2, ... over the run: ports of their own, old packets ignored.

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use bloatlab_sim::{run_toml, RunOptions};
+use bloatlab_sim::{run_toml, validate_json, RunError, RunOptions};
 use serde_json::Value;
 
 pub fn run(toml: &str) -> Value {
@@ -52,4 +52,20 @@ pub fn mahimahi_dir() -> std::path::PathBuf {
         "the shared Mahimahi traces were not found (tried: {}); set BLOATLAB_TRACES",
         tried.join(", ")
     );
+}
+
+/// Asserts that `toml` is refused as bad input at key `path` with a message containing
+/// `fragment`, and that `bloatlab validate` (validate_json) says the same without running.
+#[track_caller]
+pub fn refused(toml: &str, path: &str, fragment: &str) {
+    match run_toml(toml, &RunOptions::default()) {
+        Err(RunError::Invalid(e)) => {
+            assert_eq!(e.path, path, "{e}");
+            assert!(e.message.contains(fragment), "{path}: {}", e.message);
+            let v: serde_json::Value = toml::from_str(toml).unwrap();
+            assert_eq!(validate_json(&v.to_string()).unwrap_err(), e);
+        }
+        Err(e) => panic!("expected bad input at {path}, got {e}"),
+        Ok(_) => panic!("expected bad input at {path}, the run succeeded"),
+    }
 }
