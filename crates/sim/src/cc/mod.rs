@@ -10,6 +10,8 @@ mod cubic;
 mod dccp_bbr;
 mod dctcp;
 mod delayed;
+mod ledbat;
+mod ledbat_pp;
 mod minmax;
 mod prague;
 mod registry;
@@ -23,6 +25,8 @@ pub use cubic::{Cubic, CubicParams};
 pub use dccp_bbr::{cycle_gains, DccpBbr};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use delayed::{Delayed, DelayedParams};
+pub use ledbat::{Ledbat, LedbatParams};
+pub use ledbat_pp::LedbatPlusPlus;
 pub use prague::{Prague, PragueParams, RttIndependence};
 pub use registry::{
     build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcKind, CcSpec, CcTransport,
@@ -42,6 +46,8 @@ pub static CONTROLLERS: &[CcEntry] = &[
     bbr::ENTRY,
     dctcp::ENTRY,
     prague::ENTRY,
+    ledbat::ENTRY,
+    ledbat_pp::ENTRY,
     ccid2::ENTRY,
     dccp_bbr::ENTRY,
     dccp_bbr::ADAPTIVE,

@@ -1,0 +1,105 @@
+//! LEDBAT (RFC 6817) and LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus-06) in the full
+//! simulator (issue 33's targets): alone they fill a bloated link and hold their target of
+//! queueing delay; beside CUBIC, LEDBAT yields; LEDBAT++'s periodic slowdowns show in the cwnd
+//! series.
+
+mod cc_util;
+use cc_util::{entries, run};
+
+/// 10 Mbit/s, 30 ms base RTT (BDP 25 packets), a 1000-packet (1.2 s) drop-tail buffer: room
+/// for any target. `flows` is the `[[flows]]` text.
+fn path(duration: &str, warmup: &str, flows: &str) -> String {
+    format!(
+        r#"
+        duration = "{duration}"
+        warmup = "{warmup}"
+        [topology]
+        bottleneck = {{ rate = "10Mbps", delay = "10ms" }}
+        bottleneck_queue = {{ limit = "1000p" }}
+        access = {{ rate = "100Mbps", delay = "5ms" }}
+        {flows}
+        "#
+    )
+}
+
+fn flow(cc: &str, extra: &str) -> String {
+    format!("[[flows]]\ncc = \"{cc}\"\n{extra}\n")
+}
+
+/// LEDBAT alone: grows one MSS per RTT (no slow start) until the queue is its 100 ms target,
+/// then holds it. Measured after 20 s (the ramp from the initial window to BDP + target, ~110
+/// packets at ≤ 1 MSS per RTT, takes ~8 s). Bounds: ≥ 95 % utilisation (the queue never
+/// empties once at target), and a mean queueing delay within ±20 % of 100 ms (the controller
+/// sees the minimum of its last four RTT samples, so the queue it keeps is a little above the
+/// target; the bottleneck's sojourn adds one packet's serialization).
+#[test]
+fn ledbat_alone_fills_the_link_and_holds_its_target() {
+    let r = run(&path("40s", "20s", &flow("ledbat", "")), None, false);
+    let util = r.f("bottleneck.utilization_pct");
+    let delay = r.f("bottleneck.mean_sojourn_ms");
+    eprintln!("ledbat alone: utilization {util:.2} %, mean queueing delay {delay:.1} ms");
+    assert!(util >= 95.0, "utilization {util:.2} %");
+    assert!((80.0..=120.0).contains(&delay), "mean queueing delay {delay:.1} ms");
+    assert_eq!(r.f("bottleneck.drops"), 0.0);
+}
+
+/// A target of 25 ms holds a 25 ms queue (the parameter reaches the controller).
+#[test]
+fn ledbat_target_parameter_sets_the_queue() {
+    let r = run(&path("40s", "20s", &flow("ledbat", "cc_params = { target = \"25ms\" }")), None, false);
+    let util = r.f("bottleneck.utilization_pct");
+    let delay = r.f("bottleneck.mean_sojourn_ms");
+    eprintln!("ledbat target 25 ms: utilization {util:.2} %, mean queueing delay {delay:.1} ms");
+    assert!(util >= 95.0, "utilization {util:.2} %");
+    assert!((18.0..=32.0).contains(&delay), "mean queueing delay {delay:.1} ms");
+}
+
+/// LEDBAT beside one CUBIC flow that starts at 10 s: CUBIC fills the buffer far beyond 100 ms
+/// of queue, so LEDBAT's off_target is negative and it falls to its 2-MSS floor. Measured from
+/// 15 s (CUBIC's slow start is over): LEDBAT ≤ 10 % of the link (the issue's target).
+#[test]
+fn ledbat_yields_to_cubic() {
+    let flows = flow("ledbat", "") + &flow("cubic", "start = \"10s\"");
+    let r = run(&path("40s", "15s", &flows), None, false);
+    let ledbat = r.f("flows.0.goodput_mbps");
+    let cubic = r.f("flows.1.goodput_mbps");
+    eprintln!("ledbat beside cubic: ledbat {ledbat:.2} Mbit/s, cubic {cubic:.2} Mbit/s");
+    assert!(ledbat <= 1.0, "ledbat {ledbat:.2} Mbit/s of 10");
+    assert!(cubic >= 8.5, "cubic {cubic:.2} Mbit/s");
+}
+
+/// LEDBAT++ alone: holds about its 60 ms target and drops cwnd to 2 packets at its slowdowns —
+/// the first two RTTs after slow start ends, then each 9 slowdown durations after the last
+/// ended. Bounds: mean queueing delay within ±30 % of 60 ms (the slowdowns empty the queue for
+/// a few RTTs each ~10 % of the time, lowering the mean); ≥ 85 % utilisation (the draft's
+/// slowdowns cost up to ~10 %); at least 3 slowdowns in 60 s with gaps of at least 9× the
+/// slowdown itself.
+#[test]
+fn ledbat_plus_plus_holds_60ms_and_slows_down_periodically() {
+    let r = run(&path("60s", "10s", &flow("ledbat++", "")), None, true);
+    let util = r.f("bottleneck.utilization_pct");
+    let delay = r.f("bottleneck.mean_sojourn_ms");
+    let t = r.num("t_s");
+    let states = r.text("cc_state");
+    let starts = entries(&t, &states, "slowdown");
+    eprintln!(
+        "ledbat++ alone: utilization {util:.2} %, mean queueing delay {delay:.1} ms, slowdowns at {starts:.1?} s"
+    );
+    assert!(util >= 85.0, "utilization {util:.2} %");
+    assert!((42.0..=78.0).contains(&delay), "mean queueing delay {delay:.1} ms");
+    assert!(starts.len() >= 3, "{starts:?}");
+    // In each slowdown cwnd reaches 2 packets.
+    let cwnd = r.num("cwnd_bytes");
+    for s in &starts {
+        let i = t.iter().position(|x| x >= s).unwrap();
+        let low = cwnd[i..].iter().take(5).cloned().fold(f64::MAX, f64::min);
+        assert!(low <= 2.0 * 1448.0, "cwnd {low} at the slowdown at {s:.1} s");
+    }
+    // Each gap is at least ten slowdown durations (9 × duration after its end).
+    let ends = entries(&t, &states, "cong_avoid");
+    for w in starts.windows(2) {
+        let end = ends.iter().find(|e| **e > w[0]).copied().unwrap();
+        let dur = end - w[0];
+        assert!(w[1] - w[0] >= 9.0 * dur, "slowdown at {:.1} s took {dur:.2} s, next at {:.1}", w[0], w[1]);
+    }
+}
