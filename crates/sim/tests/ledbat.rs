@@ -46,7 +46,8 @@ fn ledbat_alone_fills_the_link_and_holds_its_target() {
 /// A target of 25 ms holds a 25 ms queue (the parameter reaches the controller).
 #[test]
 fn ledbat_target_parameter_sets_the_queue() {
-    let r = run(&path("40s", "20s", &flow("ledbat", "cc_params = { target = \"25ms\" }")), None, false);
+    let r =
+        run(&path("40s", "20s", &flow("ledbat", "cc_params = { target = \"25ms\" }")), None, false);
     let util = r.f("bottleneck.utilization_pct");
     let delay = r.f("bottleneck.mean_sojourn_ms");
     eprintln!("ledbat target 25 ms: utilization {util:.2} %, mean queueing delay {delay:.1} ms");
@@ -100,6 +101,11 @@ fn ledbat_plus_plus_holds_60ms_and_slows_down_periodically() {
     for w in starts.windows(2) {
         let end = ends.iter().find(|e| **e > w[0]).copied().unwrap();
         let dur = end - w[0];
-        assert!(w[1] - w[0] >= 9.0 * dur, "slowdown at {:.1} s took {dur:.2} s, next at {:.1}", w[0], w[1]);
+        assert!(
+            w[1] - w[0] >= 9.0 * dur,
+            "slowdown at {:.1} s took {dur:.2} s, next at {:.1}",
+            w[0],
+            w[1]
+        );
     }
 }

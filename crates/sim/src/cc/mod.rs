@@ -5,6 +5,7 @@
 //! tcp_input.c and the tcp_congestion_ops modules). Windows are in bytes.
 
 mod bbr;
+mod bbr3;
 mod ccid2;
 mod cubic;
 mod dccp_bbr;
@@ -20,6 +21,7 @@ mod vegas;
 mod westwood;
 
 pub use bbr::{Bbr, Mode as BbrMode};
+pub use bbr3::{Bbr3, Bbr3Params, Bbr3State};
 pub use ccid2::Ccid2;
 pub use cubic::{Cubic, CubicParams};
 pub use dccp_bbr::{cycle_gains, DccpBbr};
@@ -44,6 +46,7 @@ pub static CONTROLLERS: &[CcEntry] = &[
     vegas::ENTRY,
     westwood::ENTRY,
     bbr::ENTRY,
+    bbr3::ENTRY,
     dctcp::ENTRY,
     prague::ENTRY,
     ledbat::ENTRY,
