@@ -125,6 +125,11 @@ FIXES: list[tuple[str, str, Callable[[Doc], Doc | None]]] = [
     ("drop-tail", "none", lambda d: d),
     ("Cubic+", "sender", bulk_cc("cubic+")),
     ("BBR", "sender", bulk_cc("bbr")),
+    # BBRv3 (draft-ietf-ccwg-bbr): BBR with loss/ECN bounds; LEDBAT and LEDBAT++: scavengers
+    # that hold 100 ms / 60 ms of queueing delay (docs/congestion-control.md).
+    ("BBRv3", "sender", bulk_cc("bbr3")),
+    ("LEDBAT", "sender", bulk_cc("ledbat")),
+    ("LEDBAT++", "sender", bulk_cc("ledbat++")),
     ("DCCP-BBR (adaptive)", "sender", dccp("bbr-adaptive")),
     ("DRWA", "receiver", rwnd("drwa")),
     ("ABRWDA", "receiver", rwnd("abrwda", cellular_only=True)),

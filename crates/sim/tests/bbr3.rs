@@ -3,7 +3,9 @@
 //! random loss, and a share against CUBIC on a deep buffer.
 
 mod cc_util;
+mod common;
 use cc_util::{run, Run};
+use common::refused;
 
 /// 100 Mbit/s, base RTT 40 ms (BDP 500 kB ≈ 333 packets of 1500 B), a 667-packet (2-BDP)
 /// drop-tail buffer.
@@ -168,4 +170,25 @@ fn bbr3_with_ecn_is_an_l4s_sender_under_dualpi2() {
     assert!(soj <= 1.5, "mean queueing delay {soj:.2} ms");
     assert!(q95 <= 5.0, "p95 RTT − base {q95:.2} ms");
     assert!(util >= 80.0, "utilization {util:.1} %");
+}
+
+/// Bad input: exit-2 errors naming the key path (and `validate` says the same).
+#[test]
+fn bad_bbr3_parameters_are_refused_with_their_key_path() {
+    let with = |params: &str| {
+        format!(
+            "duration = \"1s\"\n[topology]\nbottleneck = {{ rate = \"10Mbps\", delay = \"10ms\" }}\n[[flows]]\ncc = \"bbr3\"\ncc_params = {{ {params} }}\n"
+        )
+    };
+    refused(&with("ecn_mode = true"), "flows[0].cc_params.ecn_mode", "ecn");
+    refused(&with("beta = 1.5"), "flows[0].cc_params.beta", "(0, 1)");
+    refused(&with("loss_thresh = 0"), "flows[0].cc_params.loss_thresh", "(0, 1)");
+    refused(&with("headroom = -0.1"), "flows[0].cc_params.headroom", "[0, 1)");
+    refused(&with("ecn = \"yes\""), "flows[0].cc_params.ecn", "");
+    // ECN on asks for AccECN: classic feedback is refused.
+    refused(
+        &(with("ecn = true") + "tcp = { ecn = \"classic\" }\n"),
+        "flows[0].tcp.ecn",
+        "bbr3 needs Accurate ECN",
+    );
 }

@@ -4,7 +4,9 @@
 //! series.
 
 mod cc_util;
+mod common;
 use cc_util::{entries, run};
+use common::refused;
 
 /// 10 Mbit/s, 30 ms base RTT (BDP 25 packets), a 1000-packet (1.2 s) drop-tail buffer: room
 /// for any target. `flows` is the `[[flows]]` text.
@@ -107,5 +109,22 @@ fn ledbat_plus_plus_holds_60ms_and_slows_down_periodically() {
             w[0],
             w[1]
         );
+    }
+}
+
+/// Bad input: exit-2 errors naming the key path (and `validate` says the same).
+#[test]
+fn bad_ledbat_parameters_are_refused_with_their_key_path() {
+    let with = |cc: &str, params: &str| {
+        format!(
+            "duration = \"1s\"\n[topology]\nbottleneck = {{ rate = \"10Mbps\", delay = \"10ms\" }}\n[[flows]]\ncc = \"{cc}\"\ncc_params = {{ {params} }}\n"
+        )
+    };
+    for cc in ["ledbat", "ledbat++"] {
+        refused(&with(cc, "target = \"0ms\""), "flows[0].cc_params.target", "greater than 0");
+        refused(&with(cc, "target = \"-10ms\""), "flows[0].cc_params.target", "");
+        refused(&with(cc, "gain = 2"), "flows[0].cc_params.gain", "(0, 1]");
+        refused(&with(cc, "gain = 0"), "flows[0].cc_params.gain", "(0, 1]");
+        refused(&with(cc, "traget = \"50ms\""), "flows[0].cc_params.traget", "target");
     }
 }
