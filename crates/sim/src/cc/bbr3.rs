@@ -546,11 +546,7 @@ impl Bbr3 {
             Bbr3State::Cruise => {
                 self.is_time_to_probe_bw(a, cwnd);
             }
-            Bbr3State::Refill => {
-                if self.round_start {
-                    self.start_up(a.now, a.delivered, cwnd);
-                }
-            }
+            Bbr3State::Refill if self.round_start => self.start_up(a.now, a.delivered, cwnd),
             Bbr3State::Up => {
                 if let Some(m) = self.min_rtt {
                     if self.has_elapsed_in_phase(a.now, m)
