@@ -192,3 +192,61 @@ fn bad_bbr3_parameters_are_refused_with_their_key_path() {
         "bbr3 needs Accurate ECN",
     );
 }
+
+/// The state machine in the time series (20 Mbit/s, 40 ms, 1000 p, 30 s, 10 ms samples):
+/// Startup → Drain → ProbeBW; every UP follows a REFILL; ProbeRTT every ProbeRTTInterval (5 s)
+/// plus its ~200 ms and a round (gaps within 5.0-5.7 s); a bandwidth probe (REFILL) starts
+/// 2-3 s after its cycle began (DOWN after a probe, or the exit from Drain or ProbeRTT, which
+/// start a new cycle in the draft) — the random 2-3 s wait, or 63 rounds ≈ 2.6 s here if sooner —
+/// within one 10 ms sample: 1.99-3.01 s. (ProbeRTT restarting the wait means one probe per
+/// ~5.2 s here: measured UP at 3.30, 8.15, 13.29, 18.16, 23.12, 25.63, 28.50 s.)
+#[test]
+fn bbr3_cycles_through_its_states_on_schedule() {
+    let scen = r#"
+        duration = "30s"
+        [metrics]
+        interval = "10ms"
+        [topology]
+        bottleneck = { rate = "20Mbps", delay = "15ms" }
+        bottleneck_queue = { limit = "1000p" }
+        access = { rate = "1Gbps", delay = "5ms" }
+        [[flows]]
+        cc = "bbr3"
+    "#;
+    let r = run(scen, None, true);
+    let t = r.num("t_s");
+    let states = r.text("cc_state");
+    let first = |s: &str| states.iter().position(|x| x == s).unwrap_or(usize::MAX);
+    assert!(first("startup") < first("drain") && first("drain") < first("probe_bw_down"));
+    let rtt = cc_util::entries(&t, &states, "probe_rtt");
+    let ups = cc_util::entries(&t, &states, "probe_bw_up");
+    eprintln!("ProbeRTT at {rtt:.2?} s; UP at {ups:.2?} s");
+    assert!(rtt.len() >= 5, "{rtt:?}");
+    for w in rtt.windows(2) {
+        assert!((5.0..=5.7).contains(&(w[1] - w[0])), "ProbeRTT {:.2} s apart", w[1] - w[0]);
+    }
+    assert!(ups.len() >= 5, "{ups:?}");
+    // Cycle starts: DOWN entries and the exits from Drain and ProbeRTT (DOWN may last less
+    // than a sample).
+    let mut cycle_starts = cc_util::entries(&t, &states, "probe_bw_down");
+    for (i, s) in states.iter().enumerate().skip(1) {
+        let prev = &states[i - 1];
+        if (prev == "probe_rtt" || prev == "drain") && s != prev {
+            cycle_starts.push(t[i]);
+        }
+    }
+    cycle_starts.sort_by(f64::total_cmp);
+    for refill in cc_util::entries(&t, &states, "probe_bw_refill") {
+        let from = cycle_starts.iter().rev().find(|c| **c < refill).copied().unwrap();
+        let wait = refill - from;
+        assert!(
+            (1.99..=3.01).contains(&wait),
+            "REFILL at {refill:.2} s, {wait:.2} s into its cycle"
+        );
+    }
+    for (i, s) in states.iter().enumerate().skip(1) {
+        if s == "probe_bw_up" && states[i - 1] != "probe_bw_up" {
+            assert_eq!(states[i - 1], "probe_bw_refill", "UP at {:.2} s", t[i]);
+        }
+    }
+}
