@@ -91,6 +91,11 @@ fn ledbat_plus_plus_holds_60ms_and_slows_down_periodically() {
     assert!(util >= 85.0, "utilization {util:.2} %");
     assert!((42.0..=78.0).contains(&delay), "mean queueing delay {delay:.1} ms");
     assert!(starts.len() >= 3, "{starts:?}");
+    // The initial slowdown comes two RTTs (≈ 2 × 75 ms at the 45 ms slow-start exit) after
+    // slow start ends: within 0.4 s with 100 ms samples.
+    let ss_end = entries(&t, &states, "cong_avoid")[0];
+    eprintln!("slow start ended at {ss_end:.1} s");
+    assert!((0.0..=0.4).contains(&(starts[0] - ss_end)), "first slowdown {:.2} s", starts[0]);
     // In each slowdown cwnd reaches 2 packets.
     let cwnd = r.num("cwnd_bytes");
     for s in &starts {
