@@ -26,7 +26,9 @@
 //! first round of fast recovery and the cwnd restored after it (§4.6.4).
 //!
 //! ECN (the `ecn` parameter, off by default): the flow asks for Accurate ECN and sends ECT(1),
-//! so DualPI2 queues it as L4S (the draft allows BBR to use ECN, §4.5.10.3). Per round, α is
+//! so DualPI2 queues it as L4S (the draft allows BBR to use ECN, §4.5.10.3); without it (or
+//! with a peer that negotiates less than AccECN) data is Not-ECT, since marks would go
+//! unanswered. Per round, α is
 //! an EWMA (gain 1/16, Linux v3) of the CE-marked fraction; a round with marks outside probing
 //! scales inflight_lo by (1 − α/3) (Linux v3's ecn_factor = 1/3); a CE fraction above 50 %
 //! (Linux v3's ecn_thresh) while probing is treated as inflight too high. Linux v3 uses ECN
@@ -721,12 +723,13 @@ impl CongestionControl for Bbr3 {
     }
 
     fn ecn_setup(&mut self, feedback: EcnMode) -> EcnUse {
-        // ECN only with per-ACK CE counts (AccECN); otherwise Not-ECN behaviour with ECT(0).
+        // ECN only with per-ACK CE counts (AccECN). Otherwise BBRv3 does not answer CE marks,
+        // so it must not claim ECN capability (RFC 3168 §6.1.1): Not-ECT, and an AQM drops.
         self.ecn_on = self.p.ecn && feedback == EcnMode::AccEcn;
         if self.ecn_on {
             EcnUse { ect: Ecn::Ect1, scalable: true }
         } else {
-            EcnUse { ect: Ecn::Ect0, scalable: false }
+            EcnUse { ect: Ecn::NotEct, scalable: false }
         }
     }
 
@@ -932,7 +935,7 @@ mod tests {
         let p = Bbr3Params { ecn: true, ..Bbr3Params::default() };
         let mut b = Bbr3::new(p, MSS, SimRng::new(1, Stream::Endpoint, 0));
         assert_eq!(b.ecn_setup(EcnMode::AccEcn), EcnUse { ect: Ecn::Ect1, scalable: true });
-        assert_eq!(b.ecn_setup(EcnMode::Classic), EcnUse { ect: Ecn::Ect0, scalable: false });
+        assert_eq!(b.ecn_setup(EcnMode::Classic), EcnUse { ect: Ecn::NotEct, scalable: false });
         assert_eq!(p.ecn_needs(), Some(EcnMode::AccEcn));
         assert_eq!(Bbr3Params::default().ecn_needs(), None);
     }
