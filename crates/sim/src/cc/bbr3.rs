@@ -3,13 +3,13 @@
 //! v3 release (github.com/google/bbr, branch v3, net/ipv4/tcp_bbr.c) are used, each marked
 //! "(Linux v3)" below. The code is our own.
 //!
-//! Model: max_bw (windowed max of delivery rate over the last two ProbeBW cycles, §4.5.2),
+//! Model: max_bw (windowed max of delivery rate over the last two ProbeBW cycles: the draft's MaxBwFilterLen),
 //! min_rtt (10 s window) refreshed by ProbeRTT every 5 s (ProbeRTTInterval), the long-term
 //! bounds `inflight_hi` (set where probing met loss or ECN above the thresholds) and the
 //! short-term bounds `bw_lo` / `inflight_lo` (cut by BBRBeta = 0.7 in each round with loss
 //! while not probing). bw = min(max_bw, bw_lo).
 //!
-//! States and gains (§4.3, the draft's tables): Startup pacing 2.77, cwnd 2; exit on a
+//! States and gains (the draft's state machine and its parameter list): Startup pacing 2.77, cwnd 2; exit on a
 //! bandwidth plateau (< 25 % growth for 3 rounds) or on high loss (≥ 6 lost packets and a loss
 //! rate above BBRLossThresh = 2 % in a round; inflight_hi then = max(BDP, the round's
 //! delivered data)) or, with ECN, a CE fraction above 50 % for two rounds (Linux v3). Drain
@@ -23,10 +23,10 @@
 //! In CRUISE (and ProbeRTT) cwnd leaves Headroom (15 %) below inflight_hi. ProbeRTT: cwnd =
 //! BDP/2 for 200 ms and a round. Pacing at gain × bw × 0.99; cwnd = min(cwnd + acked,
 //! cwnd_gain × BDP + quantization budget), at least 4 packets; packet conservation in the
-//! first round of fast recovery and the cwnd restored after it (§4.6.4).
+//! first round of fast recovery and the cwnd restored after it (BBRModulateCwndForRecovery).
 //!
 //! ECN (the `ecn` parameter, off by default): the flow asks for Accurate ECN and sends ECT(1),
-//! so DualPI2 queues it as L4S (the draft allows BBR to use ECN, §4.5.10.3); without it (or
+//! so DualPI2 queues it as L4S (the draft's model takes ECN as a congestion signal beside loss); without it (or
 //! with a peer that negotiates less than AccECN) data is Not-ECT, since marks would go
 //! unanswered. Per round, α is
 //! an EWMA (gain 1/16, Linux v3) of the CE-marked fraction; a round with marks outside probing
@@ -103,6 +103,7 @@ impl CcBuild for Bbr3Params {
 
 const STARTUP_PACING_GAIN: f64 = 2.77;
 const STARTUP_CWND_GAIN: f64 = 2.0;
+/// BBRDrainPacingGain (Linux v3's 1000/2885 rounds to the same).
 const DRAIN_PACING_GAIN: f64 = 0.35;
 const CWND_GAIN: f64 = 2.0;
 const UP_PACING_GAIN: f64 = 1.25;
@@ -350,7 +351,7 @@ impl Bbr3 {
         self.inflight_lo = f64::INFINITY;
     }
 
-    // ProbeBW phase transitions (§4.3.3).
+    // ProbeBW phase transitions (BBRStartProbeBW_DOWN / _CRUISE / _REFILL / _UP).
 
     fn start_down(&mut self, now: SimTime, delivered: u64) {
         // A new cycle: the bandwidth filter's older slot is dropped.
@@ -464,7 +465,7 @@ impl Bbr3 {
             let high_loss = lost_pkts >= STARTUP_FULL_LOSS_COUNT && self.loss_rate_too_high();
             self.ecn_rounds_high = if self.ce_too_high() { self.ecn_rounds_high + 1 } else { 0 };
             if high_loss || self.ecn_rounds_high >= STARTUP_FULL_ECN_COUNT {
-                // §4.3.1.3: the pipe is full; inflight_hi at the volume the path held.
+                // BBRCheckStartupHighLoss: the pipe is full; inflight_hi at the volume the path held.
                 self.inflight_hi = self.bdp_multiple(self.max_bw(), 1.0).max(self.inflight_latest);
                 self.full_bw_reached = true;
                 self.too_high_events += 1;
@@ -472,7 +473,7 @@ impl Bbr3 {
         } else if self.bw_probe_samples && !self.round_too_high && self.ce_too_high() {
             self.handle_inflight_too_high(a, cwnd);
         }
-        // §4.5.10.4 BBRAdaptLowerBoundsFromCongestion: not while probing.
+        // BBRAdaptLowerBoundsFromCongestion: not while probing.
         if !self.state.is_probing() && self.full_bw_reached {
             let ecn_marked = self.ecn_on && self.round_ce > 0;
             if self.round_lost > 0 || ecn_marked {
@@ -526,7 +527,7 @@ impl Bbr3 {
         if !self.full_bw_reached || !self.state.is_probe_bw() {
             return;
         }
-        // §4.5.10.2 BBRAdaptUpperBounds: raise inflight_hi while UP meets no trouble.
+        // BBRAdaptUpperBounds: raise inflight_hi while UP meets no trouble.
         if self.bw_probe_samples && !self.round_too_high && self.state == Bbr3State::Up {
             if self.inflight_hi.is_finite() && a.prior_in_flight as f64 > self.inflight_hi {
                 self.inflight_hi = a.prior_in_flight as f64;
@@ -595,7 +596,7 @@ impl Bbr3 {
         }
     }
 
-    /// §4.3.4: the min-RTT filters and ProbeRTT.
+    /// BBRUpdateMinRTT and BBRCheckProbeRTT: the min-RTT filters and ProbeRTT.
     fn update_min_rtt(&mut self, w: &mut Window, a: &AckSample) {
         let probe_rtt_expired = a.now > self.probe_rtt_min_stamp + PROBE_RTT_INTERVAL;
         if let Some(rtt) = a.rtt {
@@ -665,7 +666,8 @@ impl Bbr3 {
         }
     }
 
-    /// §4.6.4: packet conservation in the first round of recovery, the saved cwnd after it.
+    /// BBRModulateCwndForRecovery: packet conservation in the first round of recovery, the
+    /// saved cwnd after it.
     fn recover_or_restore(&mut self, a: &AckSample, cwnd: u64) -> (u64, bool) {
         let in_rec = |s: CaState| matches!(s, CaState::Recovery | CaState::Loss);
         let mut cwnd = cwnd.saturating_sub(a.lost_bytes).max(self.mss);
@@ -702,7 +704,7 @@ impl Bbr3 {
         if self.state == Bbr3State::ProbeRtt {
             cwnd = cwnd.min(self.probe_rtt_cwnd());
         }
-        // §4.6.4.5 BBRBoundCwndForModel.
+        // BBRBoundCwndForModel.
         let cap = match self.state {
             Bbr3State::Down | Bbr3State::Refill | Bbr3State::Up => self.inflight_hi,
             Bbr3State::Cruise | Bbr3State::ProbeRtt => self.inflight_with_headroom(),
@@ -744,7 +746,7 @@ impl CongestionControl for Bbr3 {
         }
         self.delivered = a.delivered;
         let cwnd = w.cwnd;
-        // Round accounting (§4.5.1), the finished round's signals first.
+        // Round accounting (BBRUpdateRound), the finished round's signals first.
         self.round_start = false;
         if let Some(rs) = a.rate {
             if rs.prior_delivered >= self.next_round_delivered {
@@ -770,7 +772,7 @@ impl CongestionControl for Bbr3 {
                 self.bw_hi[1] = self.bw_hi[1].max(bw);
             }
         }
-        // Loss while probing: inflight too high (§4.5.10.2), at most once per round.
+        // Loss while probing: inflight too high (BBRHandleLostPacket), at most once per round.
         if a.lost_bytes > 0
             && self.bw_probe_samples
             && !self.round_too_high

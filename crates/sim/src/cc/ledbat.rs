@@ -1,7 +1,7 @@
 //! LEDBAT, Low Extra Delay Background Transport (RFC 6817): a scavenger controller that keeps
 //! the queueing delay it adds at a TARGET. The sender keeps a base-delay history (the minima
 //! of the last BASE_HISTORY = 10 one-minute intervals; their minimum is the base delay) and a
-//! current-delay filter (the minimum of the last CURRENT_FILTER = 4 samples). Per ACK (§2.4.2):
+//! current-delay filter (the minimum of the last CURRENT_FILTER = 4 samples). Per ACK (the RFC's sender pseudo-code):
 //! queuing_delay = current − base, off_target = (TARGET − queuing_delay) / TARGET and
 //! cwnd += GAIN · off_target · bytes_acked · MSS / cwnd — at most one MSS per RTT up, and down
 //! as fast as one MSS per RTT per TARGET of excess delay — capped at FlightSize +
@@ -13,9 +13,9 @@
 //! - Delay samples are round-trip times minus their minimum, not one-way delays: the simulator's
 //!   ACK path carries no receiver timestamp the controller can read, and with an uncongested
 //!   reverse path (ACKs only) RTT − base RTT is the forward queueing delay LEDBAT wants. A
-//!   congested reverse path therefore counts against LEDBAT here (RFC 6817 §4.1 notes this is
-//!   what one-way measurement avoids).
-//! - No slow start (RFC 6817 §2.4.2 leaves it out of the algorithm); the first window is the
+//!   congested reverse path therefore counts against LEDBAT here (one-way measurement, which
+//!   RFC 6817 asks for, avoids that).
+//! - No slow start (RFC 6817's algorithm has none); the first window is the
 //!   core's initial window, then growth is LEDBAT's from the first ACK.
 //! - The base history rolls over every 60 s of simulated time since the first sample (the RFC
 //!   rounds to wall-clock minutes).
@@ -38,17 +38,17 @@ pub(super) const ENTRY: CcEntry = CcEntry {
     parse: |t, _| Ok(Arc::new(LedbatParams::read(t, LEDBAT_TARGET)?)),
 };
 
-/// RFC 6817 §3.2: TARGET MUST be 100 ms or less; 100 ms is the default here.
+/// RFC 6817: TARGET MUST be 100 ms or less; 100 ms is the default here.
 const LEDBAT_TARGET: Dur = Dur::from_millis(100);
-/// Minutes of base-delay history (RFC 6817 §3.1.2 / §3.2: BASE_HISTORY SHOULD be 10).
+/// Minutes of base-delay history (RFC 6817's BASE_HISTORY: 10).
 pub(super) const BASE_HISTORY: usize = 10;
-/// Samples in the current-delay filter (RFC 6817 §3.2: CURRENT_FILTER SHOULD be 4 or so).
+/// Samples in the current-delay filter (RFC 6817's CURRENT_FILTER).
 pub(super) const CURRENT_FILTER: usize = 4;
 /// One base-history bucket.
 const BASE_BUCKET: Dur = Dur::from_secs(60);
-/// Window floor in MSS (RFC 6817 §2.4.2: MIN_CWND SHOULD be 2).
+/// Window floor in MSS (RFC 6817's MIN_CWND: 2).
 pub(super) const MIN_CWND: u64 = 2;
-/// cwnd may exceed FlightSize by this many MSS (RFC 6817 §2.4.2).
+/// cwnd may exceed FlightSize by this many MSS (RFC 6817's ALLOWED_INCREASE).
 pub(super) const ALLOWED_INCREASE: u64 = 1;
 
 /// `target` and `gain` of LEDBAT (and LEDBAT++, whose gain is computed when unset).
@@ -60,7 +60,7 @@ pub struct LedbatParams {
 }
 
 impl LedbatParams {
-    /// Reads `target` (> 0, ≤ 10 s) and `gain` (in (0, 1]: RFC 6817 §3.2 says GAIN MUST NOT
+    /// Reads `target` (> 0, ≤ 10 s) and `gain` (in (0, 1]: RFC 6817 says GAIN MUST NOT
     /// exceed 1, so that LEDBAT ramps up no faster than Reno).
     pub(super) fn read(t: &mut Table, default_target: Dur) -> Res<LedbatParams> {
         let target = match t.opt_duration("target")? {
@@ -112,7 +112,7 @@ impl DelayFilters {
         }
     }
 
-    /// RFC 6817 §2.4.2 update_base_delay and update_current_delay.
+    /// RFC 6817's update_base_delay and update_current_delay.
     pub(super) fn add(&mut self, now: SimTime, d: Dur) {
         if self.base_len == 0 {
             self.base[0] = d;
@@ -208,7 +208,7 @@ impl CongestionControl for Ledbat {
     }
 
     fn on_congestion_event(&mut self, w: &mut Window, _e: &CongestionEvent) {
-        // §2.4.2: cwnd = max(cwnd / 2, MIN_CWND·MSS) on loss (and on an ECN echo, as TCP).
+        // RFC 6817: cwnd = max(cwnd / 2, MIN_CWND·MSS) on loss (and on an ECN echo, as TCP).
         w.ssthresh = (w.cwnd / 2).max(MIN_CWND * self.mss);
     }
 

@@ -1,16 +1,16 @@
 //! LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus-06, January 2026; what Windows' background
 //! transfers use): LEDBAT (RFC 6817, `ledbat`) with the draft's changes —
-//! - delay from round-trip times (§4.1): queueing delay = filtered RTT − base RTT, with
+//! - delay from round-trip times: queueing delay = filtered RTT − base RTT, with
 //!   RFC 6817's filters (minimum of the last 4 samples; base = minimum of 10 one-minute minima);
-//! - TARGET 60 ms (§4.1);
-//! - a slower-than-Reno increase (§4.2): GAIN = 1 / min(16, ceil(2·TARGET / base delay)), so a
+//! - TARGET 60 ms;
+//! - a slower-than-Reno increase: GAIN = 1 / min(16, ceil(2·TARGET / base delay)), so a
 //!   flow on a short path ramps more slowly than Reno would;
-//! - multiplicative decrease above the target (§4.3): per RTT
+//! - multiplicative decrease above the target: per RTT
 //!   W += max(GAIN − CONSTANT·W·(delay/TARGET − 1), −W/2) with CONSTANT = 1 (in MSS), applied
 //!   per ACK in proportion to the bytes it acknowledges;
-//! - a modified slow start (§4.4): growth by GAIN × bytes acked, left when the queueing delay
+//! - a modified slow start: growth by GAIN × bytes acked, left when the queueing delay
 //!   exceeds 3/4 of TARGET;
-//! - an initial slowdown two RTTs after slow start ends and periodic slowdowns after it (§4.5):
+//! - an initial slowdown two RTTs after slow start ends and periodic slowdowns after it:
 //!   ssthresh = cwnd, cwnd = 2 packets for two RTTs (the queue drains, so the base delay is
 //!   measured again by every LEDBAT++ flow sharing the bottleneck), then slow start back to
 //!   ssthresh; the next slowdown starts 9 × that slowdown's duration after it ended, so a
@@ -38,15 +38,15 @@ pub(super) const ENTRY: CcEntry = CcEntry {
 };
 
 const TARGET: Dur = Dur::from_millis(60);
-/// The largest divisor of the dynamic gain (§4.2).
+/// The largest divisor of the dynamic gain.
 const MAX_GAIN_DIVISOR: f64 = 16.0;
-/// Multiplicative-decrease constant (§4.3).
+/// Multiplicative-decrease constant.
 const DECREASE_CONSTANT: f64 = 1.0;
-/// Slow start ends when the queueing delay exceeds this fraction of TARGET (§4.4).
+/// Slow start ends when the queueing delay exceeds this fraction of TARGET.
 const SS_EXIT_FRACTION: f64 = 0.75;
 /// RTTs at 2 packets in a slowdown, and RTTs from slow-start exit to the initial slowdown.
 const SLOWDOWN_RTTS: u64 = 2;
-/// The next slowdown comes this many slowdown durations after one ends (§4.5).
+/// The next slowdown comes this many slowdown durations after one ends.
 const SLOWDOWN_INTERVAL: u64 = 9;
 
 /// LEDBAT++'s parameters: LEDBAT's keys (gain unset: the dynamic gain).
@@ -100,7 +100,7 @@ impl LedbatPlusPlus {
         }
     }
 
-    /// §4.2: the configured gain, or 1 / min(16, ceil(2·TARGET / base)).
+    /// The draft's dynamic gain: the configured gain, or 1 / min(16, ceil(2·TARGET / base)).
     fn gain(&self) -> f64 {
         if let Some(g) = self.p.gain {
             return g;
@@ -183,7 +183,7 @@ impl CongestionControl for LedbatPlusPlus {
                 let max_allowed = (a.prior_in_flight + ALLOWED_INCREASE * self.mss) as f64;
                 self.cwnd = self.cwnd.min(max_allowed);
                 if self.next_slowdown.is_some_and(|t| a.now >= t) {
-                    // §4.5: a slowdown. ssthresh remembers the window to ramp back to.
+                    // A periodic (or the initial) slowdown. ssthresh remembers the window to ramp back to.
                     w.ssthresh = (self.cwnd as u64).max(MIN_CWND * self.mss);
                     self.cwnd = (MIN_CWND * self.mss) as f64;
                     self.slowdown_start = a.now;
