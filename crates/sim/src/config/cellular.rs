@@ -141,7 +141,7 @@ pub(super) fn cellular(mut t: Table) -> Res<Topology> {
                 delay: p.radio_delay,
                 loss: 0.0,
                 drop_packets: Vec::new(),
-        schedule: None,
+                schedule: None,
             },
             None => {
                 return err(

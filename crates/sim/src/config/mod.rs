@@ -7,8 +7,8 @@ mod link;
 pub(crate) mod queue;
 mod rate;
 mod rpm;
-mod schedule;
 pub(crate) mod scenario;
+mod schedule;
 mod topology;
 
 pub use crate::app::{AppKind, PageCfg, WebCfg};

@@ -74,8 +74,7 @@ pub(super) fn schedule(path: &str, v: &Value) -> Res<ScheduleSpec> {
         return Ok(ScheduleSpec::File { file: file.clone(), sched: Arc::new(sched) });
     }
     let mut t = Table::new(path, v).map_err(|mut e| {
-        e.message =
-            "expected a schedule file name or a table { model = \"leo\", ... }".into();
+        e.message = "expected a schedule file name or a table { model = \"leo\", ... }".into();
         e
     })?;
     match t.opt_choice("model", "schedule model", &["leo"])? {

@@ -58,8 +58,10 @@ impl Schedule {
                 continue;
             }
             let n = i + 1;
-            let cols: Vec<&str> =
-                line.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).collect();
+            let cols: Vec<&str> = line
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|s| !s.is_empty())
+                .collect();
             if cols.len() != 4 {
                 return Err(format!(
                     "line {n}: expected 4 columns (time_ms delay_ms rate_mbps loss), got {}",
@@ -273,7 +275,9 @@ impl ScheduleRate {
         let pts = &self.sched.points;
         match pts.len() {
             1 => Rate(self.rate(0)),
-            _ => self.sched.mean_rate(pts.last().unwrap().at.since(SimTime::ZERO)).unwrap_or(Rate(0)),
+            _ => {
+                self.sched.mean_rate(pts.last().unwrap().at.since(SimTime::ZERO)).unwrap_or(Rate(0))
+            }
         }
     }
 }
@@ -307,7 +311,14 @@ pub struct PathNow {
 impl PathSchedule {
     pub fn new(sched: Arc<Schedule>, lossy: bool) -> PathSchedule {
         let delay = sched.points[0].delay;
-        PathSchedule { sched, next: 0, delay, last_arrival: SimTime::ZERO, lossy, due: SimTime::ZERO }
+        PathSchedule {
+            sched,
+            next: 0,
+            delay,
+            last_arrival: SimTime::ZERO,
+            lossy,
+            due: SimTime::ZERO,
+        }
     }
 
     /// The first delay (the link's at the start).

@@ -11,10 +11,10 @@ use crate::ids::LinkId;
 use crate::net::link::LinkSpec;
 use crate::net::rate_model::RateModel;
 use crate::net::schedule::{PathSchedule, Schedule, ScheduleRate};
-use std::sync::Arc;
 use crate::net::Link;
 use crate::queue::{self, FlowKey};
 use crate::units::Dur;
+use std::sync::Arc;
 
 /// Host addresses: 10.0.0.0 plus the node's index (host-aware queues see a host's flows as
 /// one source address).
@@ -114,7 +114,11 @@ pub(super) fn links(
                     drops: l.link.drop_packets.clone(),
                     queue: &l.queue,
                     monitored: m,
-                    schedule: sched.clone().map(|s| Scheduled { sched: s, rate: true, lossy: true }),
+                    schedule: sched.clone().map(|s| Scheduled {
+                        sched: s,
+                        rate: true,
+                        lossy: true,
+                    }),
                 }
             };
             slots[at] = Some(make_link(d, seed, at as u32));
