@@ -44,6 +44,17 @@ BASES: dict[str, tuple[str, Doc]] = {
     "cellular-3.5g": ("Alfredsson et al. 2013 3.5G link (bloatlab's 3.5g profile), one UE",
                       {"topology": {"kind": "cellular", "profile": "3.5g", "ues": 1,
                                     "bs_queue": {"kind": "droptail", "limit": "1000p"}}}),
+    # scenarios/leo.toml's path with lower rates (a grid of runs stays affordable): satellite
+    # reassignments every 15 s, a delay step and a loss burst at each (docs/topology.md).
+    "leo": ("LEO access (Starlink-like): 15 s reassignments, 12-25 ms one way, 40-120 Mbit/s down, "
+            "10 Mbit/s up, 1 MB drop-tail",
+            {"topology": {"kind": "dumbbell",
+                          "bottleneck": {"schedule": {"model": "leo", "delay": ["12ms", "25ms"],
+                                                      "rate": ["40Mbps", "120Mbps"], "switch_loss": 0.3,
+                                                      "switch_time": "50ms"},
+                                         "reverse_rate": "10Mbps"},
+                          "bottleneck_queue": {"kind": "droptail", "limit": "1MB"},
+                          "access": {"rate": "1Gbps", "delay": "1ms"}}}),
 }
 
 

@@ -220,9 +220,16 @@ def tested(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
                                f"UE {_queue_text(t.get('ue_queue'))}"))
     elif kind == "dumbbell":
         b = t.get("bottleneck") or {}
-        rate = b.get("rate", "?")
+        rate, delay = b.get("rate", "?"), b.get("delay", "?")
+        sched = b.get("schedule")
+        if isinstance(sched, dict):  # the LEO generator: ranges drawn per interval
+            rate = "-".join(map(str, sched.get("rate", ["?"]))) + " (LEO schedule)"
+            delay = "-".join(map(str, sched.get("delay", ["?"])))
+        elif isinstance(sched, str):
+            rate = b.get("rate", "scheduled")
+            delay = f"scheduled ({Path(sched).name})"
         rev = b.get("reverse_rate", rate)
-        rows.append(("link", f"{rate} down / {rev} up, {b.get('delay', '?')} one way "
+        rows.append(("link", f"{rate} down / {rev} up, {delay} one way "
                              f"(+ access {(t.get('access') or {}).get('rate', '?')}, "
                              f"{(t.get('access') or {}).get('delay', '?')})"))
         rows.append(("queues", f"down {_queue_text(t.get('bottleneck_queue'))}, "

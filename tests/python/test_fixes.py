@@ -38,7 +38,7 @@ def test_plan_applies_each_fix_where_it_lives():
     _, lo = by[("cellular-3.5g", "CAKE")]
     assert lo["topology"]["bs_queue"] == {"kind": "cake", "limit": "1000p"}
     assert {(r.base, r.fix) for r in skipped} == {
-        ("wang2016-I", "ABRWDA"), ("talau-1", "ABRWDA"),
+        ("wang2016-I", "ABRWDA"), ("talau-1", "ABRWDA"), ("leo", "ABRWDA"),
         ("cellular-3.5g", "EWT"), ("cellular-3.5g", "EWA"), ("cellular-3.5g", "AWM")}
 
 

@@ -80,7 +80,10 @@ impl World {
             let mut monitored: std::collections::HashSet<&str> =
                 reported_names.iter().map(String::as_str).collect();
             monitored.extend(classic.iter().flat_map(|c| c.monitored.iter().map(String::as_str)));
-            (graph::links(g, seed, |n| monitored.contains(n)), graph::routes(sc, g, &plans, seed)?)
+            (
+                graph::links(g, seed, sc.duration, |n| monitored.contains(n)),
+                graph::routes(sc, g, &plans, seed)?,
+            )
         };
         let bn_name = classic.as_ref().map_or_else(|| reported_names[0].as_str(), |c| c.bottleneck);
         let bn = LinkId(
