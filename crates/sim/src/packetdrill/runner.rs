@@ -20,7 +20,7 @@ use crate::engine::{Event as SimEvent, EventQueue, SimRng, Stream};
 use crate::ids::{FlowId, RouteId, SockId};
 use crate::linux;
 use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
-use crate::tcp::{Cx, TcpInfo, TcpSocket, TcpState};
+use crate::tcp::{Cx, SockError, TcpInfo, TcpSocket, TcpState};
 use crate::tcp::{Recovery, TcpCfg};
 use crate::units::SimTime;
 use crate::wire::EcnMode;
@@ -88,7 +88,8 @@ pub struct Runner {
     nodelay: bool,
     /// Bytes the script has read.
     consumed: u64,
-    closed: bool,
+    /// shutdown(SHUT_RD) was called: reads with nothing queued return 0.
+    shut_rd: bool,
     pending: VecDeque<Seen>,
     last_script: u64,
     last_actual: u64,
@@ -511,7 +512,7 @@ impl Runner {
             sndbuf: None,
             nodelay: false,
             consumed: 0,
-            closed: false,
+            shut_rd: false,
             pending: VecDeque::new(),
             last_script: 0,
             last_actual: 0,
@@ -681,8 +682,8 @@ impl Runner {
         if self.sock.is_none() {
             return fail("inbound segment before any socket listens or connects");
         }
-        if p.flags & (flag::RST | flag::FIN | flag::URG) != 0 {
-            return unsupported("inbound RST, FIN or URG (connection teardown is not modeled)");
+        if p.flags & flag::URG != 0 {
+            return unsupported("inbound URG (urgent data is not modeled)");
         }
         if p.flags & flag::ACK != 0 && p.ack.is_none() {
             return unsupported("an inbound ACK without `ack N` (packetdrill fills it in)");
@@ -760,11 +761,8 @@ impl Runner {
     // ----- outbound ----------------------------------------------------------------
 
     fn expect_out(&mut self, p: &PacketSpec, lo: u64, hi: u64) -> Result<u64, Stop> {
-        if self.closed {
-            return unsupported("outbound segments after close() (FIN is not modeled)");
-        }
-        if p.flags & (flag::FIN | flag::RST | flag::URG) != 0 {
-            return unsupported("outbound FIN, RST or URG (connection teardown is not modeled)");
+        if p.flags & flag::URG != 0 {
+            return unsupported("outbound URG (urgent data is not modeled)");
         }
         // `*` (no upper bound) accepts a segment sent at any time, also before the previous event.
         // packetdrill's verify_time: the tolerance grows to 12.5 % (its --tolerance_percent
@@ -1088,6 +1086,14 @@ impl Runner {
                 let avail = self.sock.as_ref().map_or(0, |s| s.delivered()) - self.consumed;
                 let got = avail.min((*len).max(0) as u64);
                 if got == 0 {
+                    let sock = self.sock.as_ref().expect("a connection has a socket");
+                    if sock.was_reset() {
+                        return Self::check_ret(c, -1, Some("ECONNRESET"));
+                    }
+                    // End of stream: the peer's FIN, or our own SHUT_RD.
+                    if self.shut_rd || sock.peer_closed() {
+                        return Self::check_ret(c, 0, None);
+                    }
                     if f.nonblock {
                         return Self::check_ret(c, -1, Some("EAGAIN"));
                     }
@@ -1099,7 +1105,8 @@ impl Runner {
             "close" => {
                 let (n, f) = self.fd(a, "close")?;
                 if f.kind == FdKind::Conn {
-                    self.closed = true;
+                    let unread = self.sock.as_ref().map_or(0, |s| s.delivered()) > self.consumed;
+                    self.with_sock(|s, cx| s.close(unread, cx));
                 }
                 self.fds.remove(&n);
                 Self::check_ret(c, 0, None)
@@ -1114,6 +1121,27 @@ impl Runner {
                     }
                     _ => unsupported("fcntl() other than F_SETFL"),
                 }
+            }
+            "shutdown" => {
+                let (_, f) = self.fd(a, "shutdown")?;
+                if f.kind != FdKind::Conn {
+                    return unsupported("shutdown() of a socket that is not connected");
+                }
+                let how = match a.get(1) {
+                    Some(Arg::Sym(v)) if v.len() == 1 => v[0].as_str(),
+                    _ => return unsupported("shutdown(): `how` must be SHUT_RD, SHUT_WR or SHUT_RDWR"),
+                };
+                let (rd, wr) = match how {
+                    "SHUT_RD" => (true, false),
+                    "SHUT_WR" => (false, true),
+                    "SHUT_RDWR" => (true, true),
+                    other => return unsupported(format!("shutdown(): `{other}`")),
+                };
+                self.shut_rd |= rd;
+                if wr {
+                    self.with_sock(|s, cx| s.shutdown_write(cx));
+                }
+                Self::check_ret(c, 0, None)
             }
             "setsockopt" => self.setsockopt(c),
             "getsockopt" => self.getsockopt(c),
@@ -1142,8 +1170,13 @@ impl Runner {
         if f.kind != FdKind::Conn {
             return fail(format!("{}(): fd {n} is not a connection", c.name));
         }
-        let sock = self.sock.as_ref().expect("a connection has a socket");
-        if sock.state != TcpState::Established {
+        let sock = self.sock.as_mut().expect("a connection has a socket");
+        match sock.write_error() {
+            Some(SockError::Pipe) => return Self::check_ret(c, -1, Some("EPIPE")),
+            Some(SockError::Reset) => return Self::check_ret(c, -1, Some("ECONNRESET")),
+            None => {}
+        }
+        if !matches!(sock.state, TcpState::Established | TcpState::CloseWait) {
             return unsupported(format!("{}() before the connection is established", c.name));
         }
         if let Some(buf) = self.sndbuf {

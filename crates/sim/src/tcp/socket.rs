@@ -21,9 +21,11 @@ use crate::tcp::{Recovery, TcpCfg};
 use crate::units::{Dur, Rate, SimTime};
 use crate::wire::{EcnMode, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES};
 
+mod close;
 mod ecn;
 mod info;
 mod lossrec;
+pub use close::SockError;
 pub use info::TcpInfo;
 use lossrec::Delivered;
 
@@ -63,6 +65,13 @@ pub enum TcpState {
     SynSent,
     SynRcvd,
     Established,
+    // Teardown (RFC 9293 §3.3.2; tcp/socket/close.rs).
+    FinWait1,
+    FinWait2,
+    Closing,
+    TimeWait,
+    CloseWait,
+    LastAck,
 }
 
 /// Counters a socket keeps as it runs (the world snapshots them at the end of warm-up).
@@ -186,6 +195,8 @@ pub struct TcpSocket {
     irs: u64,
     syn_sent_at: SimTime,
     pub lstats: LossStats,
+    /// Teardown: our FIN, the peer's, resets (tcp/socket/close.rs).
+    close: close::CloseState,
 }
 
 impl TcpSocket {
@@ -299,6 +310,7 @@ impl TcpSocket {
             stats: SockStats::default(),
             rtt_hist: crate::metrics::delay_histogram(),
             metrics_from: SimTime::ZERO,
+            close: close::CloseState::default(),
         }
     }
 
@@ -344,7 +356,7 @@ impl TcpSocket {
     /// The application writes `bytes` more (u64::MAX/2 for an unlimited source).
     pub fn app_write(&mut self, bytes: u64, cx: &mut Cx) {
         self.app_end = self.app_end.saturating_add(bytes);
-        if self.state == TcpState::Established {
+        if self.state.sends() {
             self.try_send(cx);
         }
     }
@@ -574,7 +586,14 @@ impl TcpSocket {
             flags |= TcpFlags::CWR;
             self.ecn.cwr_pending = false;
         }
-        self.emit(flags, seq, len as u32, SynOptions::default(), cx);
+        // Our FIN takes the last sequence number of the segment that holds it.
+        let payload = if self.holds_fin(seq, len) {
+            flags |= TcpFlags::FIN;
+            len - 1
+        } else {
+            len
+        };
+        self.emit(flags, seq, payload as u32, SynOptions::default(), cx);
         // The controller's codepoint; RFC 3168 §6.1.5: retransmissions are not ECN-capable.
         if self.ecn.mode.is_on() && !retransmission {
             if let Some(&id) = cx.out.last() {
@@ -599,6 +618,10 @@ impl TcpSocket {
     }
 
     fn send_new_segment(&mut self, len: u64, cx: &mut Cx) {
+        if self.state != TcpState::Established && self.close.fin_at == self.nxt + len {
+            // The FIN rides on the last data segment (Linux tcp_send_fin).
+            return self.send_fin_segment(len, cx);
+        }
         let seq = self.nxt;
         let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
         self.sb.push(Seg { start: seq, end: seq + len, sent_at: cx.now, flags: 0, stamp });
@@ -621,8 +644,16 @@ impl TcpSocket {
     /// data (RFC 6675 NextSeg order), paced if a pacing rate is set.
     fn try_send(&mut self, cx: &mut Cx) {
         if self.state != TcpState::Established {
+            if self.state.sends() {
+                self.try_send_closing(cx);
+            }
             return;
         }
+        self.try_send_data(cx);
+    }
+
+    #[inline]
+    fn try_send_data(&mut self, cx: &mut Cx) {
         if self.nothing_to_send() {
             // What the loop below does when it finds nothing in flight, nothing to retransmit
             // and nothing new, without reading the scoreboard to find that out. (The
@@ -804,6 +835,7 @@ impl TcpSocket {
         let syn = h.flags.has(TcpFlags::SYN);
         let ack = h.flags.has(TcpFlags::ACK);
         match self.state {
+            TcpState::Closed if self.close.dead => self.on_teardown_segment(h, pkt.ecn, cx),
             TcpState::Closed => {}
             TcpState::Listen => {
                 if syn && !ack {
@@ -833,13 +865,17 @@ impl TcpSocket {
                 }
             }
             TcpState::Established => {
-                if syn {
-                    // A retransmitted SYN-ACK: our handshake ACK was lost.
-                    self.send_ack(cx);
-                    return;
+                if h.flags.0 & (TcpFlags::SYN | TcpFlags::FIN | close::RST) != 0 {
+                    if syn {
+                        // A retransmitted SYN-ACK: our handshake ACK was lost.
+                        self.send_ack(cx);
+                        return;
+                    }
+                    return self.on_teardown_segment(h, pkt.ecn, cx);
                 }
                 self.on_established_segment(h, pkt.ecn, cx);
             }
+            _ => self.on_teardown_segment(h, pkt.ecn, cx),
         }
     }
 
@@ -1395,7 +1431,7 @@ impl TcpSocket {
                 self.rtt.back_off();
                 self.send_syn(true, cx);
             }
-            TcpState::Established => {
+            s if s.sends() => {
                 if self.una == self.nxt {
                     if self.nxt < self.app_end && self.snd_wnd == 0 {
                         // Window probe (persist timer): one byte beyond the closed window.
@@ -1418,7 +1454,9 @@ impl TcpSocket {
 
     /// Internal consistency (tests).
     pub fn check_invariants(&self) -> bool {
-        self.sb.check() && self.una <= self.nxt && self.nxt <= self.app_end.max(self.iss + 1)
+        self.sb.check()
+            && self.una <= self.nxt
+            && self.nxt <= self.app_end.max(self.iss + 1) + self.close.fin_sent as u64
     }
 
     /// Time the first byte of the SYN was sent (for start-up metrics).

@@ -85,13 +85,7 @@ impl TcpSocket {
             },
         };
         TcpInfo {
-            state: match self.state {
-                TcpState::Established => 1,
-                TcpState::SynSent => 2,
-                TcpState::SynRcvd => 3,
-                TcpState::Closed => 7,
-                TcpState::Listen => 10,
-            },
+            state: self.state.linux_number(),
             ca_state: match self.ca {
                 CaState::Open => 0,
                 CaState::Disorder => 1,

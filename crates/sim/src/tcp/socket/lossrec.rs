@@ -2,7 +2,7 @@
 //! undo of spurious reductions, F-RTO after a timeout, PRR during recovery, RACK's loss
 //! marking and reordering timer, and the tail loss probe.
 
-use super::{Cx, TcpSocket, TcpState, DUPTHRESH};
+use super::{Cx, TcpSocket, DUPTHRESH};
 use crate::cc::{CaState, CongestionEvent, CongestionKind};
 use crate::net::SackBlocks;
 use crate::tcp::rate::RateSampler;
@@ -385,7 +385,7 @@ impl TcpSocket {
     pub(super) fn schedule_probe(&mut self, cx: &mut Cx) -> bool {
         let ok = self.cfg.mech.tlp
             && self.sack_ok
-            && self.state == TcpState::Established
+            && self.state.sends()
             && self.ca == CaState::Open
             && self.lr.rack.tlp_high_seq.is_none()
             && self.una < self.nxt
@@ -401,7 +401,7 @@ impl TcpSocket {
     /// The probe timer fired: send one new segment if the receive window allows, else
     /// retransmit the last one; then the RTO guards the rest (RFC 8985 §7.3).
     pub(super) fn on_probe_timer(&mut self, cx: &mut Cx) {
-        if self.una == self.nxt || self.state != TcpState::Established {
+        if self.una == self.nxt || !self.state.sends() {
             return;
         }
         let len = (self.app_end - self.nxt).min(self.mss);
