@@ -604,7 +604,8 @@ impl Runner {
         self.blocked_connect = None;
         let tol = self.tol.max(self.blocked_span / 8);
         self.advance_to(SimTime(by.saturating_add(tol).min(now)));
-        if self.sock.as_ref().is_some_and(|s| s.state == TcpState::Established) {
+        // Established, or already closing again (a close() after the call returned).
+        if self.sock.as_ref().is_some_and(|s| s.state.synchronized()) {
             return Ok(());
         }
         fail(format!(

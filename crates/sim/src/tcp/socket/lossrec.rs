@@ -404,7 +404,7 @@ impl TcpSocket {
         if self.una == self.nxt || !self.state.sends() {
             return;
         }
-        let len = (self.app_end - self.nxt).min(self.mss);
+        let len = self.app_end.saturating_sub(self.nxt).min(self.mss);
         if len > 0 && self.una + self.snd_wnd >= self.nxt + len {
             self.lr.rack.tlp_high_seq = Some(self.nxt + len);
             self.lr.rack.tlp_retrans = false;
