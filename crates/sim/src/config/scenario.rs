@@ -52,6 +52,7 @@ const TCP_KEYS: &[&str] = &[
     "rcvbuf_auto",
     "sack_compress",
     "gso",
+    "cwnd_limited",
     "rtt_sample",
     "hz",
 ];
@@ -252,7 +253,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 11],
+    mech: [Option<bool>; 12],
     hz: Option<u32>,
 }
 
@@ -368,9 +369,9 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 
 /// The switches of Linux's loss-recovery mechanisms ([`crate::tcp::Mechanisms`]), in
 /// this order: prr, frto, undo, dsack, rack, tlp, quickack, rtt_sample ("linux" = true),
-/// rcvbuf_auto, sack_compress, gso.
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 11]> {
-    let mut m = [None; 11];
+/// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true).
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 12]> {
+    let mut m = [None; 12];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -379,10 +380,13 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 11]> {
     m[8] = t.opt_bool("rcvbuf_auto")?;
     m[9] = t.opt_bool("sack_compress")?;
     m[10] = t.opt_bool("gso")?;
+    m[11] = t
+        .opt_choice("cwnd_limited", "cwnd-limited rule", &["flight", "linux"])?
+        .map(|s| s == "linux");
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 11]) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 12]) -> crate::tcp::Mechanisms {
     let d = crate::tcp::Mechanisms::default();
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
@@ -396,6 +400,7 @@ fn mechanisms(m: &[Option<bool>; 11]) -> crate::tcp::Mechanisms {
         rcvbuf_auto: m[8].unwrap_or(d.rcvbuf_auto),
         sack_compress: m[9].unwrap_or(d.sack_compress),
         gso: m[10].unwrap_or(d.gso),
+        linux_cwnd_limited: m[11].unwrap_or(d.linux_cwnd_limited),
     }
 }
 

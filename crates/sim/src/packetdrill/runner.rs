@@ -148,7 +148,10 @@ pub fn run(script: &Script, opts: &Options) -> Outcome {
 /// Linux's defaults as far as the simulator models them, as a freshly booted kernel has them
 /// ([`linux::SYSCTL_TCP`]).
 fn linux_defaults() -> TcpCfg {
-    TcpCfg::linux(&linux::SYSCTL_TCP)
+    let mut cfg = TcpCfg::linux(&linux::SYSCTL_TCP);
+    // Linux's rules where the simulator's default keeps its earlier results (docs/tcp.md).
+    cfg.mech.linux_cwnd_limited = true;
+    cfg
 }
 
 /// The simulator's controller for Linux's name of one (TCP_CONGESTION).

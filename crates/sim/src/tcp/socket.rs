@@ -186,6 +186,10 @@ pub struct TcpSocket {
     cc: Box<dyn CongestionControl>,
     pub rtt: RttEstimator,
     recovery_point: u64,
+    /// The largest flight (SND.NXT − SND.UNA after a send) since SND.UNA last passed
+    /// `max_out_seq` (Linux's max_packets_out / cwnd_usage_seq; `cwnd_limited = "linux"`).
+    max_out: u64,
+    max_out_seq: u64,
     /// RTT samples before this instant are not recorded (warm-up).
     pub metrics_from: SimTime,
     pub rtt_hist: DelayHist,
@@ -277,6 +281,8 @@ impl TcpSocket {
             cc,
             ca: CaState::Open,
             recovery_point: 0,
+            max_out: 0,
+            max_out_seq: 0,
             dupacks: 0,
             partial_acks: 0,
             rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
@@ -602,6 +608,15 @@ impl TcpSocket {
         }
         self.stats.data_pkts_sent += 1;
         self.stats.bytes_sent += len;
+        if self.cfg.mech.linux_cwnd_limited {
+            // Linux's tcp_cwnd_validate: a new window of the largest flight starts once
+            // SND.UNA passes the previous one's SND.NXT.
+            let out = self.nxt - self.una;
+            if self.una >= self.max_out_seq || out > self.max_out {
+                self.max_out = out;
+                self.max_out_seq = self.nxt;
+            }
+        }
         if self.ca == CaState::Recovery {
             self.lr.prr.on_sent(len);
         }
@@ -1187,7 +1202,12 @@ impl TcpSocket {
                 // reordering was seen (tcp_may_raise_cwnd; RFC 5681 §3.1).
                 cwnd_limited: (newly_cum > 0 || self.lr.rack.reord_seen)
                     && (self.cwnd_limited
-                        || (self.win.in_slow_start() && 2 * prior_in_flight >= self.win.cwnd)),
+                        || (self.win.in_slow_start()
+                            && if self.cfg.mech.linux_cwnd_limited {
+                                self.win.cwnd < 2 * self.max_out
+                            } else {
+                                2 * prior_in_flight >= self.win.cwnd
+                            })),
                 snd_una: self.una,
                 snd_nxt: self.nxt,
                 ce_bytes,

@@ -47,6 +47,11 @@ pub struct Mechanisms {
     /// `gso`: a paced sender sends Linux's TSO/GSO-autosized bursts — `tcp_tso_autosize`'s
     /// segment count back to back, paced as one; off: one segment per pacing slot.
     pub gso: bool,
+    /// `cwnd_limited = "linux"`: slow start counts the connection cwnd-limited while cwnd is
+    /// below twice the largest flight of the last window (Linux's tcp_is_cwnd_limited with
+    /// max_packets_out, RFC 7661's idea); `"flight"` (the default, the simulator's earlier
+    /// rule): while twice the flight before the ACK reaches cwnd.
+    pub linux_cwnd_limited: bool,
 }
 
 impl Default for Mechanisms {
@@ -63,6 +68,7 @@ impl Default for Mechanisms {
             rcvbuf_auto: true,
             sack_compress: true,
             gso: true,
+            linux_cwnd_limited: false,
         }
     }
 }
