@@ -33,6 +33,8 @@ pub const FIELDS: &[&str] = &[
     "tcpi_delivery_rate",
     "tcpi_delivered_ce",
     "tcpi_received_ce",
+    "tcpi_reordering",
+    "tcpi_reord_seen",
     "tcpi_bytes_acked",
     "tcpi_bytes_received",
     "tcpi_segs_out",

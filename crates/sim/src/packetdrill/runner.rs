@@ -1435,6 +1435,8 @@ pub fn field(info: &TcpInfo, name: &str) -> Option<f64> {
         "tcpi_delivery_rate" => info.delivery_rate,
         "tcpi_delivered_ce" => info.delivered_ce,
         "tcpi_received_ce" => info.received_ce,
+        "tcpi_reordering" => info.reordering as u64,
+        "tcpi_reord_seen" => info.reord_seen as u64,
         "tcpi_bytes_acked" => info.bytes_acked,
         "tcpi_bytes_received" => info.bytes_received,
         "tcpi_segs_out" => info.segs_out,

@@ -201,6 +201,10 @@ pub struct TcpSocket {
     pub lstats: LossStats,
     /// Teardown: our FIN, the peer's, resets (tcp/socket/close.rs).
     close: close::CloseState,
+    /// Linux's reordering degree in segments (tp->reordering, from tcp_reordering = 3) and
+    /// the reordering events seen (tp->reord_seen): reported in TCP_INFO only.
+    reordering: u32,
+    reord_seen: u32,
 }
 
 impl TcpSocket {
@@ -317,6 +321,8 @@ impl TcpSocket {
             rtt_hist: crate::metrics::delay_histogram(),
             metrics_from: SimTime::ZERO,
             close: close::CloseState::default(),
+            reordering: 3,
+            reord_seen: 0,
         }
     }
 
@@ -1112,6 +1118,7 @@ impl TcpSocket {
         let mut d = Delivered {
             frto_high: if self.lr.frto { self.recovery_point } else { 0 },
             high_sacked: self.sb.high_sacked,
+            reorder_low: u64::MAX,
             ..Default::default()
         };
         let min_rtt = self.rtt.min_rtt();
@@ -1144,6 +1151,7 @@ impl TcpSocket {
                 .is_some_and(|(oldest, _)| self.sb.front().is_some_and(|h| oldest < h.sent_at));
         if d.reordered {
             self.lr.rack.reord_seen = true;
+            self.note_reordering(d.reorder_low);
         }
 
         let (rtt, cc_rtt) = self.rtt_samples(&d, ecr, newly_cum > 0, now);

@@ -27,6 +27,8 @@ pub(super) struct Delivered {
     pub frto_high: u64,
     /// A never-retransmitted segment arrived below one already SACKed (reordering).
     pub reordered: bool,
+    /// The lowest such segment's start (Linux's state->reord), for the reordering degree.
+    pub reorder_low: u64,
     pub high_sacked: u64,
 }
 
@@ -55,11 +57,30 @@ impl Delivered {
                 (a.min(seg.sent_at), b.max(seg.sent_at))
             }));
         self.orig |= seg.end <= self.frto_high;
-        self.reordered |= seg.end < self.high_sacked;
+        if seg.end < self.high_sacked {
+            self.reordered = true;
+            self.reorder_low = self.reorder_low.min(seg.start);
+        }
     }
 }
 
 impl TcpSocket {
+    /// A never-retransmitted segment starting at `low` was delivered below the highest SACKed
+    /// sequence: Linux's tcp_check_sack_reordering raises the reordering degree to the
+    /// distance in segments (at most tcp_max_reordering = 300). Reported, not acted on: the
+    /// simulator's loss detection is RACK's or the fixed DupThresh of 3.
+    pub(super) fn note_reordering(&mut self, low: u64) {
+        let fack = self.sb.high_sacked;
+        if low >= fack {
+            return;
+        }
+        let metric = fack - low;
+        if metric > self.reordering as u64 * self.mss && self.mss > 0 {
+            self.reordering = metric.div_ceil(self.mss).min(300) as u32;
+        }
+        self.reord_seen += 1;
+    }
+
     /// TCP_QUICKACK 0: delayed ACKs from now on, also after duplicates (Linux's ping-pong).
     pub fn leave_quickack_mode(&mut self) {
         self.lr.quickacks = 0;
