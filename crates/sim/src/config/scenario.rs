@@ -53,6 +53,7 @@ const TCP_KEYS: &[&str] = &[
     "sack_compress",
     "gso",
     "cwnd_limited",
+    "prr_entry",
     "rtt_sample",
     "hz",
 ];
@@ -253,7 +254,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 12],
+    mech: [Option<bool>; 13],
     hz: Option<u32>,
 }
 
@@ -369,9 +370,10 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 
 /// The switches of Linux's loss-recovery mechanisms ([`crate::tcp::Mechanisms`]), in
 /// this order: prr, frto, undo, dsack, rack, tlp, quickack, rtt_sample ("linux" = true),
-/// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true).
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 12]> {
-    let mut m = [None; 12];
+/// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true), prr_entry ("linux" =
+/// true).
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 13]> {
+    let mut m = [None; 13];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -383,10 +385,13 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 12]> {
     m[11] = t
         .opt_choice("cwnd_limited", "cwnd-limited rule", &["flight", "linux"])?
         .map(|s| s == "linux");
+    m[12] = t
+        .opt_choice("prr_entry", "PRR entry order", &["retransmit_first", "linux"])?
+        .map(|s| s == "linux");
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 12]) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 13]) -> crate::tcp::Mechanisms {
     let d = crate::tcp::Mechanisms::default();
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
@@ -401,6 +406,7 @@ fn mechanisms(m: &[Option<bool>; 12]) -> crate::tcp::Mechanisms {
         sack_compress: m[9].unwrap_or(d.sack_compress),
         gso: m[10].unwrap_or(d.gso),
         linux_cwnd_limited: m[11].unwrap_or(d.linux_cwnd_limited),
+        prr_linux_entry: m[12].unwrap_or(d.prr_linux_entry),
     }
 }
 

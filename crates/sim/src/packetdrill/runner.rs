@@ -151,6 +151,7 @@ fn linux_defaults() -> TcpCfg {
     let mut cfg = TcpCfg::linux(&linux::SYSCTL_TCP);
     // Linux's rules where the simulator's default keeps its earlier results (docs/tcp.md).
     cfg.mech.linux_cwnd_limited = true;
+    cfg.mech.prr_linux_entry = true;
     cfg
 }
 

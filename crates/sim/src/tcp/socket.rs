@@ -205,6 +205,9 @@ pub struct TcpSocket {
     /// the reordering events seen (tp->reord_seen): reported in TCP_INFO only.
     reordering: u32,
     reord_seen: u32,
+    /// Bytes of the fast retransmission sent on entering recovery, before PRR set the
+    /// window for the same ACK (`prr_entry = "linux"`).
+    prr_forced: u64,
 }
 
 impl TcpSocket {
@@ -323,6 +326,7 @@ impl TcpSocket {
             close: close::CloseState::default(),
             reordering: 3,
             reord_seen: 0,
+            prr_forced: 0,
         }
     }
 
@@ -1409,7 +1413,11 @@ impl TcpSocket {
             .max(self.mss);
         }
         self.sb.mark_head_lost();
+        let before = self.stats.bytes_retx;
         self.force_retransmit(cx);
+        if self.cfg.mech.prr_linux_entry {
+            self.prr_forced = self.stats.bytes_retx - before;
+        }
     }
 
     /// RFC 3168 §6.1.2: answer an ECN echo like a loss, at most once per window of data,

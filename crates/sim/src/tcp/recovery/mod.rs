@@ -52,6 +52,13 @@ pub struct Mechanisms {
     /// max_packets_out, RFC 7661's idea); `"flight"` (the default, the simulator's earlier
     /// rule): while twice the flight before the ACK reaches cwnd.
     pub linux_cwnd_limited: bool,
+    /// `prr_entry = "linux"`: on entering recovery PRR sets the window before the fast
+    /// retransmission goes out, so that retransmission is the first of the ACK's quota (Linux
+    /// tcp_cwnd_reduction then tcp_xmit_recovery; RACK's reordering timer counts one segment
+    /// delivered, as Linux's tcp_rack_reo_timeout); `"retransmit_first"` (the default, the
+    /// simulator's earlier order): the fast retransmission goes out, then PRR counts this
+    /// ACK's quota on top of it.
+    pub prr_linux_entry: bool,
 }
 
 impl Default for Mechanisms {
@@ -69,6 +76,7 @@ impl Default for Mechanisms {
             sack_compress: true,
             gso: true,
             linux_cwnd_limited: false,
+            prr_linux_entry: false,
         }
     }
 }

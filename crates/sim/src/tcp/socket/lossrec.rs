@@ -334,9 +334,14 @@ impl TcpSocket {
             || self.cfg.recovery != Recovery::Sack
             || self.cc.owns_cwnd()
         {
+            self.prr_forced = 0;
             return;
         }
-        let in_flight = self.in_flight();
+        // `prr_entry = "linux"`: the window as Linux sets it before the fast retransmission
+        // of this ACK went out (that retransmission is then the first of its quota).
+        let forced = std::mem::take(&mut self.prr_forced);
+        self.lr.prr.unsend(forced);
+        let in_flight = self.in_flight() - forced.min(self.in_flight());
         if let Some(c) = self.lr.prr.cwnd(
             self.win.ssthresh,
             in_flight,
@@ -347,6 +352,7 @@ impl TcpSocket {
         ) {
             self.win.cwnd = c.max(self.mss);
         }
+        self.lr.prr.on_sent(forced);
     }
 
     // ----- RACK ------------------------------------------------------------------------
@@ -392,6 +398,10 @@ impl TcpSocket {
                 && self.una >= self.recovery_point
             {
                 self.enter_recovery(cx);
+                if self.cfg.mech.prr_linux_entry {
+                    // Linux's tcp_rack_reo_timeout: the reduction counts one segment delivered.
+                    self.prr_update(self.mss, false, false);
+                }
             }
             self.try_send(cx);
         }
