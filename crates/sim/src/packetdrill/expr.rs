@@ -35,6 +35,7 @@ pub const FIELDS: &[&str] = &[
     "tcpi_received_ce",
     "tcpi_reordering",
     "tcpi_reord_seen",
+    "tcpi_last_data_recv",
     "tcpi_bytes_acked",
     "tcpi_bytes_received",
     "tcpi_segs_out",

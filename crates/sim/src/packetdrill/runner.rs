@@ -90,6 +90,9 @@ pub struct Runner {
     consumed: u64,
     /// shutdown(SHUT_RD) was called: reads with nothing queued return 0.
     shut_rd: bool,
+    /// When the endpoint last received data, or became established (Linux's lrcvtime,
+    /// tcpi_last_data_recv): the runner hands the socket every segment, so it keeps it.
+    last_data_recv: Option<SimTime>,
     pending: VecDeque<Seen>,
     last_script: u64,
     last_actual: u64,
@@ -517,6 +520,7 @@ impl Runner {
             nodelay: false,
             consumed: 0,
             shut_rd: false,
+            last_data_recv: None,
             pending: VecDeque::new(),
             last_script: 0,
             last_actual: 0,
@@ -745,7 +749,12 @@ impl Runner {
             pure_ack: None,
             hdr: Header::Tcp(h),
         };
+        let was = self.sock.as_ref().map(|s| s.state);
         self.with_sock(|s, cx| s.on_packet(&pkt, cx));
+        let now_est = self.sock.as_ref().is_some_and(|s| s.state == TcpState::Established);
+        if p.len > 0 || (now_est && was != Some(TcpState::Established)) {
+            self.last_data_recv = Some(self.now);
+        }
         Ok(())
     }
 
@@ -1124,7 +1133,11 @@ impl Runner {
                         self.fds.insert(n, f);
                         Self::check_ret(c, 0, None)
                     }
-                    _ => unsupported("fcntl() other than F_SETFL"),
+                    // F_GETFL: Linux's O_RDWR (2), with O_NONBLOCK (0o4000) when set.
+                    (Some(Arg::Sym(cmd)), None) if cmd[0] == "F_GETFL" => {
+                        Self::check_ret(c, 2 | if f.nonblock { 0o4000 } else { 0 }, None)
+                    }
+                    _ => unsupported("fcntl() other than F_SETFL and F_GETFL"),
                 }
             }
             "shutdown" => {
@@ -1353,7 +1366,7 @@ impl Runner {
                 if let Some(Arg::Struct(fields)) = val {
                     for (k, v) in fields {
                         let adv = (k == "tcpi_advmss").then_some(self.cfg.mss as f64);
-                        let Some(actual) = adv.or_else(|| field(&info, k)) else {
+                        let Some(actual) = adv.or_else(|| self.field(&info, k)) else {
                             return unsupported(format!("TCP_INFO field `{k}`"));
                         };
                         let Arg::Int(want) = v else { continue };
@@ -1372,6 +1385,15 @@ impl Runner {
 
     // ----- asserts -----------------------------------------------------------------
 
+    /// A `tcpi_*` field: the socket's, or the one the runner keeps (`tcpi_last_data_recv`, ms).
+    fn field(&self, info: &TcpInfo, name: &str) -> Option<f64> {
+        if name == "tcpi_last_data_recv" {
+            let at = self.last_data_recv.unwrap_or(SimTime::ZERO);
+            return Some((self.now.since(at).0 / 1_000_000) as f64);
+        }
+        field(info, name)
+    }
+
     fn asserts(&mut self, v: &[expr::Assert]) -> Step {
         let Some(info) = self.sock.as_ref().map(|s| s.info(self.now)) else {
             return fail("%{ }% block before any socket exists");
@@ -1382,7 +1404,7 @@ impl Runner {
                 if n == "tcpi_advmss" {
                     advmss
                 } else {
-                    field(&info, n).unwrap_or(f64::NAN)
+                    self.field(&info, n).unwrap_or(f64::NAN)
                 }
             };
             match expr::eval(&a.expr, &get) {
