@@ -180,6 +180,14 @@ fn bad_values_name_their_key() {
     );
     assert!(err("", "tcp = { cwnd_limited = true }").starts_with("flows[0].tcp.cwnd_limited: "));
     assert_eq!(
+        err("prr_entry = \"late\"", ""),
+        "tcp.prr_entry: unknown PRR entry order \"late\" (known: retransmit_first, linux)"
+    );
+    assert_eq!(
+        err("", "tcp = { zero_window_probe = \"none\" }"),
+        "flows[0].tcp.zero_window_probe: unknown zero-window probe \"none\" (known: byte, linux)"
+    );
+    assert_eq!(
         err("hz = 200", ""),
         "tcp.hz: must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got 200)"
     );

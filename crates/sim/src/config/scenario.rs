@@ -54,6 +54,7 @@ const TCP_KEYS: &[&str] = &[
     "gso",
     "cwnd_limited",
     "prr_entry",
+    "zero_window_probe",
     "rtt_sample",
     "hz",
 ];
@@ -254,7 +255,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 13],
+    mech: [Option<bool>; 14],
     hz: Option<u32>,
 }
 
@@ -371,9 +372,9 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 /// The switches of Linux's loss-recovery mechanisms ([`crate::tcp::Mechanisms`]), in
 /// this order: prr, frto, undo, dsack, rack, tlp, quickack, rtt_sample ("linux" = true),
 /// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true), prr_entry ("linux" =
-/// true).
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 13]> {
-    let mut m = [None; 13];
+/// true), zero_window_probe ("linux" = true).
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 14]> {
+    let mut m = [None; 14];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -388,10 +389,13 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 13]> {
     m[12] = t
         .opt_choice("prr_entry", "PRR entry order", &["retransmit_first", "linux"])?
         .map(|s| s == "linux");
+    m[13] = t
+        .opt_choice("zero_window_probe", "zero-window probe", &["byte", "linux"])?
+        .map(|s| s == "linux");
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 13]) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 14]) -> crate::tcp::Mechanisms {
     let d = crate::tcp::Mechanisms::default();
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
@@ -407,6 +411,7 @@ fn mechanisms(m: &[Option<bool>; 13]) -> crate::tcp::Mechanisms {
         gso: m[10].unwrap_or(d.gso),
         linux_cwnd_limited: m[11].unwrap_or(d.linux_cwnd_limited),
         prr_linux_entry: m[12].unwrap_or(d.prr_linux_entry),
+        linux_zero_window_probe: m[13].unwrap_or(d.linux_zero_window_probe),
     }
 }
 

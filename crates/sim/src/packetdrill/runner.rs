@@ -155,6 +155,7 @@ fn linux_defaults() -> TcpCfg {
     // Linux's rules where the simulator's default keeps its earlier results (docs/tcp.md).
     cfg.mech.linux_cwnd_limited = true;
     cfg.mech.prr_linux_entry = true;
+    cfg.mech.linux_zero_window_probe = true;
     cfg
 }
 

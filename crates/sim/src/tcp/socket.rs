@@ -1470,9 +1470,16 @@ impl TcpSocket {
             s if s.sends() => {
                 if self.una == self.nxt {
                     if self.nxt < self.app_end && self.snd_wnd == 0 {
-                        // Window probe (persist timer): one byte beyond the closed window.
                         self.rtt.back_off();
-                        self.send_new_segment(1, cx);
+                        if self.cfg.mech.linux_zero_window_probe {
+                            // Linux's probe: no data, SND.UNA − 1 (an old sequence number the
+                            // peer answers with an ACK and its window).
+                            self.emit(TcpFlags::ACK, self.una - 1, 0, SynOptions::default(), cx);
+                            self.arm_rto(cx);
+                        } else {
+                            // Window probe (persist timer): one byte beyond the closed window.
+                            self.send_new_segment(1, cx);
+                        }
                     }
                     return;
                 }

@@ -59,6 +59,11 @@ pub struct Mechanisms {
     /// simulator's earlier order): the fast retransmission goes out, then PRR counts this
     /// ACK's quota on top of it.
     pub prr_linux_entry: bool,
+    /// `zero_window_probe = "linux"`: the persist timer's probe is a segment with no data
+    /// and the sequence number SND.UNA − 1, which the peer answers with an ACK carrying its
+    /// window (Linux tcp_xmit_probe_skb; RFC 9293 §3.8.6.1 allows either form); `"byte"` (the
+    /// default, the simulator's earlier form): one new byte beyond the closed window.
+    pub linux_zero_window_probe: bool,
 }
 
 impl Default for Mechanisms {
@@ -77,6 +82,7 @@ impl Default for Mechanisms {
             gso: true,
             linux_cwnd_limited: false,
             prr_linux_entry: false,
+            linux_zero_window_probe: false,
         }
     }
 }
