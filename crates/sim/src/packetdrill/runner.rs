@@ -104,6 +104,8 @@ pub struct Runner {
     /// TCP_MAXSEG was set.
     user_mss: bool,
     blocked_span: u64,
+    /// The base of the current event's relative time, if it is relative.
+    rel_base: Option<u64>,
 }
 
 /// Runs `script`; the first mismatch, unsupported line or the end decides the outcome.
@@ -530,6 +532,7 @@ impl Runner {
             blocked_connect: None,
             user_mss: false,
             blocked_span: 0,
+            rel_base: None,
         }
     }
 
@@ -629,6 +632,14 @@ impl Runner {
             self.connect_returned(lo)?;
         }
         let loose = !matches!(ev.time, Time::At(_));
+        // packetdrill's adjust_relative_event_times: a blocking call at a relative time has
+        // its `...` end counted from the same base as its start (the previous event).
+        self.rel_base = match ev.time {
+            Time::At(TimeVal::Rel(_)) => {
+                Some(if self.last_loose { self.last_actual } else { self.last_script })
+            }
+            _ => None,
+        };
         let actual = match &ev.kind {
             Kind::Packet(p) if p.dir == Dir::Out => self.expect_out(p, lo, hi)?,
             kind => {
@@ -1028,7 +1039,7 @@ impl Runner {
                         return unsupported("a blocking connect() that fails");
                     }
                     let by = match until {
-                        TimeVal::Abs(t) => t,
+                        TimeVal::Abs(t) => self.rel_base.map_or(t, |b| b.saturating_add(t)),
                         TimeVal::Rel(d) => self.now.0.saturating_add(d),
                     };
                     self.sock = Some(self.new_socket(true));
@@ -1148,7 +1159,11 @@ impl Runner {
                 }
                 let how = match a.get(1) {
                     Some(Arg::Sym(v)) if v.len() == 1 => v[0].as_str(),
-                    _ => return unsupported("shutdown(): `how` must be SHUT_RD, SHUT_WR or SHUT_RDWR"),
+                    _ => {
+                        return unsupported(
+                            "shutdown(): `how` must be SHUT_RD, SHUT_WR or SHUT_RDWR",
+                        )
+                    }
                 };
                 let (rd, wr) = match how {
                     "SHUT_RD" => (true, false),

@@ -185,7 +185,9 @@ impl TcpSocket {
     /// number), to be sent with FIN set and one byte less payload.
     #[inline]
     pub(super) fn holds_fin(&self, seq: u64, len: u64) -> bool {
-        self.state != TcpState::Established && self.close.fin_sent && seq + len == self.close.fin_at + 1
+        self.state != TcpState::Established
+            && self.close.fin_sent
+            && seq + len == self.close.fin_at + 1
     }
 
     // ----- input ---------------------------------------------------------------------
@@ -236,11 +238,13 @@ impl TcpSocket {
         if fin_seq != self.rcv_nxt {
             return; // out of order (or the data before it was not taken): dropped
         }
-        if data_acked && cx.out.last().is_some_and(|&id| {
-            let p = cx.pool.get(id);
-            let t = p.tcp();
-            t.len == 0 && t.flags.0 & (TcpFlags::SYN | TcpFlags::FIN | RST) == 0
-        }) {
+        if data_acked
+            && cx.out.last().is_some_and(|&id| {
+                let p = cx.pool.get(id);
+                let t = p.tcp();
+                t.len == 0 && t.flags.0 & (TcpFlags::SYN | TcpFlags::FIN | RST) == 0
+            })
+        {
             // The data's own ACK is superseded by the one that covers the FIN (one ACK).
             let id = cx.out.pop().expect("checked");
             cx.pool.free(id);
