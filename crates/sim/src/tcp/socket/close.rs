@@ -231,7 +231,7 @@ impl TcpSocket {
             return;
         }
         let fin_seq = h.seq + h.len as u64;
-        if fin_seq + 1 <= self.rcv_nxt && self.close.peer_fin {
+        if fin_seq < self.rcv_nxt && self.close.peer_fin {
             self.send_ack(cx); // a retransmitted FIN: ACK it again
             return;
         }
