@@ -5,6 +5,7 @@ pub mod packet;
 pub mod pcap;
 pub mod rate_model;
 pub mod route;
+pub mod wifi;
 
 pub use link::{Link, LinkStats};
 pub use packet::{

@@ -62,6 +62,9 @@ impl World {
         for l in self.links.iter_mut() {
             l.start_window(now);
         }
+        if let Some(w) = self.wifi.as_mut() {
+            w.bss.start_window(now);
+        }
         for i in 0..self.flows.len() {
             let c = self.counters(i);
             self.flows[i].snap = c;
@@ -241,6 +244,7 @@ impl World {
             l.check_conservation()?;
             in_links += l.inside();
         }
+        in_links += self.wifi.as_ref().map_or(0, |w| w.bss.inside());
         if in_links != self.pool.live() as u64 {
             return Err(format!(
                 "conservation violated: {} packets alive in the pool but {} inside links",
@@ -357,6 +361,7 @@ impl World {
             links,
             engine,
             responsiveness,
+            wifi: self.wifi.as_ref().map(|w| w.bss.measure(self.end)),
         }
     }
 }
