@@ -39,7 +39,7 @@ impl World {
             run_end: self.end,
             capture_error: &mut self.capture_error,
         };
-        if let Some(t) = w.bss.enqueue(now, k / 2, k % 2 == 0, e, &mut cx) {
+        if let Some(t) = w.bss.enqueue(now, k / 2, k.is_multiple_of(2), e, &mut cx) {
             self.events.schedule(t, Event::Wifi);
         }
     }
