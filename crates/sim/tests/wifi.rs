@@ -56,6 +56,7 @@ fn one_station_alone_reaches_the_analytical_mac_throughput() {
     let s = run(&bss("fq_mac", &["mcs = 15\nshort_gi = true"], &udp("sta0", "300Mbps"), ""));
     let want = analytical(520.0, 3.6, 40.0, 42);
     let got = station(&s, 0, "down_mbps");
+    println!("MCS 15: {got:.2} vs {want:.2} Mbit/s");
     assert!((got / want - 1.0).abs() < 0.01, "MCS 15: {got:.2} vs {want:.2} Mbit/s");
     assert_eq!(station(&s, 0, "mean_aggregate_mpdus"), 42.0);
     // MCS 7 (1 stream, long GI: N_DBPS 260, 4 µs, preamble 36 µs) with 16 MPDUs at most.
@@ -63,12 +64,14 @@ fn one_station_alone_reaches_the_analytical_mac_throughput() {
     let s = run(&bss("qdisc", &["mcs = 7"], &udp("sta0", "100Mbps"), agg));
     let want = analytical(260.0, 4.0, 36.0, 16);
     let got = station(&s, 0, "down_mbps");
+    println!("MCS 7: {got:.2} vs {want:.2} Mbit/s");
     assert!((got / want - 1.0).abs() < 0.01, "MCS 7: {got:.2} vs {want:.2} Mbit/s");
     // A rate given directly at 6.5 Mbit/s (MCS 0's): the 4 ms airtime limit allows two
     // subframes (3088 octets take 3.84 ms with the preamble; three would take 5.7 ms).
     let s = run(&bss("fq_mac", &["rate = \"6.5Mbps\""], &udp("sta0", "10Mbps"), ""));
     let want = analytical(26.0, 4.0, 36.0, 2);
     let got = station(&s, 0, "down_mbps");
+    println!("6.5 Mbit/s: {got:.3} vs {want:.3} Mbit/s");
     assert!((got / want - 1.0).abs() < 0.01, "6.5 Mbit/s: {got:.3} vs {want:.3} Mbit/s");
 }
 

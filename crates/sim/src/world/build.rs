@@ -262,7 +262,10 @@ impl World {
                 let from = 2u32;
                 debug_assert!(g.order.is_empty() && links.len() == 2 + 2 * w.stations.len());
                 let rng = |i| SimRng::new(seed, Stream::LinkLoss, WIFI_STREAM + i);
-                let bss = crate::net::wifi::Bss::new((**w).clone(), rng(0), rng(1));
+                let mut bss = crate::net::wifi::Bss::new((**w).clone(), rng(0), rng(1));
+                if counting {
+                    bss.start_window(SimTime::ZERO); // no warm-up: measure from the start
+                }
                 (Some(Box::new(super::wifi::WifiRt::new(bss))), from)
             }
             None => (None, u32::MAX),
