@@ -130,20 +130,26 @@ fn the_anomaly_under_fifo_and_airtime_fairness_ending_it() {
 
 /// Latency under load: TCP downloads to all three stations and a sparse UDP probe flow to a
 /// fast one. Behind the FIFO qdisc (1000 packets) and the driver's FIFO the probe waits
-/// hundreds of milliseconds... well over 100 ms; FQ-MAC serves it as a sparse flow, an order
-/// of magnitude less queueing (the paper: "an order of magnitude reduction in latency under
-/// load"). Queueing = one-way delay − the 5 ms wire.
+/// well over 100 ms; FQ-MAC serves it as a sparse flow, an order of magnitude less queueing
+/// (the paper: "an order of magnitude reduction in latency under load"). Queueing = one-way
+/// delay − the 5 ms wire.
 #[test]
 fn fq_mac_cuts_latency_under_load_by_an_order_of_magnitude() {
     let probe = "[[flows]]\ntransport = \"udp\"\ngroup = \"probe\"\nsrc = \"server\"\n\
                  dst = \"fast1\"\nrate = \"0.1Mbps\"\npacket_size = \"100B\"\n";
     let flows = tcp("fast1") + &tcp("fast2") + &tcp("slow") + probe;
     let q = |v: &Value| f(v, "flows.3.owd_mean_ms") - 5.0;
+    // 20 s with 5 s of warm-up: the FIFO's standing queue takes seconds to build.
+    let long = |mode| {
+        bss(mode, &[FAST, FAST2, SLOW], &flows, "")
+            .replace("duration = \"6s\"\nwarmup = \"1s\"", "duration = \"20s\"\nwarmup = \"5s\"")
+    };
     for seed in [1, 2] {
-        let fifo = run_seeded(&bss("qdisc", &[FAST, FAST2, SLOW], &flows, ""), Some(seed));
-        let fq = run_seeded(&bss("fq_mac", &[FAST, FAST2, SLOW], &flows, ""), Some(seed));
+        let fifo = run_seeded(&long("qdisc"), Some(seed));
+        let fq = run_seeded(&long("fq_mac"), Some(seed));
+        println!("seed {seed}: probe queueing FIFO {:.1} ms, FQ-MAC {:.1} ms", q(&fifo), q(&fq));
         assert!(q(&fifo) > 100.0, "FIFO probe queueing {:.1} ms", q(&fifo));
-        assert!(q(&fq) * 8.0 < q(&fifo), "FQ-MAC {:.1} vs FIFO {:.1} ms", q(&fq), q(&fifo));
+        assert!(q(&fq) * 10.0 < q(&fifo), "FQ-MAC {:.1} vs FIFO {:.1} ms", q(&fq), q(&fifo));
     }
 }
 

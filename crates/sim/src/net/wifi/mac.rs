@@ -31,6 +31,10 @@ use std::collections::VecDeque;
 
 /// A station's own send queue: Linux's txqueuelen, drop-tail.
 const STATION_QUEUE: QueueLimit = QueueLimit::Packets(1000);
+/// Aggregates the AP's hardware holds in the FQ-MAC modes, the one on the air included: ath9k
+/// pulls from mac80211's queues while fewer than ATH_AGGR_MIN_QDEPTH = 2 are queued, so the
+/// next aggregate is built while one is sent.
+const HW_AGGREGATES: usize = 2;
 
 #[derive(Debug, Clone, Copy)]
 struct Contender {
@@ -87,6 +91,12 @@ pub struct Bss {
     ctd: Vec<Contender>,
     /// The aggregate each contender has on the air.
     agg: Vec<Vec<Mpdu>>,
+    /// The AP's hardware queue in the FQ-MAC modes: built aggregates (station, MPDUs, octets)
+    /// waiting for the medium, and spare buffers for them.
+    hwq: VecDeque<(usize, Vec<Mpdu>, u64)>,
+    spare: Vec<Vec<Mpdu>>,
+    /// Failed MPDUs of one aggregate (scratch, kept to allocate nothing per transmission).
+    failed: Vec<Mpdu>,
     txs: Vec<Tx>,
     busy: bool,
     idle_at: SimTime,
@@ -138,6 +148,9 @@ impl Bss {
             up_retry: (0..n).map(|_| VecDeque::new()).collect(),
             ctd,
             agg: (0..=n).map(|_| Vec::with_capacity(64)).collect(),
+            hwq: VecDeque::with_capacity(HW_AGGREGATES),
+            spare: (0..HW_AGGREGATES).map(|_| Vec::with_capacity(64)).collect(),
+            failed: Vec::with_capacity(64),
             txs: Vec::with_capacity(4),
             busy: false,
             idle_at: SimTime::ZERO,
@@ -181,7 +194,7 @@ impl Bss {
 
     fn has(&self, who: usize) -> bool {
         if who == 0 {
-            (0..self.stations()).any(|s| self.has_down(s))
+            !self.hwq.is_empty() || (0..self.stations()).any(|s| self.has_down(s))
         } else {
             self.has_up(who - 1)
         }
@@ -209,6 +222,9 @@ impl Bss {
             };
             self.count_drops(sta, dropped);
             self.list_station(sta);
+            if self.hw_queue() {
+                self.fill_hw(now, cx);
+            }
         } else if self.up[sta].overflows(&e) {
             cx.dropped(e.id, DropReason::Overflow);
             self.count_drops(sta, 1);
@@ -265,6 +281,9 @@ impl Bss {
             self.finish(now, cx, out);
             self.busy = false;
             self.idle_at = now;
+            if self.hw_queue() {
+                self.fill_hw(now, cx);
+            }
             let ready = now + self.aifs;
             for who in 0..self.ctd.len() {
                 let active = self.has(who);
@@ -320,6 +339,9 @@ impl Bss {
         let end = now + Dur(longest) + SIFS + self.ba;
         self.busy = true;
         self.pending = end;
+        if self.hw_queue() && self.txs.iter().any(|t| t.who == 0) {
+            self.fill_hw(now, cx);
+        }
         if self.counting {
             self.busy_ns += (end - now).0;
         }
@@ -380,11 +402,79 @@ impl Bss {
         }
     }
 
-    /// Contender `who`'s A-MPDU: retries first, then new packets, within the limits.
+    /// Contender `who`'s A-MPDU to send now: a station's from its queue; the AP's from its
+    /// hardware queue (FQ-MAC modes) or built now from the driver's queue (`qdisc`).
     fn build(&mut self, who: usize, now: SimTime, cx: &mut dyn LinkCx) -> Option<Tx> {
-        let sta = if who == 0 { self.pick_station()? } else { who - 1 };
+        let (sta, bytes) = if who == 0 && self.hw_queue() {
+            if self.hwq.is_empty() {
+                self.fill_hw(now, cx);
+            }
+            let (sta, v, bytes) = self.hwq.pop_front()?;
+            let old = std::mem::replace(&mut self.agg[0], v);
+            self.spare.push(old);
+            (sta, bytes)
+        } else {
+            let sta = if who == 0 { self.pick_station()? } else { who - 1 };
+            let mut agg = std::mem::take(&mut self.agg[who]);
+            let bytes = self.assemble(who, sta, now, cx, &mut agg);
+            self.agg[who] = agg;
+            if let (0, Down::Qdisc(q)) = (who, &mut self.down) {
+                let dropped = q.refill(now, cx);
+                self.count_drops(sta, dropped);
+            }
+            (sta, bytes)
+        };
+        let agg = &self.agg[who];
+        if agg.is_empty() {
+            return None;
+        }
+        if self.counting {
+            self.agg_hist[agg.len()] += 1;
+            let s = &mut self.stats[sta];
+            s.aggregates += 1;
+            s.mpdus += agg.len() as u64;
+            s.retries += agg.iter().filter(|m| m.tries > 0).count() as u64;
+            if who == 0 {
+                for m in agg.iter().filter(|m| m.tries == 0) {
+                    self.mac_sojourn.record(now.since(m.since).0);
+                }
+            }
+        }
+        Some(Tx { who, sta, ppdu: self.rate(sta).ppdu_time(bytes) })
+    }
+
+    /// FQ-MAC modes keep aggregates in a hardware queue (see [`HW_AGGREGATES`]).
+    fn hw_queue(&self) -> bool {
+        matches!(self.down, Down::Fq(_))
+    }
+
+    /// Builds aggregates into the hardware queue while it holds fewer than
+    /// [`HW_AGGREGATES`] (counting the AP's one on the air).
+    fn fill_hw(&mut self, now: SimTime, cx: &mut dyn LinkCx) {
+        let on_air = usize::from(self.busy && self.txs.iter().any(|t| t.who == 0));
+        while self.hwq.len() + on_air < HW_AGGREGATES {
+            let Some(sta) = self.pick_station() else { break };
+            let mut v = self.spare.pop().unwrap_or_default();
+            let bytes = self.assemble(0, sta, now, cx, &mut v);
+            if v.is_empty() {
+                self.spare.push(v);
+                break;
+            }
+            self.hwq.push_back((sta, v, bytes));
+        }
+    }
+
+    /// Fills `agg` with MPDUs for (AP) or from (station) station `sta`: retries first, then
+    /// new packets, within the limits. Returns the A-MPDU's length in octets.
+    fn assemble(
+        &mut self,
+        who: usize,
+        sta: usize,
+        now: SimTime,
+        cx: &mut dyn LinkCx,
+        agg: &mut Vec<Mpdu>,
+    ) -> u64 {
         let rate = *self.rate(sta);
-        let mut agg = std::mem::take(&mut self.agg[who]);
         agg.clear();
         let mut bytes = 0u64;
         while agg.len() < self.cfg.max_mpdus as usize {
@@ -417,29 +507,10 @@ impl Bss {
                 }
                 break;
             }
-            if m.tries == 0 && who == 0 && self.counting {
-                self.mac_sojourn.record(now.since(m.since).0);
-            }
             bytes += sub;
             agg.push(m);
         }
-        if let (0, Down::Qdisc(q)) = (who, &mut self.down) {
-            let dropped = q.refill(now, cx);
-            self.count_drops(sta, dropped);
-        }
-        if agg.is_empty() {
-            self.agg[who] = agg;
-            return None;
-        }
-        if self.counting {
-            self.agg_hist[agg.len()] += 1;
-            let s = &mut self.stats[sta];
-            s.aggregates += 1;
-            s.mpdus += agg.len() as u64;
-            s.retries += agg.iter().filter(|m| m.tries > 0).count() as u64;
-        }
-        self.agg[who] = agg;
-        Some(Tx { who, sta, ppdu: rate.ppdu_time(bytes) })
+        bytes
     }
 
     /// The end of a busy period: a lone transmission's block ACK, or a collision.
@@ -458,7 +529,7 @@ impl Bss {
             let mut agg = std::mem::take(&mut self.agg[who]);
             let err = self.cfg.stations[sta].mpdu_error;
             // Failed MPDUs go back to the front in their order.
-            let mut failed: Vec<Mpdu> = Vec::new();
+            let mut failed = std::mem::take(&mut self.failed);
             for m in agg.drain(..) {
                 let lost = collided || (err > 0.0 && self.rng.chance(err));
                 if !lost {
@@ -484,9 +555,10 @@ impl Bss {
                 }
             }
             let q = if who == 0 { &mut self.retry[sta] } else { &mut self.up_retry[sta] };
-            for m in failed.into_iter().rev() {
+            for m in failed.drain(..).rev() {
                 q.push_front(m);
             }
+            self.failed = failed;
             if who == 0 && self.has_down(sta) {
                 self.list_station(sta);
             }
@@ -514,7 +586,8 @@ impl Bss {
         let retries: usize = self.retry.iter().chain(&self.up_retry).map(VecDeque::len).sum();
         let up: usize = self.up.iter().map(Fifo::len).sum();
         let air: usize = self.txs.iter().map(|t| self.agg[t.who].len()).sum();
-        down + (retries + up + air) as u64
+        let hw: usize = self.hwq.iter().map(|(_, v, _)| v.len()).sum();
+        down + (retries + up + air + hw) as u64
     }
 
     pub fn start_window(&mut self, now: SimTime) {
