@@ -209,3 +209,27 @@ fn bad_input_names_the_key() {
     let uplink = with("mcs = 7", "uplink_queue = { kind = \"airtime\" }");
     refused(&uplink, "topology.uplink_queue.kind", "Wi-Fi AP");
 }
+
+/// The queues table of the time series has a row per station and sample: the AP's backlog for
+/// it, its downlink throughput, its airtime fraction (aqm_state), its PHY rate (capacity).
+/// Over the run the slow station's airtime fractions average near its summary share.
+#[test]
+fn the_series_carry_a_row_per_station() {
+    use bloatlab_sim::{run_toml, Column, RunOptions};
+    let flows = tcp("fast1") + &tcp("slow");
+    let opts = RunOptions { series: true, ..RunOptions::default() };
+    let out = run_toml(&bss("airtime", &[FAST, SLOW], &flows, ""), &opts).unwrap();
+    let q = out.tables.iter().find(|t| t.name == "queues").expect("a queues table");
+    let col = |n: &str| &q.columns.iter().find(|(c, _)| c == n).unwrap().1;
+    let (Column::Str(link), Column::F64(air), Column::F64(cap)) =
+        (col("link"), col("aqm_state"), col("capacity_mbps"))
+    else {
+        panic!("column types")
+    };
+    let slow: Vec<usize> = (0..link.len()).filter(|&i| link[i] == "wifi:slow").collect();
+    assert_eq!(slow.len(), link.iter().filter(|l| *l == "wifi:fast1").count());
+    assert!(slow.len() >= 50, "one row per 100 ms sample");
+    assert!(slow.iter().all(|&i| (cap[i] - 6.5).abs() < 1e-9));
+    let mean = slow.iter().map(|&i| air[i]).sum::<f64>() / slow.len() as f64;
+    assert!(mean > 0.2 && mean < 0.8, "slow station's airtime fraction {mean}");
+}

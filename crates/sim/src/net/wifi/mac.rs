@@ -118,6 +118,23 @@ pub struct Bss {
     collision_events: u64,
     busy_ns: u64,
     mac_sojourn: DelayHist,
+    /// Per station since the last sample (time series): IP bytes delivered to it, airtime.
+    iv_down: Vec<u64>,
+    iv_air: Vec<u64>,
+}
+
+/// One station's row of a time-series sample (see [`Bss::sample`]).
+pub struct StationSample<'a> {
+    pub name: &'a str,
+    /// Packets and bytes the AP holds for it (driver or FQ-MAC, hardware queue, retries).
+    pub pkts: u64,
+    pub bytes: u64,
+    /// Packets dropped for it over the window so far.
+    pub drops: u64,
+    /// IP bytes delivered to it and its airtime (ns) since the last sample.
+    pub down_bytes: u64,
+    pub airtime_ns: u64,
+    pub phy_bps: f64,
 }
 
 impl Bss {
@@ -168,6 +185,8 @@ impl Bss {
             collision_events: 0,
             busy_ns: 0,
             mac_sojourn: hist(),
+            iv_down: vec![0; n],
+            iv_air: vec![0; n],
             cfg,
         }
     }
@@ -351,6 +370,7 @@ impl Bss {
             if self.airtime() {
                 self.deficit[sta] -= ppdu.0 as i64;
             }
+            self.iv_air[sta] += ppdu.0;
             if self.counting {
                 let s = &mut self.stats[sta];
                 if who == 0 {
@@ -533,6 +553,9 @@ impl Bss {
             for m in agg.drain(..) {
                 let lost = collided || (err > 0.0 && self.rng.chance(err));
                 if !lost {
+                    if who == 0 {
+                        self.iv_down[sta] += m.e.bytes as u64;
+                    }
                     if self.counting {
                         let s = &mut self.stats[sta];
                         if who == 0 {
@@ -575,6 +598,32 @@ impl Bss {
             c.backoff = self.rng.range_u64(0, c.cw as u64) as u32;
         }
         self.txs.clear();
+    }
+
+    /// Each station's row of a time-series sample; restarts the interval counters.
+    pub fn sample(&mut self, mut row: impl FnMut(StationSample)) {
+        for i in 0..self.stations() {
+            let (mut pkts, mut bytes) = match &self.down {
+                Down::Qdisc(q) => q.backlog(i),
+                Down::Fq(f) => f.backlog(i),
+            };
+            let held = self.retry[i]
+                .iter()
+                .chain(self.hwq.iter().filter(|(s, _, _)| *s == i).flat_map(|(_, v, _)| v.iter()));
+            for m in held {
+                pkts += 1;
+                bytes += m.e.bytes as u64;
+            }
+            row(StationSample {
+                name: &self.cfg.stations[i].name,
+                pkts,
+                bytes,
+                drops: self.stats[i].queue_drops + self.stats[i].retry_drops,
+                down_bytes: std::mem::take(&mut self.iv_down[i]),
+                airtime_ns: std::mem::take(&mut self.iv_air[i]),
+                phy_bps: self.cfg.stations[i].rate.bps(),
+            });
+        }
     }
 
     /// Packets inside the BSS (queues, retries and on the air), for the conservation check.

@@ -28,7 +28,7 @@ pub mod mac;
 pub mod phy;
 mod queues;
 
-pub use mac::Bss;
+pub use mac::{Bss, StationSample};
 pub use phy::{Ac, PhyKind, PhyRate, AC_NAMES};
 
 use crate::queue::QueueCfg;

@@ -112,6 +112,12 @@ impl QdiscDriver {
         !self.driver[sta].is_empty()
     }
 
+    /// Packets and bytes in the driver's queue for station `sta` (the qdisc's are nobody's).
+    pub fn backlog(&self, sta: usize) -> (u64, u64) {
+        let q = &self.driver[sta];
+        (q.len() as u64, q.iter().map(|m| m.e.bytes as u64).sum())
+    }
+
     pub fn pop(&mut self, sta: usize) -> Option<Mpdu> {
         let m = self.driver[sta].pop_front()?;
         self.total -= 1;
@@ -151,6 +157,8 @@ pub(super) struct FqMac {
     params: Vec<CodelParams>,
     hash_key: u64,
     packets: u32,
+    /// Packets and bytes queued per station (TID), for the time series.
+    tin_backlog: Vec<(u64, u64)>,
     drops: Vec<(QEntry, DropReason)>,
     pub sojourn: DelayHist,
     pub counting: bool,
@@ -186,10 +194,16 @@ impl FqMac {
             hash_key: ((rng.uniform() * (1u64 << 53) as f64) as u64) << 11
                 ^ (rng.uniform() * (1u64 << 53) as f64) as u64,
             packets: 0,
+            tin_backlog: vec![(0, 0); n],
             drops: Vec::new(),
             sojourn: hist(),
             counting: false,
         }
+    }
+
+    /// Packets and bytes queued for station `sta`.
+    pub fn backlog(&self, sta: usize) -> (u64, u64) {
+        self.tin_backlog[sta]
     }
 
     /// Queues `e` for station `sta`; the packets dropped (overflow of the whole set).
@@ -202,6 +216,8 @@ impl FqMac {
         f.tin = Some(sta as u16);
         f.q.push(e);
         self.packets += 1;
+        let b = &mut self.tin_backlog[sta];
+        *b = (b.0 + 1, b.1 + e.bytes as u64);
         if !f.listed {
             f.listed = true;
             f.deficit = FQ_QUANTUM;
@@ -213,6 +229,10 @@ impl FqMac {
             let fat = (0..self.flows.len()).max_by_key(|&i| self.flows[i].q.bytes()).unwrap();
             let d = self.flows[fat].q.pop().expect("the longest flow holds packets");
             self.packets -= 1;
+            if let Some(t) = self.flows[fat].tin {
+                let b = &mut self.tin_backlog[t as usize];
+                *b = (b.0 - 1, b.1 - d.bytes as u64);
+            }
             cx.dropped(d.id, DropReason::Overflow);
             dropped += 1;
         }
@@ -250,12 +270,16 @@ impl FqMac {
             let got = f.codel.dequeue(&mut f.q, 0, now, &self.params[sta], &mut self.drops);
             let left = before - f.q.len();
             self.packets -= left as u32;
+            let b = &mut self.tin_backlog[sta];
+            b.0 -= left as u64;
             for (d, r) in self.drops.drain(..) {
+                b.1 -= d.bytes as u64;
                 cx.dropped(d.id, r);
                 dropped += 1;
             }
             match got {
                 Some(d) => {
+                    b.1 -= d.entry.bytes as u64;
                     f.deficit -= d.entry.bytes as i64;
                     if d.mark {
                         cx.mark_ce(d.entry.id);
