@@ -18,11 +18,11 @@
 //! every other), no capture effect; no rate control (each station's rate is fixed); no power
 //! save; no RTS/CTS; the backoff counter is frozen while a contender has nothing to send
 //! (no post-backoff countdown); a collision costs the longest colliding PPDU plus SIFS and a
-//! block-ACK time (the ACK timeout); the A-MPDU is built when the contender wins the medium
-//! (the "hardware queue" holds one aggregate, on the air: ath9k keeps two, ATH_AGGR_MIN_QDEPTH,
-//! the second built while the first is sent — the same packets, one aggregate later); the
-//! block-ACK window never stalls aggregation (retries go first); the stations' own send
-//! queue is one drop-tail FIFO (1000 packets, txqueuelen).
+//! block-ACK time (the ACK timeout); stations and the `qdisc` mode's driver build an A-MPDU
+//! when they win the medium, the FQ-MAC modes keep two in hardware (ath9k's
+//! ATH_AGGR_MIN_QDEPTH, the next built while one is on the air); the block-ACK window never
+//! stalls aggregation (retries go first); the stations' own send queue is one drop-tail FIFO
+//! (1000 packets, txqueuelen).
 
 pub mod mac;
 pub mod phy;
