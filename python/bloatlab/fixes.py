@@ -55,6 +55,16 @@ BASES: dict[str, tuple[str, Doc]] = {
                                          "reverse_rate": "10Mbps"},
                           "bottleneck_queue": {"kind": "droptail", "limit": "1MB"},
                           "access": {"rate": "1Gbps", "delay": "1ms"}}}),
+    # The "Ending the Anomaly" testbed shape (docs/wifi.md): the AP's qdisc, written out so a
+    # fix that changes the discipline keeps its limit, over ath9k's 123-packet driver queue.
+    "wifi-home": ("A home Wi-Fi AP (Høiland-Jørgensen et al. 2017 shape): stations at HT MCS 15, 15 and 0, "
+                  "a 1000-packet FIFO over the driver's 123 packets",
+                  {"topology": {"kind": "wifi", "ap_queue": "qdisc",
+                                "qdisc": {"kind": "droptail", "limit": "1000p"},
+                                "uplink": {"rate": "1Gbps", "delay": "5ms"},
+                                "stations": [{"name": "laptop1", "mcs": 15, "short_gi": True},
+                                             {"name": "laptop2", "mcs": 15, "short_gi": True},
+                                             {"name": "far", "mcs": 0}]}}),
 }
 
 
@@ -62,6 +72,9 @@ def _queues(doc: Doc) -> list[dict[str, Any]]:
     """The queue tables of the bottleneck pair (dumbbell: forward and reverse; cellular: the
     base station's and the UE's)."""
     t = doc["topology"]
+    if t.get("kind") == "wifi":
+        # The AP's qdisc (over the driver's queue); the stations' queues are not the AP's.
+        return [t.setdefault("qdisc", {})] if t.get("ap_queue", "qdisc") == "qdisc" else []
     keys = ("bs_queue", "ue_queue") if t.get("kind") == "cellular" else ("bottleneck_queue", "reverse_queue")
     return [t.setdefault(k, {}) for k in keys]
 
@@ -89,8 +102,8 @@ def bulk_cc(cc: str) -> Callable[[Doc], Doc | None]:
 
 def gateway(kind: str) -> Callable[[Doc], Doc | None]:
     def apply(doc: Doc) -> Doc | None:
-        if doc["topology"].get("kind") == "cellular":
-            return None  # no gateway router in front of a base station
+        if doc["topology"].get("kind") in ("cellular", "wifi"):
+            return None  # no gateway router in front of a base station or an access point
         g: dict[str, Any] = {"kind": kind}
         if kind == "awm":
             # AWM needs the number of flows whose ACKs it rewrites: the downloads.
@@ -117,6 +130,19 @@ def dccp(cc: str) -> Callable[[Doc], Doc | None]:
             if f.get("group") in ("download", "upload"):
                 f.pop("cc", None)
                 f.update({"transport": "dccp", "cc": cc})
+        return doc
+    return apply
+
+
+def wifi_ap(ap_queue: str) -> Callable[[Doc], Doc | None]:
+    """The AP's own queueing (docs/wifi.md): FQ-MAC, or FQ-MAC with airtime fairness."""
+    def apply(doc: Doc) -> Doc | None:
+        t = doc["topology"]
+        if t.get("kind") != "wifi":
+            return None
+        t.pop("qdisc", None)
+        t.pop("driver_limit", None)
+        t["ap_queue"] = ap_queue
         return doc
     return apply
 
@@ -158,6 +184,9 @@ FIXES: list[tuple[str, str, Callable[[Doc], Doc | None]]] = [
     # L4S: the coupled dual queue with scalable senders; the probes and voice (Not-ECT) share
     # the classic queue's PI2 control.
     ("DualPI2 + Prague", "gateway+sender", both(queue("dualpi2"), bulk_cc("prague"))),
+    # Wi-Fi (Høiland-Jørgensen et al. 2017): the queueing moves into the AP's MAC.
+    ("FQ-MAC", "Wi-Fi AP", wifi_ap("fq_mac")),
+    ("Airtime fairness", "Wi-Fi AP", wifi_ap("airtime")),
 ]
 
 
@@ -221,7 +250,8 @@ def plan(*, duration: str = "30s", warmup: str = "5s", flows: int = 4, seed: int
                 continue
             i, lo = edit(copy.deepcopy(idle)), edit(copy.deepcopy(loaded))
             if i is None or lo is None:
-                why = "needs a cellular radio link" if place == "receiver" else "needs a dumbbell's gateway router"
+                why = {"receiver": "needs a cellular radio link",
+                       "Wi-Fi AP": "needs a Wi-Fi access point"}.get(place, "needs a dumbbell's gateway router")
                 skipped.append(Row(b, label, place, None, why))
                 continue
             runs.append((b, label, i, lo))

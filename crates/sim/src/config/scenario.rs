@@ -213,7 +213,7 @@ fn topology(v: &Value) -> Res<Topology> {
     let mut t = Table::new("topology", v)?;
     match t.opt_choice("kind", "topology kind", super::topology::KINDS)? {
         Some("cellular") => return cellular::cellular(t),
-        Some(k @ ("graph" | "parking_lot" | "leaf_spine" | "fat_tree")) => {
+        Some(k @ ("graph" | "parking_lot" | "leaf_spine" | "fat_tree" | "wifi")) => {
             return super::topology::topology(k, t)
         }
         _ => {}

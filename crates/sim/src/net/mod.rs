@@ -6,6 +6,7 @@ pub mod pcap;
 pub mod rate_model;
 pub mod route;
 pub mod schedule;
+pub mod wifi;
 
 pub use link::{Link, LinkStats};
 pub use packet::{
