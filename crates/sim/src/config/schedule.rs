@@ -86,11 +86,11 @@ pub(super) fn schedule(path: &str, v: &Value) -> Res<ScheduleSpec> {
         return err(&t.key_path("interval"), "must be greater than 0");
     }
     let offset = t.opt_duration("offset")?.unwrap_or(Dur::from_secs(12));
-    let (delay_min, delay_max) = range(&mut t, "delay", |p, v| reader::duration(p, v))?;
+    let (delay_min, delay_max) = range(&mut t, "delay", reader::duration)?;
     if delay_min.0 == 0 {
         return err(&format!("{}[0]", t.key_path("delay")), "must be greater than 0");
     }
-    let (rate_min, rate_max) = range(&mut t, "rate", |p, v| reader::rate(p, v))?;
+    let (rate_min, rate_max) = range(&mut t, "rate", reader::rate)?;
     if rate_min.0 == 0 {
         return err(&format!("{}[0]", t.key_path("rate")), "must be greater than 0");
     }
