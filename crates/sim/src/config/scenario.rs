@@ -513,7 +513,10 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     if is_udp && !is_video && t.has("cc") {
         return err(
             &t.key_path("cc"),
-            "a udp flow takes a cc only as the video application's rate controller (app = \"video\", cc = \"gcc\" or \"scream\")",
+            format!(
+                "not a setting of udp flows (they take: {}), except as the video application's rate controller (app = \"video\", cc = \"gcc\" or \"scream\")",
+                UDP_ONLY.join(", ")
+            ),
         );
     }
     if let Some(k) = other
