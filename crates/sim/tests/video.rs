@@ -6,7 +6,7 @@
 //! prints them), 30 s runs measured after a 10 s warm-up:
 //! - alone on FQ-CoDel: GCC 5.10 Mbit/s, frame delay p95 51.7 ms; SCReAM 9.32 Mbit/s,
 //!   p95 59.1 ms;
-//! - beside 2 CUBIC on a 1 s drop-tail buffer: p95 1027 ms (GCC), 2001 ms (SCReAM);
+//! - beside 2 CUBIC on a 1 s drop-tail buffer: p95 1029 ms (GCC), 2001 ms (SCReAM);
 //! - SCReAM-L4S beside CUBIC on DualPI2: packets' one-way p95 22.4 ms, frame delay p95 39.4 ms.
 
 mod common;

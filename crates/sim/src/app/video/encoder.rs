@@ -45,7 +45,7 @@ impl Encoder {
         self.rate += (target_bps - self.rate) * self.gain;
         let n = self.frame_no;
         self.frame_no += 1;
-        let iframe = n == 0 || self.iframe_every.is_some_and(|k| n % k == 0);
+        let iframe = n == 0 || self.iframe_every.is_some_and(|k| n.is_multiple_of(k));
         // A GOP of N frames, one of them `ratio` P-frames big: N − 1 + ratio P-frame units.
         let gop = self.frames_per_gop.min(1e9);
         let p = self.rate * self.frame_s / 8.0 * gop / (gop - 1.0 + self.ratio);

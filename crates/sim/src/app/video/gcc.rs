@@ -191,7 +191,7 @@ impl Gcc {
                 if near {
                     let response_s = 0.1 + self.rtt_ms / 1e3;
                     let alpha = 0.5 * (dt / response_s).min(1.0);
-                    self.a_r += (alpha * PACKET_BITS).max(1000.0 * dt.min(1.0).max(0.0));
+                    self.a_r += (alpha * PACKET_BITS).max(1000.0);
                 } else {
                     self.a_r *= ETA.powf(dt);
                 }
