@@ -176,5 +176,6 @@ fn bad_video_settings_are_refused_with_their_key() {
     );
     refused(&flow(&format!("{v}video = {{ bitrate = 1 }}")), "flows[0].video.bitrate", "");
     refused(&flow(&format!("{v}packet_size = \"1000B\"")), "flows[0].packet_size", "video");
+    refused(&flow(&format!("{v}size = \"1MB\"")), "flows[0].size", "no size");
     refused(&flow("cc = \"cubic\"\nvideo = { fps = 30 }"), "flows[0].video", "app = \"video\"");
 }

@@ -653,6 +653,9 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         None if size.is_some() => AppKind::File,
         None => AppKind::Bulk,
     };
+    if matches!(app, AppKind::Video(_)) && size.is_some() {
+        return err(&t.key_path("size"), "a video call runs until the end of the run (no size)");
+    }
     if !matches!(app, AppKind::Video(_)) && t.has("video") {
         return err(&t.key_path("video"), "a setting of the video application (app = \"video\")");
     }
