@@ -101,7 +101,8 @@ def rrul_home() -> str:
 
 # --- every fix, one workload: `bloatlab fixes` ----------------------------------------------------
 
-FIX_BASES = [("wang2016-I", "Wang I"), ("talau-1", "Talau 1"), ("cellular-3.5g", "3.5G")]
+FIX_BASES = [("wang2016-I", "Wang I"), ("talau-1", "Talau 1"), ("cellular-3.5g", "3.5G"), ("wifi-home", "Wi-Fi home"),
+             ("leo", "LEO")]
 
 
 def _fixes(*args: str) -> list[dict[str, Any]]:

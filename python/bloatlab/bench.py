@@ -99,6 +99,25 @@ def _ten_flows(d: float) -> dict[str, Any]:
     )
 
 
+def _wifi_ten(d: float) -> dict[str, Any]:
+    # A 10-station 802.11n BSS (HT20 MCS 15, 7, 4, 15, 2, 7, 15, 0, 5, 15; short GI) behind a
+    # 1 Gbit/s uplink, FQ-MAC with airtime fairness, one bulk TCP flow each way per station.
+    mcs = [15, 7, 4, 15, 2, 7, 15, 0, 5, 15]
+    stations = [{"name": f"sta{i}", "mcs": m, "short_gi": True} for i, m in enumerate(mcs)]
+    flows = []
+    for i in range(len(mcs)):
+        flows.append({"transport": "tcp", "cc": "cubic", "src": "server", "dst": f"sta{i}"})
+        flows.append({"transport": "tcp", "cc": "cubic", "src": f"sta{i}", "dst": "server"})
+    return {
+        "name": "wifi-10sta",
+        "duration": f"{d}s",
+        "seed": 1,
+        "topology": {"kind": "wifi", "ap_queue": "airtime", "stations": stations},
+        "tcp": {"recovery": "sack"},
+        "flows": flows,
+    }
+
+
 WANG_II = "wang2016-II"
 
 #: The cases in run order (simulated seconds: full, --quick). The 400 Mbit/s case runs twice.
@@ -108,6 +127,7 @@ CASES: list[Case] = [
     Case(f"{WANG_II}/vegas", "400 Mbit/s, 120 ms RTT, 1500 KB, 1 Vegas flow", 30.0, 5.0, _wang_ii_vegas),
     Case("wang2016-I", "2 Mbit/s, 20 ms RTT, 500 KB, 1 flow", 1000.0, 100.0, _wang_i),
     Case("dumbbell-10x100M", "100 Mbit/s, 30 ms RTT, 375 KB, 10 flows", 100.0, 10.0, _ten_flows),
+    Case("wifi-10sta", "Wi-Fi BSS, 10 stations, airtime fairness, bulk TCP both ways", 60.0, 10.0, _wifi_ten),
 ]
 
 

@@ -53,6 +53,27 @@ BASES: dict[str, tuple[str, Doc]] = {
     "cellular-3.5g": ("Alfredsson et al. 2013 3.5G link (bloatlab's 3.5g profile), one UE",
                       {"topology": {"kind": "cellular", "profile": "3.5g", "ues": 1,
                                     "bs_queue": {"kind": "droptail", "limit": "1000p"}}}),
+    # scenarios/leo.toml's path with lower rates (a grid of runs stays affordable): satellite
+    # reassignments every 15 s, a delay step and a loss burst at each (docs/topology.md).
+    "leo": ("LEO access (Starlink-like): 15 s reassignments, 12-25 ms one way, 40-120 Mbit/s down, "
+            "10 Mbit/s up, 1 MB drop-tail",
+            {"topology": {"kind": "dumbbell",
+                          "bottleneck": {"schedule": {"model": "leo", "delay": ["12ms", "25ms"],
+                                                      "rate": ["40Mbps", "120Mbps"], "switch_loss": 0.3,
+                                                      "switch_time": "50ms"},
+                                         "reverse_rate": "10Mbps"},
+                          "bottleneck_queue": {"kind": "droptail", "limit": "1MB"},
+                          "access": {"rate": "1Gbps", "delay": "1ms"}}}),
+    # The "Ending the Anomaly" testbed shape (docs/wifi.md): the AP's qdisc, written out so a
+    # fix that changes the discipline keeps its limit, over ath9k's 123-packet driver queue.
+    "wifi-home": ("A home Wi-Fi AP (Høiland-Jørgensen et al. 2017 shape): stations at HT MCS 15, 15 and 0, "
+                  "a 1000-packet FIFO over the driver's 123 packets",
+                  {"topology": {"kind": "wifi", "ap_queue": "qdisc",
+                                "qdisc": {"kind": "droptail", "limit": "1000p"},
+                                "uplink": {"rate": "1Gbps", "delay": "5ms"},
+                                "stations": [{"name": "laptop1", "mcs": 15, "short_gi": True},
+                                             {"name": "laptop2", "mcs": 15, "short_gi": True},
+                                             {"name": "far", "mcs": 0}]}}),
 }
 
 
@@ -60,6 +81,9 @@ def _queues(doc: Doc) -> list[dict[str, Any]]:
     """The queue tables of the bottleneck pair (dumbbell: forward and reverse; cellular: the
     base station's and the UE's)."""
     t = doc["topology"]
+    if t.get("kind") == "wifi":
+        # The AP's qdisc (over the driver's queue); the stations' queues are not the AP's.
+        return [t.setdefault("qdisc", {})] if t.get("ap_queue", "qdisc") == "qdisc" else []
     keys = ("bs_queue", "ue_queue") if t.get("kind") == "cellular" else ("bottleneck_queue", "reverse_queue")
     return [t.setdefault(k, {}) for k in keys]
 
@@ -87,8 +111,8 @@ def bulk_cc(cc: str) -> Callable[[Doc], Doc | None]:
 
 def gateway(kind: str) -> Callable[[Doc], Doc | None]:
     def apply(doc: Doc) -> Doc | None:
-        if doc["topology"].get("kind") == "cellular":
-            return None  # no gateway router in front of a base station
+        if doc["topology"].get("kind") in ("cellular", "wifi"):
+            return None  # no gateway router in front of a base station or an access point
         g: dict[str, Any] = {"kind": kind}
         if kind == "awm":
             # AWM needs the number of flows whose ACKs it rewrites: the downloads.
@@ -119,6 +143,19 @@ def dccp(cc: str) -> Callable[[Doc], Doc | None]:
     return apply
 
 
+def wifi_ap(ap_queue: str) -> Callable[[Doc], Doc | None]:
+    """The AP's own queueing (docs/wifi.md): FQ-MAC, or FQ-MAC with airtime fairness."""
+    def apply(doc: Doc) -> Doc | None:
+        t = doc["topology"]
+        if t.get("kind") != "wifi":
+            return None
+        t.pop("qdisc", None)
+        t.pop("driver_limit", None)
+        t["ap_queue"] = ap_queue
+        return doc
+    return apply
+
+
 def both(*fixes: Callable[[Doc], Doc | None]) -> Callable[[Doc], Doc | None]:
     """Several edits at once (a gateway discipline with the senders it is made for)."""
     def apply(doc: Doc) -> Doc | None:
@@ -134,6 +171,11 @@ FIXES: list[tuple[str, str, Callable[[Doc], Doc | None]]] = [
     ("drop-tail", "none", lambda d: d),
     ("Cubic+", "sender", bulk_cc("cubic+")),
     ("BBR", "sender", bulk_cc("bbr")),
+    # BBRv3 (draft-ietf-ccwg-bbr): BBR with loss/ECN bounds; LEDBAT and LEDBAT++: scavengers
+    # that hold 100 ms / 60 ms of queueing delay (docs/congestion-control.md).
+    ("BBRv3", "sender", bulk_cc("bbr3")),
+    ("LEDBAT", "sender", bulk_cc("ledbat")),
+    ("LEDBAT++", "sender", bulk_cc("ledbat++")),
     ("DCCP-BBR (adaptive)", "sender", dccp("bbr-adaptive")),
     ("DRWA", "receiver", rwnd("drwa")),
     ("ABRWDA", "receiver", rwnd("abrwda", cellular_only=True)),
@@ -151,6 +193,9 @@ FIXES: list[tuple[str, str, Callable[[Doc], Doc | None]]] = [
     # L4S: the coupled dual queue with scalable senders; the probes and voice (Not-ECT) share
     # the classic queue's PI2 control.
     ("DualPI2 + Prague", "gateway+sender", both(queue("dualpi2"), bulk_cc("prague"))),
+    # Wi-Fi (Høiland-Jørgensen et al. 2017): the queueing moves into the AP's MAC.
+    ("FQ-MAC", "Wi-Fi AP", wifi_ap("fq_mac")),
+    ("Airtime fairness", "Wi-Fi AP", wifi_ap("airtime")),
 ]
 
 
@@ -268,7 +313,8 @@ def plan(*, duration: str = "30s", warmup: str = "5s", flows: int = 4, seed: int
                 continue
             i, lo = edit(copy.deepcopy(idle)), edit(copy.deepcopy(loaded))
             if i is None or lo is None:
-                why = "needs a cellular radio link" if place == "receiver" else "needs a dumbbell's gateway router"
+                why = {"receiver": "needs a cellular radio link",
+                       "Wi-Fi AP": "needs a Wi-Fi access point"}.get(place, "needs a dumbbell's gateway router")
                 skipped.append(Row(b, label, place, None, why))
                 continue
             runs.append((b, label, i, lo))

@@ -114,10 +114,38 @@ def scenarios(base: Mapping[str, Any], *, flows: int = 4, cc: str = "cubic",
     if n_up:
         load.append({"cc": cc, "count": n_up, "group": "upload", "direction": "reverse"})
     name = str(base.get("name", "scenario"))
+    wifi = _wifi_stations(base)
+    if wifi:
+        latency, load = _on_wifi(latency, wifi), _on_wifi(load, wifi)
     idle = {**copy.deepcopy(common), "name": f"{name}-rrul-idle", "flows": copy.deepcopy(latency)}
     loaded = {**copy.deepcopy(common), "name": f"{name}-rrul-loaded",
               "flows": own + load + copy.deepcopy(latency)}
     return idle, loaded
+
+
+def _wifi_stations(base: Mapping[str, Any]) -> list[str]:
+    """The station names of a ``kind = "wifi"`` base (docs/wifi.md), else none."""
+    topo = base.get("topology")
+    if not isinstance(topo, Mapping) or topo.get("kind") != "wifi":
+        return []
+    stations = topo.get("stations")
+    if not isinstance(stations, list):
+        return []
+    return [str(st.get("name", f"sta{i}")) if isinstance(st, Mapping) else f"sta{i}" for i, st in enumerate(stations)]
+
+
+def _on_wifi(flows: list[dict[str, Any]], stations: list[str]) -> list[dict[str, Any]]:
+    """The test's flows on a Wi-Fi BSS: downloads from the wired ``server`` to the stations in
+    turn, uploads (``direction = "reverse"``) from them in turn; the probe and voice to the first."""
+    out: list[dict[str, Any]] = []
+    for f in flows:
+        bulk = f.get("group") in ("download", "upload")
+        for i in range(int(f.get("count", 1)) if bulk else 1):
+            g = {key: v for key, v in f.items() if key not in ("count", "direction")}
+            st = stations[i % len(stations)] if bulk else stations[0]
+            g["src"], g["dst"] = (st, "server") if f.get("direction") == "reverse" else ("server", st)
+            out.append(g)
+    return out
 
 
 @dataclass(frozen=True)
@@ -220,9 +248,16 @@ def tested(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
                                f"UE {_queue_text(t.get('ue_queue'))}"))
     elif kind == "dumbbell":
         b = t.get("bottleneck") or {}
-        rate = b.get("rate", "?")
+        rate, delay = b.get("rate", "?"), b.get("delay", "?")
+        sched = b.get("schedule")
+        if isinstance(sched, dict):  # the LEO generator: ranges drawn per interval
+            rate = "-".join(map(str, sched.get("rate", ["?"]))) + " (LEO schedule)"
+            delay = "-".join(map(str, sched.get("delay", ["?"])))
+        elif isinstance(sched, str):
+            rate = b.get("rate", "scheduled")
+            delay = f"scheduled ({Path(sched).name})"
         rev = b.get("reverse_rate", rate)
-        rows.append(("link", f"{rate} down / {rev} up, {b.get('delay', '?')} one way "
+        rows.append(("link", f"{rate} down / {rev} up, {delay} one way "
                              f"(+ access {(t.get('access') or {}).get('rate', '?')}, "
                              f"{(t.get('access') or {}).get('delay', '?')})"))
         rows.append(("queues", f"down {_queue_text(t.get('bottleneck_queue'))}, "

@@ -249,13 +249,15 @@ def load(scenario: ScenarioLike) -> dict[str, Any]:
 
 
 def _resolve_files(doc: Any, base: Path) -> Any:
-    """Makes relative trace-file paths (``{ model = "trace", file = ... }``) relative to the
-    scenario file's folder, so a scenario works from any working directory."""
+    """Makes relative trace-file paths (``{ model = "trace", file = ... }`` and a link's
+    ``schedule = "file"``) relative to the scenario file's folder, so a scenario works from
+    any working directory."""
     if isinstance(doc, dict):
-        if doc.get("model") == "trace" and isinstance(doc.get("file"), str):
-            f = Path(doc["file"]).expanduser()
-            if not f.is_absolute():
-                doc["file"] = os.fspath(base / f)
+        for key, applies in (("file", doc.get("model") == "trace"), ("schedule", True)):
+            if applies and isinstance(doc.get(key), str):
+                f = Path(doc[key]).expanduser()
+                if not f.is_absolute():
+                    doc[key] = os.fspath(base / f)
         for v in doc.values():
             _resolve_files(v, base)
     elif isinstance(doc, list):

@@ -37,9 +37,15 @@ def test_plan_applies_each_fix_where_it_lives():
     assert {f["cc"] for f in lo["flows"] if f["group"] in ("download", "upload")} == {"prague"}
     _, lo = by[("cellular-3.5g", "CAKE")]
     assert lo["topology"]["bs_queue"] == {"kind": "cake", "limit": "1000p"}
+    _, lo = by[("wifi-home", "CoDel")]
+    assert lo["topology"]["qdisc"] == {"kind": "codel", "limit": "1000p"}
+    _, lo = by[("wifi-home", "Airtime fairness")]
+    assert lo["topology"]["ap_queue"] == "airtime" and "qdisc" not in lo["topology"]
+    wifi_only = {(b, f) for b in ("wang2016-I", "talau-1", "cellular-3.5g", "leo") for f in ("FQ-MAC", "Airtime fairness")}
     assert {(r.base, r.fix) for r in skipped} == {
-        ("wang2016-I", "ABRWDA"), ("talau-1", "ABRWDA"),
-        ("cellular-3.5g", "EWT"), ("cellular-3.5g", "EWA"), ("cellular-3.5g", "AWM")}
+        ("wang2016-I", "ABRWDA"), ("talau-1", "ABRWDA"), ("leo", "ABRWDA"),
+        ("cellular-3.5g", "EWT"), ("cellular-3.5g", "EWA"), ("cellular-3.5g", "AWM"),
+        ("wifi-home", "ABRWDA"), ("wifi-home", "EWT"), ("wifi-home", "EWA"), ("wifi-home", "AWM")} | wifi_only
 
 
 def test_cli_writes_a_report_and_an_aqm_beats_drop_tail(tmp_path):

@@ -59,11 +59,11 @@ def test_an_assert_failure_names_the_values(tmp_path: Path):
 
 
 def test_unsupported_is_not_a_pass(tmp_path: Path):
-    f = write(tmp_path, "u.pkt", SERVER + "+0 < F. 1:1(0) ack 1001 win 1000\n")
+    f = write(tmp_path, "u.pkt", SERVER + "+0 < U. 1:1(0) ack 1001 win 1000\n")
     proc = cli("packetdrill", str(f))
     assert proc.returncode == 1
     assert proc.stdout.startswith(f"UNSUPPORTED  {f}:11:")
-    assert "FIN" in proc.stdout
+    assert "URG" in proc.stdout
 
 
 def test_tolerance_option(tmp_path: Path):
@@ -106,7 +106,7 @@ def test_a_directory_runs_every_script_below_it_with_a_summary(tmp_path: Path):
     (tmp_path / "b").mkdir()
     write(tmp_path / "a", "ok.pkt", SERVER + "+0 > . 1:1001(1000) ack 1\n")
     write(tmp_path / "a", "bad.pkt", SERVER + "+0 > . 1:1001(1000) ack 5\n")
-    write(tmp_path / "b", "u.pkt", SERVER + "+0 < F. 1:1(0) ack 1001 win 1000\n")
+    write(tmp_path / "b", "u.pkt", SERVER + "+0 < U. 1:1(0) ack 1001 win 1000\n")
     proc = cli("packetdrill", str(tmp_path))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
@@ -119,12 +119,12 @@ def test_a_directory_runs_every_script_below_it_with_a_summary(tmp_path: Path):
     assert rows[str(tmp_path / "a")] == ["1", "1", "0", "0"]
     assert rows[str(tmp_path / "b")] == ["0", "0", "1", "0"]
     assert rows["total"] == ["1", "1", "1", "0"]
-    assert "teardown (FIN/RST)" in proc.stdout
+    assert "urgent data (URG)" in proc.stdout
     proc = cli("packetdrill", "--json", str(tmp_path))
     last = json.loads(proc.stdout.splitlines()[-1])
     assert last["summary"]["total"] == {
         "passed": 1, "failed": 1, "unsupported": 1, "malformed": 0,
-        "unsupported_classes": {"teardown (FIN/RST)": 1},
+        "unsupported_classes": {"urgent data (URG)": 1},
     }
 
 

@@ -90,6 +90,15 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
             return refuse(format!("topology.access.{key}"), "emulation applies loss on the bottleneck only (allowed: topology.bottleneck.loss, topology.bottleneck.drop_packets)");
         }
     }
+    for (key, l) in [("bottleneck", &t.bottleneck), ("access", &t.access)] {
+        if l.schedule.is_some() {
+            // The emulator's delay lines are fixed; a schedule would need them re-timed.
+            return refuse(
+                format!("topology.{key}.schedule"),
+                "schedule-driven links run in the simulator only (allowed: no schedule)",
+            );
+        }
+    }
     if v.get("responsiveness").is_some() {
         // Its ramp and self probes are driven by the simulator's world.
         return refuse("responsiveness", "the RPM test runs in the simulator only");

@@ -112,6 +112,7 @@ impl Direction {
             drop_list,
             loss_rng,
             monitored: true,
+            path: None,
         });
         // The core starts the window when the warm-up ends.
         link.stats.counting = false;

@@ -130,6 +130,9 @@ fn switches_are_read_and_runs_stay_deterministic() {
     assert_ne!(f(&base, "bottleneck.drops"), f(&no_prr, "bottleneck.drops"));
     let ts = strip(wang_i("rtt_sample = \"timestamp\"\nquickack = false"));
     assert_ne!(base, ts);
+    // Linux's cwnd-limited rule is accepted (and deterministic) from [tcp].
+    let lin = strip(wang_i("cwnd_limited = \"linux\""));
+    assert_eq!(lin, strip(wang_i("cwnd_limited = \"linux\"")));
 }
 
 #[test]
@@ -171,6 +174,19 @@ fn bad_values_name_their_key() {
     assert_eq!(e, "tcp.rtt_sample: unknown RTT sampling \"newest\" (known: linux, timestamp)");
     let e = err("rtt_sample = true", "");
     assert!(e.starts_with("tcp.rtt_sample: "), "{e}");
+    assert_eq!(
+        err("cwnd_limited = \"max\"", ""),
+        "tcp.cwnd_limited: unknown cwnd-limited rule \"max\" (known: flight, linux)"
+    );
+    assert!(err("", "tcp = { cwnd_limited = true }").starts_with("flows[0].tcp.cwnd_limited: "));
+    assert_eq!(
+        err("prr_entry = \"late\"", ""),
+        "tcp.prr_entry: unknown PRR entry order \"late\" (known: retransmit_first, linux)"
+    );
+    assert_eq!(
+        err("", "tcp = { zero_window_probe = \"none\" }"),
+        "flows[0].tcp.zero_window_probe: unknown zero-window probe \"none\" (known: byte, linux)"
+    );
     assert_eq!(
         err("hz = 200", ""),
         "tcp.hz: must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got 200)"

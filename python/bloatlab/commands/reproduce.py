@@ -1,4 +1,4 @@
-"""``bloatlab reproduce``: the five papers' experiments."""
+"""``bloatlab reproduce``: the six papers' experiments."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..clikit import cli_errors
 
 @click.command()
 @click.argument("experiment", metavar="EXPERIMENT")
-@click.option("--quick", is_flag=True, help="Fewer seeds and shorter runs: a fast look (all five in ~15 min).")
+@click.option("--quick", is_flag=True, help="Fewer seeds and shorter runs: a fast look (all six in ~15 min).")
 @click.option("--seeds", type=int, metavar="N", help="Seeds per configuration (default: the paper's, "
               "30 where it used 30 or gave confidence intervals; 2 with --quick).")
 @click.option("--jobs", "-j", type=int, metavar="N", help="Worker processes (default: one per core).")

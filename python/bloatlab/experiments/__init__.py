@@ -1,4 +1,4 @@
-"""The five papers' experiments (``bloatlab reproduce``), one module each.
+"""The six papers' experiments (``bloatlab reproduce``), one module each.
 
 >>> from bloatlab.experiments import reproduce
 >>> claims = reproduce("dccp-bbr", out="out/dccp-bbr", quick=True)
@@ -32,6 +32,7 @@ MODULES = {
     "ewt": "ewt",
     "abrwda": "abrwda",
     "dccp-bbr": "dccp_bbr",
+    "ending-the-anomaly": "ending_the_anomaly",
 }
 NAMES = (*MODULES, "all")
 
@@ -126,7 +127,7 @@ def reproduce(name: str, out: str | os.PathLike[str], *, quick: bool = False, se
         md = index_markdown(entries)
         write_bytes(out / "report.md", md.encode())
         write_bytes(out / "report.html",
-                           markdown_to_html(md, "bloatlab: the five papers reproduced").encode())
+                           markdown_to_html(md, "bloatlab: the six papers reproduced").encode())
     return all_claims
 
 

@@ -127,7 +127,7 @@ def write_claims(path: Path, claims: Sequence[Claim]) -> None:
 
 def index_markdown(entries: Sequence[tuple[str, str, Sequence[Claim]]]) -> str:
     """The top page of ``reproduce all``: one line per experiment, then every claim."""
-    lines = ["# bloatlab: the five papers reproduced", "",
+    lines = ["# bloatlab: the six papers reproduced", "",
              "| experiment | claims holding | report |", "|---|---|---|"]
     for name, title, claims in entries:
         lines.append(f"| {title} | {sum(c.holds for c in claims)} / {len(claims)} | "

@@ -143,6 +143,21 @@ def queue_rows(b: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def wifi_table(w: dict[str, Any]) -> Table:
+    """The Wi-Fi BSS's stations (docs/wifi.md): rate, throughput each way, airtime share,
+    aggregation, collisions and retries."""
+    table = Table(title=f"Wi-Fi ({w.get('ap_queue', DASH)}; Jain over airtime {num(w.get('jain_airtime'), '.3f')}, "
+                        f"{num(w.get('collision_events'), ',')} collisions)", title_justify="left")
+    for col in ("station", "PHY Mbit/s", "down Mbit/s", "up Mbit/s", "airtime %", "MPDUs/agg", "retries"):
+        table.add_column(col, justify="left" if col == "station" else "right")
+    for st in w.get("stations") or []:
+        share = st.get("airtime_share")
+        table.add_row(str(st.get("name", DASH)), num(st.get("phy_rate_mbps"), ".1f"), num(st.get("down_mbps"), ".2f"),
+                      num(st.get("up_mbps"), ".2f"), num(100 * share if share is not None else None, ".1f"),
+                      num(st.get("mean_aggregate_mpdus"), ".1f"), num(st.get("retries"), ","))
+    return table
+
+
 def _sectioned(groups: dict[str, list[dict[str, Any]]]) -> bool:
     """One table per group when there are several groups and one of them has several flows."""
     return len(groups) > 1 and any(len(m) > 1 for m in groups.values())
@@ -171,6 +186,10 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print()
         console.print(Text(name, style="bold underline"))
         console.print(key_values(queue_rows(q)))
+
+    if summary.get("wifi"):
+        console.print()
+        console.print(wifi_table(summary["wifi"]))
 
     fairness = summary.get("fairness") or {}
     e = summary.get("engine") or {}

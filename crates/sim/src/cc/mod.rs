@@ -5,11 +5,14 @@
 //! tcp_input.c and the tcp_congestion_ops modules). Windows are in bytes.
 
 mod bbr;
+mod bbr3;
 mod ccid2;
 mod cubic;
 mod dccp_bbr;
 mod dctcp;
 mod delayed;
+mod ledbat;
+mod ledbat_pp;
 mod minmax;
 mod prague;
 mod registry;
@@ -18,11 +21,14 @@ mod vegas;
 mod westwood;
 
 pub use bbr::{Bbr, Mode as BbrMode};
+pub use bbr3::{Bbr3, Bbr3Params, Bbr3State};
 pub use ccid2::Ccid2;
 pub use cubic::{Cubic, CubicParams};
 pub use dccp_bbr::{cycle_gains, DccpBbr};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use delayed::{Delayed, DelayedParams};
+pub use ledbat::{Ledbat, LedbatParams};
+pub use ledbat_pp::LedbatPlusPlus;
 pub use prague::{Prague, PragueParams, RttIndependence};
 pub use registry::{
     build, entry, known_names, BuildCtx, CcBuild, CcEntry, CcKind, CcSpec, CcTransport,
@@ -40,8 +46,11 @@ pub static CONTROLLERS: &[CcEntry] = &[
     vegas::ENTRY,
     westwood::ENTRY,
     bbr::ENTRY,
+    bbr3::ENTRY,
     dctcp::ENTRY,
     prague::ENTRY,
+    ledbat::ENTRY,
+    ledbat_pp::ENTRY,
     ccid2::ENTRY,
     dccp_bbr::ENTRY,
     dccp_bbr::ADAPTIVE,

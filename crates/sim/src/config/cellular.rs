@@ -126,6 +126,7 @@ pub(super) fn cellular(mut t: Table) -> Res<Topology> {
         delay: prof.as_ref().map_or(Dur::from_millis(10), |p| p.core_delay),
         loss: 0.0,
         drop_packets: Vec::new(),
+        schedule: None,
     };
     let core = match t.get("core") {
         Some(c) => link("topology.core", c, Some(&core_default))?,
@@ -140,6 +141,7 @@ pub(super) fn cellular(mut t: Table) -> Res<Topology> {
                 delay: p.radio_delay,
                 loss: 0.0,
                 drop_packets: Vec::new(),
+                schedule: None,
             },
             None => {
                 return err(
@@ -198,5 +200,5 @@ fn radio_link(v: &serde_json::Value, prof: Option<&Profile>) -> Res<LinkCfg> {
     let loss = t.opt_f64("loss", 0.0, 1.0, false)?.unwrap_or(0.0);
     let drop_packets = drop_list(&mut t)?;
     t.finish(RADIO_KEYS)?;
-    Ok(LinkCfg { rate: down, reverse_rate: Some(up), delay, loss, drop_packets })
+    Ok(LinkCfg { rate: down, reverse_rate: Some(up), delay, loss, drop_packets, schedule: None })
 }

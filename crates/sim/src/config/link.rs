@@ -2,12 +2,13 @@
 //! cellular topology's core link) and the dumbbell's pair of links with their queues: shared
 //! by the dumbbell, cellular and graph readers.
 
-use super::{queue, rate, LinkCfg, QueueCfg, RateSpec};
+use super::{queue, rate, schedule, LinkCfg, QueueCfg, RateSpec};
 use crate::params::{self as reader, err, Res, Table};
 use crate::units::{Dur, Rate};
 use serde_json::Value;
 
-pub(super) const LINK_KEYS: &[&str] = &["rate", "reverse_rate", "delay", "loss", "drop_packets"];
+pub(super) const LINK_KEYS: &[&str] =
+    &["rate", "reverse_rate", "delay", "loss", "drop_packets", "schedule"];
 
 /// A link's `drop_packets` list (sorted, without duplicates).
 pub(super) fn drop_list(t: &mut Table) -> Res<Vec<u64>> {
@@ -38,6 +39,9 @@ pub(super) fn drop_list(t: &mut Table) -> Res<Vec<u64>> {
 
 pub(super) fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<LinkCfg> {
     let mut t = Table::new(path, v)?;
+    if let Some(sv) = t.get("schedule") {
+        return scheduled(t, sv);
+    }
     let rate = match (t.get("rate"), default) {
         (Some(rv), _) => rate::rate_spec(&t.key_path("rate"), rv)?,
         (None, Some(d)) => d.rate.clone(),
@@ -55,7 +59,51 @@ pub(super) fn link(path: &str, v: &Value, default: Option<&LinkCfg>) -> Res<Link
     let loss = t.opt_f64("loss", 0.0, 1.0, false)?.unwrap_or(0.0);
     let drop_packets = drop_list(&mut t)?;
     t.finish(LINK_KEYS)?;
-    Ok(LinkCfg { rate, reverse_rate, delay, loss, drop_packets })
+    Ok(LinkCfg { rate, reverse_rate, delay, loss, drop_packets, schedule: None })
+}
+
+/// A link whose `schedule` sets its delay and loss, and its rate unless the schedule leaves
+/// that to `rate` (a file with `-` in its rate column, e.g. beside a Mahimahi trace).
+fn scheduled(mut t: Table, sv: &Value) -> Res<LinkCfg> {
+    let sched = schedule::schedule(&t.key_path("schedule"), sv)?;
+    for key in ["delay", "loss"] {
+        if t.has(key) {
+            return err(
+                &t.key_path(key),
+                format!("set by {} (remove one of them)", t.key_path("schedule")),
+            );
+        }
+    }
+    let rate = match (t.get("rate"), sched.nominal_rate()) {
+        (Some(_), Some(_)) => {
+            return err(
+                &t.key_path("rate"),
+                format!(
+                    "set by {} (remove it, or give the schedule's rate column as `-`)",
+                    t.key_path("schedule")
+                ),
+            )
+        }
+        (Some(rv), None) => rate::rate_spec(&t.key_path("rate"), rv)?,
+        (None, Some(r)) => RateSpec::Constant(r),
+        (None, None) => {
+            return err(&t.key_path("rate"), "missing required key (the schedule has no rates)")
+        }
+    };
+    let reverse_rate = match t.get("reverse_rate") {
+        Some(rv) => Some(rate::rate_spec(&t.key_path("reverse_rate"), rv)?),
+        None => None,
+    };
+    let drop_packets = drop_list(&mut t)?;
+    t.finish(LINK_KEYS)?;
+    Ok(LinkCfg {
+        rate,
+        reverse_rate,
+        delay: sched.base_delay(),
+        loss: 0.0,
+        drop_packets,
+        schedule: Some(sched),
+    })
 }
 
 /// The bottleneck and access links and their queues, as the dumbbell (and the parking lot,
@@ -87,5 +135,6 @@ fn default_access() -> LinkCfg {
         delay: Dur::ZERO,
         loss: 0.0,
         drop_packets: Vec::new(),
+        schedule: None,
     }
 }

@@ -8,6 +8,7 @@ pub(crate) mod queue;
 mod rate;
 mod rpm;
 pub(crate) mod scenario;
+mod schedule;
 mod topology;
 
 pub use crate::app::{AppKind, PageCfg, WebCfg};
@@ -22,6 +23,7 @@ pub use crate::udp::{UdpApp, UdpCfg};
 pub use crate::wire::{
     EcnMode, MTU_BYTES, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES, UDP_HEADER_BYTES,
 };
+pub use schedule::ScheduleSpec;
 pub use topology::routes;
 pub use topology::{
     expand_classic, reverse_name, Classic, Ecmp, GraphCfg, GraphLink, NodeCfg, Pattern, StaticRoute,
@@ -166,6 +168,9 @@ pub struct LinkCfg {
     /// Indices (0-based, in crossing order) of packets this link loses: a deterministic
     /// loss list like ns-3's ListErrorModel (data direction).
     pub drop_packets: Vec<u64>,
+    /// Delay (both directions), loss (data direction) and rate that change on a schedule
+    /// (config/schedule.rs); `delay` is then its base (smallest) delay.
+    pub schedule: Option<ScheduleSpec>,
 }
 
 /// The transport of a flow and its settings.

@@ -13,6 +13,17 @@ use serde_json::Value;
 pub(crate) fn queue(path: &str, v: Option<&Value>) -> Res<QueueCfg> {
     let Some(v) = v else { return Ok(QueueCfg::droptail(DEFAULT_LIMIT)) };
     let mut t = Table::new(path, v)?;
+    if let Some(Value::String(k)) = v.get("kind") {
+        if k == "fq_mac" || k == "airtime" {
+            return err(
+                &t.key_path("kind"),
+                format!(
+                    "\"{k}\" is the Wi-Fi AP's own queueing, not a link's queue: set \
+                     topology.ap_queue = \"{k}\" on a kind = \"wifi\" topology"
+                ),
+            );
+        }
+    }
     let names: Vec<&'static str> = DISCIPLINES.iter().map(|d| d.name).collect();
     let kind_name = t.opt_choice("kind", "queue discipline", &names)?.unwrap_or("droptail");
     let def = queue::lookup(kind_name).expect("opt_choice() only returns known kinds");

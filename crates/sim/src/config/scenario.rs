@@ -52,6 +52,9 @@ const TCP_KEYS: &[&str] = &[
     "rcvbuf_auto",
     "sack_compress",
     "gso",
+    "cwnd_limited",
+    "prr_entry",
+    "zero_window_probe",
     "rtt_sample",
     "hz",
 ];
@@ -225,7 +228,7 @@ fn topology(v: &Value) -> Res<Topology> {
     let mut t = Table::new("topology", v)?;
     match t.opt_choice("kind", "topology kind", super::topology::KINDS)? {
         Some("cellular") => return cellular::cellular(t),
-        Some(k @ ("graph" | "parking_lot" | "leaf_spine" | "fat_tree")) => {
+        Some(k @ ("graph" | "parking_lot" | "leaf_spine" | "fat_tree" | "wifi")) => {
             return super::topology::topology(k, t)
         }
         _ => {}
@@ -267,7 +270,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 11],
+    mech: [Option<bool>; 14],
     hz: Option<u32>,
 }
 
@@ -383,9 +386,10 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 
 /// The switches of Linux's loss-recovery mechanisms ([`crate::tcp::Mechanisms`]), in
 /// this order: prr, frto, undo, dsack, rack, tlp, quickack, rtt_sample ("linux" = true),
-/// rcvbuf_auto, sack_compress, gso.
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 11]> {
-    let mut m = [None; 11];
+/// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true), prr_entry ("linux" =
+/// true), zero_window_probe ("linux" = true).
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 14]> {
+    let mut m = [None; 14];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -394,10 +398,19 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 11]> {
     m[8] = t.opt_bool("rcvbuf_auto")?;
     m[9] = t.opt_bool("sack_compress")?;
     m[10] = t.opt_bool("gso")?;
+    m[11] = t
+        .opt_choice("cwnd_limited", "cwnd-limited rule", &["flight", "linux"])?
+        .map(|s| s == "linux");
+    m[12] = t
+        .opt_choice("prr_entry", "PRR entry order", &["retransmit_first", "linux"])?
+        .map(|s| s == "linux");
+    m[13] = t
+        .opt_choice("zero_window_probe", "zero-window probe", &["byte", "linux"])?
+        .map(|s| s == "linux");
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 11]) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 14]) -> crate::tcp::Mechanisms {
     let d = crate::tcp::Mechanisms::default();
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
@@ -411,6 +424,9 @@ fn mechanisms(m: &[Option<bool>; 11]) -> crate::tcp::Mechanisms {
         rcvbuf_auto: m[8].unwrap_or(d.rcvbuf_auto),
         sack_compress: m[9].unwrap_or(d.sack_compress),
         gso: m[10].unwrap_or(d.gso),
+        linux_cwnd_limited: m[11].unwrap_or(d.linux_cwnd_limited),
+        prr_linux_entry: m[12].unwrap_or(d.prr_linux_entry),
+        linux_zero_window_probe: m[13].unwrap_or(d.linux_zero_window_probe),
     }
 }
 

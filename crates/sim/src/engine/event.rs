@@ -26,6 +26,8 @@ pub enum Event {
     Sample,
     /// End of warm-up: metrics start counting.
     WarmupEnd,
+    /// The Wi-Fi BSS's medium changes state (net/wifi: a countdown or a busy period ends).
+    Wifi,
 }
 
 /// A pending event and its order as one integer: time in the high half, scheduling sequence

@@ -28,6 +28,9 @@ pub struct RunMeasure {
     /// The RPM test's result (`[responsiveness]`), absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub responsiveness: Option<crate::app::rpm::RpmSummary>,
+    /// The Wi-Fi BSS's measurements (the `wifi` topology, net/wifi), absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<serde_json::Value>,
 }
 
 /// A named link's queue over the window.
@@ -267,6 +270,7 @@ pub fn build(m: &RunMeasure) -> Summary {
             transmissions: e.transmissions,
         },
         responsiveness: m.responsiveness.clone(),
+        wifi: m.wifi.clone(),
     }
 }
 

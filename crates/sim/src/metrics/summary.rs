@@ -20,6 +20,9 @@ pub struct Summary {
     /// The RPM test's result (`[responsiveness]`, docs/scenario.md), absent without it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub responsiveness: Option<crate::app::rpm::RpmSummary>,
+    /// The Wi-Fi BSS's block (docs/wifi.md), absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -5,6 +5,8 @@ pub mod packet;
 pub mod pcap;
 pub mod rate_model;
 pub mod route;
+pub mod schedule;
+pub mod wifi;
 
 pub use link::{Link, LinkStats};
 pub use packet::{

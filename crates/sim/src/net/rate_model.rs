@@ -5,6 +5,7 @@
 //! same seed see the same capacity whatever their congestion controls do.
 
 use crate::engine::SimRng;
+use crate::net::schedule::ScheduleRate;
 use crate::units::{Dur, Rate, SimTime};
 use std::sync::Arc;
 
@@ -18,6 +19,8 @@ pub enum RateModel {
     // first cache line.
     Trace(Box<TraceRate>),
     Cellular(Box<CellularRate>),
+    /// The rate column of a schedule-driven link (net/schedule.rs).
+    Schedule(Box<ScheduleRate>),
 }
 
 impl RateModel {
@@ -29,6 +32,7 @@ impl RateModel {
             RateModel::Constant(r) => start + r.tx_time(bytes),
             RateModel::Trace(t) => t.serve(start, bytes),
             RateModel::Cellular(c) => c.serve(start, bytes),
+            RateModel::Schedule(s) => s.serve(start, bytes),
         }
     }
 
@@ -38,6 +42,7 @@ impl RateModel {
             RateModel::Constant(r) => *r,
             RateModel::Trace(t) => t.rate_at(now),
             RateModel::Cellular(c) => c.rate_at(now),
+            RateModel::Schedule(s) => s.rate_at(now),
         }
     }
 
@@ -48,6 +53,7 @@ impl RateModel {
             RateModel::Constant(r) => r.bytes_in(t.since(SimTime::ZERO)),
             RateModel::Trace(tr) => tr.opportunities_in(SimTime::ZERO, t) * TRACE_OPPORTUNITY_BYTES,
             RateModel::Cellular(c) => c.cumulative_bits(t) / 8,
+            RateModel::Schedule(s) => s.cumulative_bytes(t),
         }
     }
 
@@ -57,6 +63,7 @@ impl RateModel {
             RateModel::Constant(r) => *r,
             RateModel::Trace(t) => t.mean_rate(),
             RateModel::Cellular(c) => Rate((c.min.0 + c.max.0) / 2),
+            RateModel::Schedule(s) => s.mean_rate(),
         }
     }
 

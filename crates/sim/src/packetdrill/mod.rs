@@ -101,7 +101,7 @@ pub fn unsupported_class(what: &str) -> &'static str {
         ("shell command", &["shell command"]),
         ("sysctl mode", &["net.ipv4", "congestion control"]),
         ("blocking call", &["blocking", "blocks"]),
-        ("teardown (FIN/RST)", &["fin,", "fin ", "rst,", " rst", "teardown", "close()"]),
+        ("urgent data (URG)", &["urg"]),
         ("TCP option", &["tcp option", "<...>"]),
         ("non-TCP packet / IP field", &["only tcp", "ip field", "udp", "icmp"]),
         ("TCP_INFO field", &["tcp_info field", "tcpi_"]),

@@ -29,6 +29,7 @@ pub const SYSCALLS: &[&str] = &[
     "sendmsg",
     "read",
     "close",
+    "shutdown",
     "setsockopt",
     "getsockopt",
     "fcntl",
@@ -36,7 +37,6 @@ pub const SYSCALLS: &[&str] = &[
 /// packetdrill system calls the runner does not model (reported as unsupported).
 const UNMODELED_SYSCALLS: &[&str] = &[
     "poll",
-    "shutdown",
     "sendto",
     "recv",
     "recvfrom",

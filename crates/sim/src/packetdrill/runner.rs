@@ -20,7 +20,7 @@ use crate::engine::{Event as SimEvent, EventQueue, SimRng, Stream};
 use crate::ids::{FlowId, RouteId, SockId};
 use crate::linux;
 use crate::net::{Ecn, Header, Packet, PacketPool, SackBlocks, SynOptions, TcpFlags, TcpHeader};
-use crate::tcp::{Cx, TcpInfo, TcpSocket, TcpState};
+use crate::tcp::{Cx, SockError, TcpInfo, TcpSocket, TcpState};
 use crate::tcp::{Recovery, TcpCfg};
 use crate::units::SimTime;
 use crate::wire::EcnMode;
@@ -88,7 +88,11 @@ pub struct Runner {
     nodelay: bool,
     /// Bytes the script has read.
     consumed: u64,
-    closed: bool,
+    /// shutdown(SHUT_RD) was called: reads with nothing queued return 0.
+    shut_rd: bool,
+    /// When the endpoint last received data, or became established (Linux's lrcvtime,
+    /// tcpi_last_data_recv): the runner hands the socket every segment, so it keeps it.
+    last_data_recv: Option<SimTime>,
     pending: VecDeque<Seen>,
     last_script: u64,
     last_actual: u64,
@@ -100,6 +104,8 @@ pub struct Runner {
     /// TCP_MAXSEG was set.
     user_mss: bool,
     blocked_span: u64,
+    /// The base of the current event's relative time, if it is relative.
+    rel_base: Option<u64>,
 }
 
 /// Runs `script`; the first mismatch, unsupported line or the end decides the outcome.
@@ -147,7 +153,12 @@ pub fn run(script: &Script, opts: &Options) -> Outcome {
 /// Linux's defaults as far as the simulator models them, as a freshly booted kernel has them
 /// ([`linux::SYSCTL_TCP`]).
 fn linux_defaults() -> TcpCfg {
-    TcpCfg::linux(&linux::SYSCTL_TCP)
+    let mut cfg = TcpCfg::linux(&linux::SYSCTL_TCP);
+    // Linux's rules where the simulator's default keeps its earlier results (docs/tcp.md).
+    cfg.mech.linux_cwnd_limited = true;
+    cfg.mech.prr_linux_entry = true;
+    cfg.mech.linux_zero_window_probe = true;
+    cfg
 }
 
 /// The simulator's controller for Linux's name of one (TCP_CONGESTION).
@@ -511,7 +522,8 @@ impl Runner {
             sndbuf: None,
             nodelay: false,
             consumed: 0,
-            closed: false,
+            shut_rd: false,
+            last_data_recv: None,
             pending: VecDeque::new(),
             last_script: 0,
             last_actual: 0,
@@ -520,6 +532,7 @@ impl Runner {
             blocked_connect: None,
             user_mss: false,
             blocked_span: 0,
+            rel_base: None,
         }
     }
 
@@ -603,7 +616,8 @@ impl Runner {
         self.blocked_connect = None;
         let tol = self.tol.max(self.blocked_span / 8);
         self.advance_to(SimTime(by.saturating_add(tol).min(now)));
-        if self.sock.as_ref().is_some_and(|s| s.state == TcpState::Established) {
+        // Established, or already closing again (a close() after the call returned).
+        if self.sock.as_ref().is_some_and(|s| s.state.synchronized()) {
             return Ok(());
         }
         fail(format!(
@@ -618,6 +632,14 @@ impl Runner {
             self.connect_returned(lo)?;
         }
         let loose = !matches!(ev.time, Time::At(_));
+        // packetdrill's adjust_relative_event_times: a blocking call at a relative time has
+        // its `...` end counted from the same base as its start (the previous event).
+        self.rel_base = match ev.time {
+            Time::At(TimeVal::Rel(_)) => {
+                Some(if self.last_loose { self.last_actual } else { self.last_script })
+            }
+            _ => None,
+        };
         let actual = match &ev.kind {
             Kind::Packet(p) if p.dir == Dir::Out => self.expect_out(p, lo, hi)?,
             kind => {
@@ -681,8 +703,8 @@ impl Runner {
         if self.sock.is_none() {
             return fail("inbound segment before any socket listens or connects");
         }
-        if p.flags & (flag::RST | flag::FIN | flag::URG) != 0 {
-            return unsupported("inbound RST, FIN or URG (connection teardown is not modeled)");
+        if p.flags & flag::URG != 0 {
+            return unsupported("inbound URG (urgent data is not modeled)");
         }
         if p.flags & flag::ACK != 0 && p.ack.is_none() {
             return unsupported("an inbound ACK without `ack N` (packetdrill fills it in)");
@@ -739,7 +761,12 @@ impl Runner {
             pure_ack: None,
             hdr: Header::Tcp(h),
         };
+        let was = self.sock.as_ref().map(|s| s.state);
         self.with_sock(|s, cx| s.on_packet(&pkt, cx));
+        let now_est = self.sock.as_ref().is_some_and(|s| s.state == TcpState::Established);
+        if p.len > 0 || (now_est && was != Some(TcpState::Established)) {
+            self.last_data_recv = Some(self.now);
+        }
         Ok(())
     }
 
@@ -760,11 +787,8 @@ impl Runner {
     // ----- outbound ----------------------------------------------------------------
 
     fn expect_out(&mut self, p: &PacketSpec, lo: u64, hi: u64) -> Result<u64, Stop> {
-        if self.closed {
-            return unsupported("outbound segments after close() (FIN is not modeled)");
-        }
-        if p.flags & (flag::FIN | flag::RST | flag::URG) != 0 {
-            return unsupported("outbound FIN, RST or URG (connection teardown is not modeled)");
+        if p.flags & flag::URG != 0 {
+            return unsupported("outbound URG (urgent data is not modeled)");
         }
         // `*` (no upper bound) accepts a segment sent at any time, also before the previous event.
         // packetdrill's verify_time: the tolerance grows to 12.5 % (its --tolerance_percent
@@ -1015,7 +1039,7 @@ impl Runner {
                         return unsupported("a blocking connect() that fails");
                     }
                     let by = match until {
-                        TimeVal::Abs(t) => t,
+                        TimeVal::Abs(t) => self.rel_base.map_or(t, |b| b.saturating_add(t)),
                         TimeVal::Rel(d) => self.now.0.saturating_add(d),
                     };
                     self.sock = Some(self.new_socket(true));
@@ -1088,6 +1112,14 @@ impl Runner {
                 let avail = self.sock.as_ref().map_or(0, |s| s.delivered()) - self.consumed;
                 let got = avail.min((*len).max(0) as u64);
                 if got == 0 {
+                    let sock = self.sock.as_ref().expect("a connection has a socket");
+                    if sock.was_reset() {
+                        return Self::check_ret(c, -1, Some("ECONNRESET"));
+                    }
+                    // End of stream: the peer's FIN, or our own SHUT_RD.
+                    if self.shut_rd || sock.peer_closed() {
+                        return Self::check_ret(c, 0, None);
+                    }
                     if f.nonblock {
                         return Self::check_ret(c, -1, Some("EAGAIN"));
                     }
@@ -1099,7 +1131,8 @@ impl Runner {
             "close" => {
                 let (n, f) = self.fd(a, "close")?;
                 if f.kind == FdKind::Conn {
-                    self.closed = true;
+                    let unread = self.sock.as_ref().map_or(0, |s| s.delivered()) > self.consumed;
+                    self.with_sock(|s, cx| s.close(unread, cx));
                 }
                 self.fds.remove(&n);
                 Self::check_ret(c, 0, None)
@@ -1112,8 +1145,37 @@ impl Runner {
                         self.fds.insert(n, f);
                         Self::check_ret(c, 0, None)
                     }
-                    _ => unsupported("fcntl() other than F_SETFL"),
+                    // F_GETFL: Linux's O_RDWR (2), with O_NONBLOCK (0o4000) when set.
+                    (Some(Arg::Sym(cmd)), None) if cmd[0] == "F_GETFL" => {
+                        Self::check_ret(c, 2 | if f.nonblock { 0o4000 } else { 0 }, None)
+                    }
+                    _ => unsupported("fcntl() other than F_SETFL and F_GETFL"),
                 }
+            }
+            "shutdown" => {
+                let (_, f) = self.fd(a, "shutdown")?;
+                if f.kind != FdKind::Conn {
+                    return unsupported("shutdown() of a socket that is not connected");
+                }
+                let how = match a.get(1) {
+                    Some(Arg::Sym(v)) if v.len() == 1 => v[0].as_str(),
+                    _ => {
+                        return unsupported(
+                            "shutdown(): `how` must be SHUT_RD, SHUT_WR or SHUT_RDWR",
+                        )
+                    }
+                };
+                let (rd, wr) = match how {
+                    "SHUT_RD" => (true, false),
+                    "SHUT_WR" => (false, true),
+                    "SHUT_RDWR" => (true, true),
+                    other => return unsupported(format!("shutdown(): `{other}`")),
+                };
+                self.shut_rd |= rd;
+                if wr {
+                    self.with_sock(|s, cx| s.shutdown_write(cx));
+                }
+                Self::check_ret(c, 0, None)
             }
             "setsockopt" => self.setsockopt(c),
             "getsockopt" => self.getsockopt(c),
@@ -1142,8 +1204,13 @@ impl Runner {
         if f.kind != FdKind::Conn {
             return fail(format!("{}(): fd {n} is not a connection", c.name));
         }
-        let sock = self.sock.as_ref().expect("a connection has a socket");
-        if sock.state != TcpState::Established {
+        let sock = self.sock.as_mut().expect("a connection has a socket");
+        match sock.write_error() {
+            Some(SockError::Pipe) => return Self::check_ret(c, -1, Some("EPIPE")),
+            Some(SockError::Reset) => return Self::check_ret(c, -1, Some("ECONNRESET")),
+            None => {}
+        }
+        if !matches!(sock.state, TcpState::Established | TcpState::CloseWait) {
             return unsupported(format!("{}() before the connection is established", c.name));
         }
         if let Some(buf) = self.sndbuf {
@@ -1315,7 +1382,7 @@ impl Runner {
                 if let Some(Arg::Struct(fields)) = val {
                     for (k, v) in fields {
                         let adv = (k == "tcpi_advmss").then_some(self.cfg.mss as f64);
-                        let Some(actual) = adv.or_else(|| field(&info, k)) else {
+                        let Some(actual) = adv.or_else(|| self.field(&info, k)) else {
                             return unsupported(format!("TCP_INFO field `{k}`"));
                         };
                         let Arg::Int(want) = v else { continue };
@@ -1334,6 +1401,15 @@ impl Runner {
 
     // ----- asserts -----------------------------------------------------------------
 
+    /// A `tcpi_*` field: the socket's, or the one the runner keeps (`tcpi_last_data_recv`, ms).
+    fn field(&self, info: &TcpInfo, name: &str) -> Option<f64> {
+        if name == "tcpi_last_data_recv" {
+            let at = self.last_data_recv.unwrap_or(SimTime::ZERO);
+            return Some((self.now.since(at).0 / 1_000_000) as f64);
+        }
+        field(info, name)
+    }
+
     fn asserts(&mut self, v: &[expr::Assert]) -> Step {
         let Some(info) = self.sock.as_ref().map(|s| s.info(self.now)) else {
             return fail("%{ }% block before any socket exists");
@@ -1344,7 +1420,7 @@ impl Runner {
                 if n == "tcpi_advmss" {
                     advmss
                 } else {
-                    field(&info, n).unwrap_or(f64::NAN)
+                    self.field(&info, n).unwrap_or(f64::NAN)
                 }
             };
             match expr::eval(&a.expr, &get) {
@@ -1398,6 +1474,8 @@ pub fn field(info: &TcpInfo, name: &str) -> Option<f64> {
         "tcpi_delivery_rate" => info.delivery_rate,
         "tcpi_delivered_ce" => info.delivered_ce,
         "tcpi_received_ce" => info.received_ce,
+        "tcpi_reordering" => info.reordering as u64,
+        "tcpi_reord_seen" => info.reord_seen as u64,
         "tcpi_bytes_acked" => info.bytes_acked,
         "tcpi_bytes_received" => info.bytes_received,
         "tcpi_segs_out" => info.segs_out,
@@ -1499,15 +1577,15 @@ mod tests {
     #[test]
     fn unmodeled_lines_are_unsupported_not_passed() {
         let cases = [
-            "+0 < F. 1:1(0) ack 1 win 1000\n",
-            "+0 close(4) = 0\n+0 > F. 1:1(0) ack 1\n",
+            "+0 < U. 1:1(0) ack 1 win 1000\n",
+            "+0 shutdown(4, SHUT_NONE) = 0\n",
             "+0 read(4, ..., 100) = 100\n",
             "`ip route change default initcwnd 20`\n",
             "`sysctl -q net.ipv4.tcp_recovery=4`\n",
             "+0 setsockopt(4, SOL_TCP, TCP_MAXSEG, [500], 4) = 0\n",
             "+0 poll([{fd=4, events=POLLIN}], 1, 0) = 0\n",
             "+0 %{ print(tcpi_rto) }%\n",
-            "+0 %{ assert tcpi_reordering == 3 }%\n",
+            "+0 %{ assert tcpi_rwnd_limited == 0 }%\n",
             "+0 setsockopt(4, SOL_TCP, TCP_QUICKACK, [1], 4) = 0\n",
             "+0 setsockopt(4, SOL_TCP, TCP_NODELAY, [0], 4) = 0\n+0 write(4, ..., 1000) = 1000\n+0 write(4, ..., 500) = 500\n",
         ];

@@ -20,7 +20,7 @@ pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Seg};
 #[cfg(test)]
 pub(crate) use socket::NO_SHORTCUTS;
-pub use socket::{Cx, SockStats, TcpInfo, TcpSocket, TcpState, Touch};
+pub use socket::{Cx, SockError, SockStats, TcpInfo, TcpSocket, TcpState, Touch};
 
 use crate::units::Dur;
 use crate::wire::EcnMode;

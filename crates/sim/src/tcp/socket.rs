@@ -21,9 +21,11 @@ use crate::tcp::{Recovery, TcpCfg};
 use crate::units::{Dur, Rate, SimTime};
 use crate::wire::{EcnMode, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES};
 
+mod close;
 mod ecn;
 mod info;
 mod lossrec;
+pub use close::SockError;
 pub use info::TcpInfo;
 use lossrec::Delivered;
 
@@ -63,6 +65,13 @@ pub enum TcpState {
     SynSent,
     SynRcvd,
     Established,
+    // Teardown (RFC 9293 §3.3.2; tcp/socket/close.rs).
+    FinWait1,
+    FinWait2,
+    Closing,
+    TimeWait,
+    CloseWait,
+    LastAck,
 }
 
 /// Counters a socket keeps as it runs (the world snapshots them at the end of warm-up).
@@ -177,6 +186,10 @@ pub struct TcpSocket {
     cc: Box<dyn CongestionControl>,
     pub rtt: RttEstimator,
     recovery_point: u64,
+    /// The largest flight (SND.NXT − SND.UNA after a send) since SND.UNA last passed
+    /// `max_out_seq` (Linux's max_packets_out / cwnd_usage_seq; `cwnd_limited = "linux"`).
+    max_out: u64,
+    max_out_seq: u64,
     /// RTT samples before this instant are not recorded (warm-up).
     pub metrics_from: SimTime,
     pub rtt_hist: DelayHist,
@@ -186,6 +199,15 @@ pub struct TcpSocket {
     irs: u64,
     syn_sent_at: SimTime,
     pub lstats: LossStats,
+    /// Teardown: our FIN, the peer's, resets (tcp/socket/close.rs).
+    close: close::CloseState,
+    /// Linux's reordering degree in segments (tp->reordering, from tcp_reordering = 3) and
+    /// the reordering events seen (tp->reord_seen): reported in TCP_INFO only.
+    reordering: u32,
+    reord_seen: u32,
+    /// Bytes of the fast retransmission sent on entering recovery, before PRR set the
+    /// window for the same ACK (`prr_entry = "linux"`).
+    prr_forced: u64,
 }
 
 impl TcpSocket {
@@ -266,6 +288,8 @@ impl TcpSocket {
             cc,
             ca: CaState::Open,
             recovery_point: 0,
+            max_out: 0,
+            max_out_seq: 0,
             dupacks: 0,
             partial_acks: 0,
             rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
@@ -299,6 +323,10 @@ impl TcpSocket {
             stats: SockStats::default(),
             rtt_hist: crate::metrics::delay_histogram(),
             metrics_from: SimTime::ZERO,
+            close: close::CloseState::default(),
+            reordering: 3,
+            reord_seen: 0,
+            prr_forced: 0,
         }
     }
 
@@ -344,7 +372,7 @@ impl TcpSocket {
     /// The application writes `bytes` more (u64::MAX/2 for an unlimited source).
     pub fn app_write(&mut self, bytes: u64, cx: &mut Cx) {
         self.app_end = self.app_end.saturating_add(bytes);
-        if self.state == TcpState::Established {
+        if self.state.sends() {
             self.try_send(cx);
         }
     }
@@ -574,7 +602,14 @@ impl TcpSocket {
             flags |= TcpFlags::CWR;
             self.ecn.cwr_pending = false;
         }
-        self.emit(flags, seq, len as u32, SynOptions::default(), cx);
+        // Our FIN takes the last sequence number of the segment that holds it.
+        let payload = if self.holds_fin(seq, len) {
+            flags |= TcpFlags::FIN;
+            len - 1
+        } else {
+            len
+        };
+        self.emit(flags, seq, payload as u32, SynOptions::default(), cx);
         // The controller's codepoint; RFC 3168 §6.1.5: retransmissions are not ECN-capable.
         if self.ecn.mode.is_on() && !retransmission {
             if let Some(&id) = cx.out.last() {
@@ -583,6 +618,15 @@ impl TcpSocket {
         }
         self.stats.data_pkts_sent += 1;
         self.stats.bytes_sent += len;
+        if self.cfg.mech.linux_cwnd_limited {
+            // Linux's tcp_cwnd_validate: a new window of the largest flight starts once
+            // SND.UNA passes the previous one's SND.NXT.
+            let out = self.nxt - self.una;
+            if self.una >= self.max_out_seq || out > self.max_out {
+                self.max_out = out;
+                self.max_out_seq = self.nxt;
+            }
+        }
         if self.ca == CaState::Recovery {
             self.lr.prr.on_sent(len);
         }
@@ -599,6 +643,10 @@ impl TcpSocket {
     }
 
     fn send_new_segment(&mut self, len: u64, cx: &mut Cx) {
+        if self.state != TcpState::Established && self.close.fin_at == self.nxt + len {
+            // The FIN rides on the last data segment (Linux tcp_send_fin).
+            return self.send_fin_segment(len, cx);
+        }
         let seq = self.nxt;
         let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
         self.sb.push(Seg { start: seq, end: seq + len, sent_at: cx.now, flags: 0, stamp });
@@ -621,8 +669,16 @@ impl TcpSocket {
     /// data (RFC 6675 NextSeg order), paced if a pacing rate is set.
     fn try_send(&mut self, cx: &mut Cx) {
         if self.state != TcpState::Established {
+            if self.state.sends() {
+                self.try_send_closing(cx);
+            }
             return;
         }
+        self.try_send_data(cx);
+    }
+
+    #[inline]
+    fn try_send_data(&mut self, cx: &mut Cx) {
         if self.nothing_to_send() {
             // What the loop below does when it finds nothing in flight, nothing to retransmit
             // and nothing new, without reading the scoreboard to find that out. (The
@@ -804,6 +860,7 @@ impl TcpSocket {
         let syn = h.flags.has(TcpFlags::SYN);
         let ack = h.flags.has(TcpFlags::ACK);
         match self.state {
+            TcpState::Closed if self.close.dead => self.on_teardown_segment(h, pkt.ecn, cx),
             TcpState::Closed => {}
             TcpState::Listen => {
                 if syn && !ack {
@@ -833,13 +890,17 @@ impl TcpSocket {
                 }
             }
             TcpState::Established => {
-                if syn {
-                    // A retransmitted SYN-ACK: our handshake ACK was lost.
-                    self.send_ack(cx);
-                    return;
+                if h.flags.0 & (TcpFlags::SYN | TcpFlags::FIN | close::RST) != 0 {
+                    if syn {
+                        // A retransmitted SYN-ACK: our handshake ACK was lost.
+                        self.send_ack(cx);
+                        return;
+                    }
+                    return self.on_teardown_segment(h, pkt.ecn, cx);
                 }
                 self.on_established_segment(h, pkt.ecn, cx);
             }
+            _ => self.on_teardown_segment(h, pkt.ecn, cx),
         }
     }
 
@@ -1061,6 +1122,7 @@ impl TcpSocket {
         let mut d = Delivered {
             frto_high: if self.lr.frto { self.recovery_point } else { 0 },
             high_sacked: self.sb.high_sacked,
+            reorder_low: u64::MAX,
             ..Default::default()
         };
         let min_rtt = self.rtt.min_rtt();
@@ -1093,6 +1155,7 @@ impl TcpSocket {
                 .is_some_and(|(oldest, _)| self.sb.front().is_some_and(|h| oldest < h.sent_at));
         if d.reordered {
             self.lr.rack.reord_seen = true;
+            self.note_reordering(d.reorder_low);
         }
 
         let (rtt, cc_rtt) = self.rtt_samples(&d, ecr, newly_cum > 0, now);
@@ -1151,7 +1214,12 @@ impl TcpSocket {
                 // reordering was seen (tcp_may_raise_cwnd; RFC 5681 §3.1).
                 cwnd_limited: (newly_cum > 0 || self.lr.rack.reord_seen)
                     && (self.cwnd_limited
-                        || (self.win.in_slow_start() && 2 * prior_in_flight >= self.win.cwnd)),
+                        || (self.win.in_slow_start()
+                            && if self.cfg.mech.linux_cwnd_limited {
+                                self.win.cwnd < 2 * self.max_out
+                            } else {
+                                2 * prior_in_flight >= self.win.cwnd
+                            })),
                 snd_una: self.una,
                 snd_nxt: self.nxt,
                 ce_bytes,
@@ -1345,7 +1413,11 @@ impl TcpSocket {
             .max(self.mss);
         }
         self.sb.mark_head_lost();
+        let before = self.stats.bytes_retx;
         self.force_retransmit(cx);
+        if self.cfg.mech.prr_linux_entry {
+            self.prr_forced = self.stats.bytes_retx - before;
+        }
     }
 
     /// RFC 3168 §6.1.2: answer an ECN echo like a loss, at most once per window of data,
@@ -1395,12 +1467,19 @@ impl TcpSocket {
                 self.rtt.back_off();
                 self.send_syn(true, cx);
             }
-            TcpState::Established => {
+            s if s.sends() => {
                 if self.una == self.nxt {
                     if self.nxt < self.app_end && self.snd_wnd == 0 {
-                        // Window probe (persist timer): one byte beyond the closed window.
                         self.rtt.back_off();
-                        self.send_new_segment(1, cx);
+                        if self.cfg.mech.linux_zero_window_probe {
+                            // Linux's probe: no data, SND.UNA − 1 (an old sequence number the
+                            // peer answers with an ACK and its window).
+                            self.emit(TcpFlags::ACK, self.una - 1, 0, SynOptions::default(), cx);
+                            self.arm_rto(cx);
+                        } else {
+                            // Window probe (persist timer): one byte beyond the closed window.
+                            self.send_new_segment(1, cx);
+                        }
                     }
                     return;
                 }
@@ -1418,7 +1497,9 @@ impl TcpSocket {
 
     /// Internal consistency (tests).
     pub fn check_invariants(&self) -> bool {
-        self.sb.check() && self.una <= self.nxt && self.nxt <= self.app_end.max(self.iss + 1)
+        self.sb.check()
+            && self.una <= self.nxt
+            && self.nxt <= self.app_end.max(self.iss + 1) + self.close.fin_sent as u64
     }
 
     /// Time the first byte of the SYN was sent (for start-up metrics).

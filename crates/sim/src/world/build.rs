@@ -43,6 +43,9 @@ const RECEIVER_NET: u32 = 0x0a01_0000;
 const SENDER_PORT_BASE: u16 = 10_000;
 const RECEIVER_PORT: u16 = 5001;
 
+/// The Wi-Fi BSS's random streams (MAC draws, its qdisc), above any link's index.
+const WIFI_STREAM: u64 = 1 << 40;
+
 /// A route's 5-tuple and DSCP, fixed per flow and direction.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RouteKey {
@@ -80,7 +83,10 @@ impl World {
             let mut monitored: std::collections::HashSet<&str> =
                 reported_names.iter().map(String::as_str).collect();
             monitored.extend(classic.iter().flat_map(|c| c.monitored.iter().map(String::as_str)));
-            (graph::links(g, seed, |n| monitored.contains(n)), graph::routes(sc, g, &plans, seed)?)
+            (
+                graph::links(g, seed, sc.duration, |n| monitored.contains(n)),
+                graph::routes(sc, g, &plans, seed)?,
+            )
         };
         let bn_name = classic.as_ref().map_or_else(|| reported_names[0].as_str(), |c| c.bottleneck);
         let bn = LinkId(
@@ -257,6 +263,21 @@ impl World {
         }
         let ahead = super::lookahead::Lookahead::new(links.len(), &routes);
         let rpm = sc.rpm.as_ref().map(|c| super::rpm::RpmRt::new(c, flows.len(), &mut events));
+        // The Wi-Fi preset's station links (graph links 1..) stand last: the world hands
+        // packets routed over them to the BSS.
+        let (wifi, wifi_from) = match &g.wifi {
+            Some(w) => {
+                let from = 2u32;
+                debug_assert!(g.order.is_empty() && links.len() == 2 + 2 * w.stations.len());
+                let rng = |i| SimRng::new(seed, Stream::LinkLoss, WIFI_STREAM + i);
+                let mut bss = crate::net::wifi::Bss::new((**w).clone(), rng(0), rng(1));
+                if counting {
+                    bss.start_window(SimTime::ZERO); // no warm-up: measure from the start
+                }
+                (Some(Box::new(super::wifi::WifiRt::new(bss))), from)
+            }
+            None => (None, u32::MAX),
+        };
         Ok(World {
             ahead,
             name: sc.name.clone(),
@@ -286,6 +307,8 @@ impl World {
             captures,
             capture_error: None,
             rpm,
+            wifi,
+            wifi_from,
         })
     }
 }

@@ -9,9 +9,12 @@ use crate::config::{
 use crate::engine::{SimRng, Stream};
 use crate::ids::LinkId;
 use crate::net::link::LinkSpec;
+use crate::net::rate_model::RateModel;
+use crate::net::schedule::{PathSchedule, Schedule, ScheduleRate};
 use crate::net::Link;
 use crate::queue::{self, FlowKey};
 use crate::units::Dur;
+use std::sync::Arc;
 
 /// Host addresses: 10.0.0.0 plus the node's index (host-aware queues see a host's flows as
 /// one source address).
@@ -70,10 +73,20 @@ fn pairs(g: &GraphCfg, p: Pattern, seed: u64, table: usize) -> Vec<Option<(u32, 
 }
 
 /// The one-way links of the graph in the world's order (`g.order`; by default link i's a→b
-/// is 2i, its b→a 2i + 1). `monitored`: whether a link (by name) records sojourn and backlog.
-pub(super) fn links(g: &GraphCfg, seed: u64, monitored: impl Fn(&str) -> bool) -> Vec<Link> {
+/// is 2i, its b→a 2i + 1). `monitored`: whether a link (by name) records sojourn and backlog;
+/// `horizon`: the run's length (how far a generated schedule reaches).
+pub(super) fn links(
+    g: &GraphCfg,
+    seed: u64,
+    horizon: Dur,
+    monitored: impl Fn(&str) -> bool,
+) -> Vec<Link> {
     let mut slots: Vec<Option<Link>> = (0..2 * g.links.len()).map(|_| None).collect();
     for (i, l) in g.links.iter().enumerate() {
+        // Both directions follow one schedule, drawn from the pair's own stream.
+        let sched = l.link.schedule.as_ref().map(|s| {
+            s.build(SimRng::new(seed, Stream::LinkRate, SCHEDULE_STREAM | i as u64), horizon)
+        });
         for back in [false, true] {
             let at = at(g, 2 * i + back as usize);
             let name = g.one_way_name((2 * i + back as usize) as u32).into_owned();
@@ -87,6 +100,10 @@ pub(super) fn links(g: &GraphCfg, seed: u64, monitored: impl Fn(&str) -> bool) -
                     drops: Vec::new(),
                     queue: &l.reverse_queue,
                     monitored: m,
+                    schedule: sched.clone().map(|s| {
+                        let rate = l.link.reverse_rate.is_none();
+                        Scheduled { sched: s, rate, lossy: false }
+                    }),
                 }
             } else {
                 Dir {
@@ -97,6 +114,11 @@ pub(super) fn links(g: &GraphCfg, seed: u64, monitored: impl Fn(&str) -> bool) -
                     drops: l.link.drop_packets.clone(),
                     queue: &l.queue,
                     monitored: m,
+                    schedule: sched.clone().map(|s| Scheduled {
+                        sched: s,
+                        rate: true,
+                        lossy: true,
+                    }),
                 }
             };
             slots[at] = Some(make_link(d, seed, at as u32));
@@ -204,11 +226,28 @@ pub(super) struct Dir<'a> {
     pub(super) drops: Vec<u64>,
     pub(super) queue: &'a QueueCfg,
     pub(super) monitored: bool,
+    pub(super) schedule: Option<Scheduled>,
 }
+
+/// A direction of a schedule-driven link: the schedule, whether its rates serve this
+/// direction (not where `reverse_rate` gives the way back its own) and its loss.
+pub(super) struct Scheduled {
+    pub(super) sched: Arc<Schedule>,
+    pub(super) rate: bool,
+    pub(super) lossy: bool,
+}
+
+/// Schedules draw from the link-rate stream at indices apart from the links' own.
+const SCHEDULE_STREAM: u64 = 1 << 40;
 
 /// A one-way link; `id` (its index) keys its random streams.
 pub(super) fn make_link(d: Dir, seed: u64, id: u32) -> Link {
-    let rate = d.rate.build(SimRng::new(seed, Stream::LinkRate, id as u64));
+    let rate = match &d.schedule {
+        Some(s) if s.rate && s.sched.sets_rate() => {
+            RateModel::Schedule(Box::new(ScheduleRate::new(s.sched.clone())))
+        }
+        _ => d.rate.build(SimRng::new(seed, Stream::LinkRate, id as u64)),
+    };
     let queue =
         queue::build(d.queue, SimRng::new(seed, Stream::Queue, id as u64), rate.mean_rate());
     Link::new(LinkSpec {
@@ -220,5 +259,6 @@ pub(super) fn make_link(d: Dir, seed: u64, id: u32) -> Link {
         drop_list: d.drops,
         loss_rng: SimRng::new(seed, Stream::LinkLoss, id as u64),
         monitored: d.monitored,
+        path: d.schedule.map(|s| PathSchedule::new(s.sched, s.lossy)),
     })
 }

@@ -66,6 +66,9 @@ impl World {
         for l in self.links.iter_mut() {
             l.start_window(now);
         }
+        if let Some(w) = self.wifi.as_mut() {
+            w.bss.start_window(now);
+        }
         for i in 0..self.flows.len() {
             let c = self.counters(i);
             self.flows[i].snap = c;
@@ -230,6 +233,22 @@ impl World {
             };
             series.q_gateway_state.push(gw);
         }
+        if let Some(w) = self.wifi.as_mut() {
+            // One row per Wi-Fi station (docs/wifi.md): the AP's backlog for it, its
+            // downlink throughput, its airtime fraction in the AQM-state column.
+            w.bss.sample(|r| {
+                series.q_t.push(t);
+                series.q_link.push(format!("wifi:{}", r.name));
+                series.q_bytes.push(r.bytes as i64);
+                series.q_pkts.push(r.pkts as i64);
+                series.q_drops.push(r.drops as i64);
+                series.q_sojourn_ms.push(f64::NAN);
+                series.q_tx_mbps.push(r.down_bytes as f64 * 8.0 / secs / 1e6);
+                series.q_aqm_state.push(r.airtime_ns as f64 / 1e9 / secs);
+                series.q_capacity_mbps.push(r.phy_bps / 1e6);
+                series.q_gateway_state.push(f64::NAN);
+            });
+        }
         self.series = Some(series);
     }
 
@@ -259,6 +278,7 @@ impl World {
             l.check_conservation()?;
             in_links += l.inside();
         }
+        in_links += self.wifi.as_ref().map_or(0, |w| w.bss.inside());
         if in_links != self.pool.live() as u64 {
             return Err(format!(
                 "conservation violated: {} packets alive in the pool but {} inside links",
@@ -376,6 +396,7 @@ impl World {
             links,
             engine,
             responsiveness,
+            wifi: self.wifi.as_ref().map(|w| w.bss.measure(self.end)),
         }
     }
 

@@ -28,6 +28,7 @@ mod page;
 mod path;
 mod rpm;
 mod web;
+mod wifi;
 
 use build::RouteKey;
 pub(crate) use measure::Counters;
@@ -137,6 +138,9 @@ pub struct World {
     capture_error: Option<String>,
     /// The RPM test (`[responsiveness]`, world/rpm.rs).
     rpm: Option<rpm::RpmRt>,
+    /// The Wi-Fi BSS (world/wifi.rs) and the index of its first link (u32::MAX: none).
+    wifi: Option<Box<wifi::WifiRt>>,
+    wifi_from: u32,
 }
 
 impl World {
@@ -218,6 +222,7 @@ impl World {
                 }
             }
             Event::WarmupEnd => self.start_measuring(),
+            Event::Wifi => self.wifi_event(),
         }
     }
 

@@ -34,16 +34,16 @@ macro_rules! link_cx {
 }
 
 /// What a link reaches of the world while it works.
-struct LinkHands<'a> {
-    pool: &'a mut PacketPool,
-    pkts: &'a mut [FlowPkts],
-    counting: bool,
-    routes: &'a [RouteRt],
-    capture: Option<&'a mut PcapWriter>,
+pub(super) struct LinkHands<'a> {
+    pub(super) pool: &'a mut PacketPool,
+    pub(super) pkts: &'a mut [FlowPkts],
+    pub(super) counting: bool,
+    pub(super) routes: &'a [RouteRt],
+    pub(super) capture: Option<&'a mut PcapWriter>,
     /// A folded transmission is captured when it starts, stamped with its end: one that ends
     /// after the run is left out, as an unfolded one would be.
-    run_end: SimTime,
-    capture_error: &'a mut Option<String>,
+    pub(super) run_end: SimTime,
+    pub(super) capture_error: &'a mut Option<String>,
 }
 
 impl LinkCx for LinkHands<'_> {
@@ -86,7 +86,7 @@ impl World {
 
     /// What the queue sees of a packet: size, ECN, 5-tuple, DSCP, pure-ACK-ness.
     #[inline]
-    fn qentry(&self, pid: PacketId, now: SimTime) -> QEntry {
+    pub(super) fn qentry(&self, pid: PacketId, now: SimTime) -> QEntry {
         let p = self.pool.get(pid);
         let RouteRt { path, key: rk } = &self.routes[p.route.idx()];
         let mut key = rk.key;
@@ -112,6 +112,10 @@ impl World {
 
     #[inline]
     fn link_enqueue(&mut self, l: LinkId, pid: PacketId) {
+        // The Wi-Fi preset's station links stand last (u32::MAX: no BSS): one compare.
+        if l.0 >= self.wifi_from {
+            return self.wifi_enqueue(l, pid);
+        }
         let now = self.now;
         let e = self.qentry(pid, now);
         let (link, mut cx) = link_cx!(self, l);
@@ -225,7 +229,7 @@ impl World {
     }
 
     #[inline]
-    fn forward(&mut self, pid: PacketId) {
+    pub(super) fn forward(&mut self, pid: PacketId) {
         let p = self.pool.get_mut(pid);
         p.hop += 1;
         let r = &self.routes[p.route.idx()].path;

@@ -8,6 +8,7 @@
 mod classic;
 mod presets;
 pub mod routes;
+mod wifi;
 
 pub use classic::{expand_classic, Classic};
 
@@ -19,7 +20,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 pub(super) const KINDS: &[&str] =
-    &["dumbbell", "cellular", "graph", "parking_lot", "leaf_spine", "fat_tree"];
+    &["dumbbell", "cellular", "graph", "parking_lot", "leaf_spine", "fat_tree", "wifi"];
 const GRAPH_KEYS: &[&str] =
     &["kind", "nodes", "hosts", "routers", "links", "routes", "ecmp", "gateway"];
 const NODE_KEYS: &[&str] = &["name", "kind"];
@@ -101,6 +102,9 @@ pub struct GraphCfg {
     /// Per link, the name of its b→a direction where it is not NAME_rev (the dumbbell's
     /// `f0_src_down`, the cellular tree's `core_up`). Empty: NAME_rev throughout.
     pub reverse_names: Vec<String>,
+    /// The Wi-Fi BSS of the `wifi` preset: its station links (graph links 1..) are the BSS's
+    /// downlinks (a→b) and uplinks (b→a), built by net/wifi instead of as wired links.
+    pub wifi: Option<Box<crate::net::wifi::WifiCfg>>,
     index: HashMap<String, u32>,
     /// Every one-way link name taken (duplicate checks stay linear in the graph's size).
     taken: std::collections::HashSet<String>,
@@ -123,6 +127,7 @@ impl GraphCfg {
             gateway_link: None,
             order: Vec::new(),
             reverse_names: Vec::new(),
+            wifi: None,
             index: HashMap::new(),
             taken: Default::default(),
         }
@@ -167,12 +172,17 @@ impl GraphCfg {
 pub(super) fn topology(kind: &'static str, mut t: Table) -> Res<Topology> {
     let mut r = match kind {
         "graph" => graph(&mut t)?,
+        "wifi" => Read { cfg: wifi::preset(&mut t)?, gateway_cfg: None },
         _ => Read { cfg: presets::preset(kind, &mut t)?, gateway_cfg: None },
     };
     if let Some(gv) = t.get("gateway") {
         read_gateway(&mut r, gv)?;
     }
-    t.finish(if kind == "graph" { GRAPH_KEYS } else { presets::keys(kind) })?;
+    t.finish(match kind {
+        "graph" => GRAPH_KEYS,
+        "wifi" => wifi::KEYS,
+        _ => presets::keys(kind),
+    })?;
     // The dumbbell fields are unused on a graph; they hold its first link.
     let first = r.cfg.links[0].link.clone();
     let droptail = QueueCfg::droptail(super::QueueLimit::Packets(1000));

@@ -103,6 +103,7 @@ fn dc_link(t: &mut Table, key: &'static str, default: Option<&LinkCfg>) -> Res<L
         delay: Dur::from_micros(1),
         loss: 0.0,
         drop_packets: Vec::new(),
+        schedule: None,
     };
     let d = default.unwrap_or(&base);
     match t.get(key) {

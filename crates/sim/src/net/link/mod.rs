@@ -39,6 +39,7 @@ pub use stats::LinkStats;
 use crate::engine::SimRng;
 use crate::ids::PacketId;
 use crate::net::rate_model::RateModel;
+use crate::net::schedule::PathSchedule;
 use crate::queue::{Dequeued, DropReason, LinkQueue, QEntry, QueueDisc, Verdict};
 use crate::units::{Dur, SimTime};
 
@@ -125,6 +126,9 @@ pub struct LinkSpec {
     pub loss_rng: SimRng,
     /// Record per-packet sojourn and the backlog integral.
     pub monitored: bool,
+    /// A schedule-driven link's delay and loss (net/schedule.rs); `delay` and `loss` above
+    /// are then replaced by the schedule's first point.
+    pub path: Option<PathSchedule>,
 }
 
 /// Laid out in declaration order (`repr(C)`): what every packet's walk through a link that is
@@ -160,6 +164,9 @@ pub struct Link {
     next_listed_loss: u64,
     /// Do the end of transmission at its start (see the module's notes).
     fold: bool,
+    /// A schedule-driven link (`path` is set): every end of transmission asks it (a flag in
+    /// the padding here, so that other links pay a test of a byte they load anyway).
+    scheduled: bool,
     pub stats: LinkStats,
     /// Sorted indices of packets to lose (deterministic loss list) and the next one's position
     /// (private: `next_listed_loss` caches the entry at `drop_next`).
@@ -170,6 +177,7 @@ pub struct Link {
     qdrops: Vec<(QEntry, DropReason)>,
     pub rng: SimRng,
     pub name: String,
+    path: Option<Box<PathSchedule>>,
 }
 
 /// The cache lines of a link that a packet's walk touches (see [`Link`]).
@@ -184,10 +192,13 @@ const _: () = assert!(
 
 impl Link {
     pub fn new(s: LinkSpec) -> Link {
+        let delay = s.path.as_ref().map_or(s.delay, |p| p.initial_delay());
         Link {
             name: s.name,
             rate: s.rate,
-            delay: s.delay,
+            delay,
+            scheduled: s.path.is_some(),
+            path: s.path.map(Box::new),
             loss: s.loss,
             next_listed_loss: s.drop_list.first().copied().unwrap_or(u64::MAX),
             drop_list: s.drop_list,
@@ -432,6 +443,9 @@ impl Link {
         self.stats.transmitted(started, end, bytes as u64);
         let crossing = self.stats.transmitted - 1;
         cx.on_wire(id, end);
+        if self.scheduled {
+            self.follow_schedule(started, end);
+        }
         if self.loses_next(crossing) {
             self.stats.drop(DropReason::RandomLoss);
             cx.dropped(id, DropReason::RandomLoss);
@@ -442,6 +456,19 @@ impl Link {
         } else {
             self.propagating += 1;
             Launch::Propagating(end + self.delay, id)
+        }
+    }
+
+    /// A schedule-driven link's packet ends serialization at `end`: take the delay and loss
+    /// the schedule has in force (net/schedule.rs).
+    #[cold]
+    fn follow_schedule(&mut self, started: SimTime, end: SimTime) {
+        let path = self.path.as_mut().expect("a scheduled link has its schedule");
+        if let Some(now) = path.at(started, end, self.delay) {
+            self.delay = now.delay;
+            if let Some(l) = now.loss {
+                self.loss = l;
+            }
         }
     }
 
@@ -584,6 +611,7 @@ mod tests {
             loss: 0.0,
             drop_list,
             loss_rng: SimRng::new(1, Stream::LinkLoss, 0),
+            path: None,
             monitored: true,
         })
     }

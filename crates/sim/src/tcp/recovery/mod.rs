@@ -47,6 +47,23 @@ pub struct Mechanisms {
     /// `gso`: a paced sender sends Linux's TSO/GSO-autosized bursts — `tcp_tso_autosize`'s
     /// segment count back to back, paced as one; off: one segment per pacing slot.
     pub gso: bool,
+    /// `cwnd_limited = "linux"`: slow start counts the connection cwnd-limited while cwnd is
+    /// below twice the largest flight of the last window (Linux's tcp_is_cwnd_limited with
+    /// max_packets_out, RFC 7661's idea); `"flight"` (the default, the simulator's earlier
+    /// rule): while twice the flight before the ACK reaches cwnd.
+    pub linux_cwnd_limited: bool,
+    /// `prr_entry = "linux"`: on entering recovery PRR sets the window before the fast
+    /// retransmission goes out, so that retransmission is the first of the ACK's quota (Linux
+    /// tcp_cwnd_reduction then tcp_xmit_recovery; RACK's reordering timer counts one segment
+    /// delivered, as Linux's tcp_rack_reo_timeout); `"retransmit_first"` (the default, the
+    /// simulator's earlier order): the fast retransmission goes out, then PRR counts this
+    /// ACK's quota on top of it.
+    pub prr_linux_entry: bool,
+    /// `zero_window_probe = "linux"`: the persist timer's probe is a segment with no data
+    /// and the sequence number SND.UNA − 1, which the peer answers with an ACK carrying its
+    /// window (Linux tcp_xmit_probe_skb; RFC 9293 §3.8.6.1 allows either form); `"byte"` (the
+    /// default, the simulator's earlier form): one new byte beyond the closed window.
+    pub linux_zero_window_probe: bool,
 }
 
 impl Default for Mechanisms {
@@ -63,6 +80,9 @@ impl Default for Mechanisms {
             rcvbuf_auto: true,
             sack_compress: true,
             gso: true,
+            linux_cwnd_limited: false,
+            prr_linux_entry: false,
+            linux_zero_window_probe: false,
         }
     }
 }

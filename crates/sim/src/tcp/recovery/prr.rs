@@ -24,6 +24,12 @@ impl Prr {
         self.out += bytes;
     }
 
+    /// Takes back `bytes` of what was counted as sent (to compute a window as it stood
+    /// before a retransmission that went out first).
+    pub fn unsend(&mut self, bytes: u64) {
+        self.out -= bytes.min(self.out);
+    }
+
     /// The cwnd after an ACK that delivered `newly_delivered` bytes with `in_flight` left in
     /// the pipe; `una_advanced` and `newly_lost` select Linux's extra segment of the
     /// slow-start bound. None when the ACK delivered nothing (cwnd stays).

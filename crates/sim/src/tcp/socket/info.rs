@@ -49,6 +49,10 @@ pub struct TcpInfo {
     /// packets this endpoint received (tcpi_received_ce); 0 without AccECN.
     pub delivered_ce: u64,
     pub received_ce: u64,
+    /// Linux's reordering degree (segments; 3 until reordering is seen) and the number of
+    /// reordering events (tcpi_reordering, tcpi_reord_seen).
+    pub reordering: u32,
+    pub reord_seen: u32,
 }
 
 /// Linux's TCP_INFINITE_SSTHRESH.
@@ -85,13 +89,7 @@ impl TcpSocket {
             },
         };
         TcpInfo {
-            state: match self.state {
-                TcpState::Established => 1,
-                TcpState::SynSent => 2,
-                TcpState::SynRcvd => 3,
-                TcpState::Closed => 7,
-                TcpState::Listen => 10,
-            },
+            state: self.state.linux_number(),
             ca_state: match self.ca {
                 CaState::Open => 0,
                 CaState::Disorder => 1,
@@ -126,6 +124,8 @@ impl TcpSocket {
                 | (self.ecn.mode.is_on() as u8) << 3,
             delivered_ce: self.ecn.delivered_ce() as u64,
             received_ce: self.ecn.received_ce() as u64,
+            reordering: self.reordering,
+            reord_seen: self.reord_seen,
             pacing_rate,
             delivery_rate: self.rate.last_rate.map_or(0, |r| r.bytes_per_sec() as u64),
             bytes_acked: self.una.saturating_sub(self.iss + 1),

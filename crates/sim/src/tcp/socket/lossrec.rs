@@ -2,7 +2,7 @@
 //! undo of spurious reductions, F-RTO after a timeout, PRR during recovery, RACK's loss
 //! marking and reordering timer, and the tail loss probe.
 
-use super::{Cx, TcpSocket, TcpState, DUPTHRESH};
+use super::{Cx, TcpSocket, DUPTHRESH};
 use crate::cc::{CaState, CongestionEvent, CongestionKind};
 use crate::net::SackBlocks;
 use crate::tcp::rate::RateSampler;
@@ -27,6 +27,8 @@ pub(super) struct Delivered {
     pub frto_high: u64,
     /// A never-retransmitted segment arrived below one already SACKed (reordering).
     pub reordered: bool,
+    /// The lowest such segment's start (Linux's state->reord), for the reordering degree.
+    pub reorder_low: u64,
     pub high_sacked: u64,
 }
 
@@ -55,11 +57,30 @@ impl Delivered {
                 (a.min(seg.sent_at), b.max(seg.sent_at))
             }));
         self.orig |= seg.end <= self.frto_high;
-        self.reordered |= seg.end < self.high_sacked;
+        if seg.end < self.high_sacked {
+            self.reordered = true;
+            self.reorder_low = self.reorder_low.min(seg.start);
+        }
     }
 }
 
 impl TcpSocket {
+    /// A never-retransmitted segment starting at `low` was delivered below the highest SACKed
+    /// sequence: Linux's tcp_check_sack_reordering raises the reordering degree to the
+    /// distance in segments (at most tcp_max_reordering = 300). Reported, not acted on: the
+    /// simulator's loss detection is RACK's or the fixed DupThresh of 3.
+    pub(super) fn note_reordering(&mut self, low: u64) {
+        let fack = self.sb.high_sacked;
+        if low >= fack {
+            return;
+        }
+        let metric = fack - low;
+        if metric > self.reordering as u64 * self.mss && self.mss > 0 {
+            self.reordering = metric.div_ceil(self.mss).min(300) as u32;
+        }
+        self.reord_seen += 1;
+    }
+
     /// TCP_QUICKACK 0: delayed ACKs from now on, also after duplicates (Linux's ping-pong).
     pub fn leave_quickack_mode(&mut self) {
         self.lr.quickacks = 0;
@@ -313,9 +334,14 @@ impl TcpSocket {
             || self.cfg.recovery != Recovery::Sack
             || self.cc.owns_cwnd()
         {
+            self.prr_forced = 0;
             return;
         }
-        let in_flight = self.in_flight();
+        // `prr_entry = "linux"`: the window as Linux sets it before the fast retransmission
+        // of this ACK went out (that retransmission is then the first of its quota).
+        let forced = std::mem::take(&mut self.prr_forced);
+        self.lr.prr.unsend(forced);
+        let in_flight = self.in_flight() - forced.min(self.in_flight());
         if let Some(c) = self.lr.prr.cwnd(
             self.win.ssthresh,
             in_flight,
@@ -326,6 +352,7 @@ impl TcpSocket {
         ) {
             self.win.cwnd = c.max(self.mss);
         }
+        self.lr.prr.on_sent(forced);
     }
 
     // ----- RACK ------------------------------------------------------------------------
@@ -371,6 +398,10 @@ impl TcpSocket {
                 && self.una >= self.recovery_point
             {
                 self.enter_recovery(cx);
+                if self.cfg.mech.prr_linux_entry {
+                    // Linux's tcp_rack_reo_timeout: the reduction counts one segment delivered.
+                    self.prr_update(self.mss, false, false);
+                }
             }
             self.try_send(cx);
         }
@@ -385,7 +416,7 @@ impl TcpSocket {
     pub(super) fn schedule_probe(&mut self, cx: &mut Cx) -> bool {
         let ok = self.cfg.mech.tlp
             && self.sack_ok
-            && self.state == TcpState::Established
+            && self.state.sends()
             && self.ca == CaState::Open
             && self.lr.rack.tlp_high_seq.is_none()
             && self.una < self.nxt
@@ -401,10 +432,10 @@ impl TcpSocket {
     /// The probe timer fired: send one new segment if the receive window allows, else
     /// retransmit the last one; then the RTO guards the rest (RFC 8985 §7.3).
     pub(super) fn on_probe_timer(&mut self, cx: &mut Cx) {
-        if self.una == self.nxt || self.state != TcpState::Established {
+        if self.una == self.nxt || !self.state.sends() {
             return;
         }
-        let len = (self.app_end - self.nxt).min(self.mss);
+        let len = self.app_end.saturating_sub(self.nxt).min(self.mss);
         if len > 0 && self.una + self.snd_wnd >= self.nxt + len {
             self.lr.rack.tlp_high_seq = Some(self.nxt + len);
             self.lr.rack.tlp_retrans = false;
