@@ -239,8 +239,11 @@ def side_scenarios(idle: Doc, loaded: Doc) -> tuple[Doc, Doc | None]:
     run (the idle run's topology with a ``[responsiveness]`` test; None off a dumbbell)."""
     media = copy.deepcopy(loaded)
     media["name"] = str(loaded.get("name", "scenario")).replace("-rrul-loaded", "") + "-felt"
+    # On a graph topology (Wi-Fi) the call and the pages go where the probes go.
+    probe = next((f for f in media["flows"] if f.get("group") == "probe"), {})
+    ends = {k: probe[k] for k in ("src", "dst") if k in probe}
     media["flows"] = [f for f in media["flows"] if f.get("group") in ("download", "upload")]
-    media["flows"] += [copy.deepcopy(VIDEO_FLOW), copy.deepcopy(PAGE_FLOW)]
+    media["flows"] += [{**copy.deepcopy(VIDEO_FLOW), **ends}, {**copy.deepcopy(PAGE_FLOW), **ends}]
     if idle["topology"].get("kind", "dumbbell") != "dumbbell":
         return media, None
     rpm = copy.deepcopy(idle)
