@@ -111,6 +111,9 @@ def test_side_runs_and_the_ranking():
     assert rpm["topology"] == media["topology"]
     _, rpm = fixes.side_scenarios(*by[("cellular-3.5g", "drop-tail")])
     assert rpm is None  # the RPM test needs a dumbbell
+    (wifi,), _ = fixes.plan(duration="5s", bases=["wifi-home"], fixes=["drop-tail"])
+    media, rpm = fixes.side_scenarios(wifi[2], wifi[3])
+    assert rpm is None and {(f["src"], f["dst"]) for f in media["flows"][-2:]} == {("server", "laptop1")}
 
     def row(fix, added, p95, loss, plt, rpm_value):
         o = rrul.Outcome(1, 1, 10, 10 + added, 10 + added, added, "A", 0, rrul.Voice(None, None, 0),
