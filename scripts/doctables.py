@@ -139,6 +139,28 @@ def fixes() -> str:
                  ["---"] + ["---:"] * len(FIX_BASES))
 
 
+def fixes_felt() -> str:
+    """`bloatlab fixes` (defaults), what a person feels: video frame delay p95 (frames lost),
+    page load time, RPM, and the mean of the fix's ranks, one cell per base."""
+    results = _fixes()
+    cells: dict[tuple[str, str], str] = {}
+    order: list[str] = []
+    for r in results:
+        if r["fix"] not in order:
+            order.append(r["fix"])
+        f = r.get("felt")
+        if f is None:
+            cells[(r["fix"], r["base"])] = "–"
+            continue
+        video = "–" if f["frame_p95_ms"] is None else f"{f['frame_p95_ms']:.0f} ms ({f['frame_loss_pct']:.1f} %)"
+        page = "–" if f["plt_mean_s"] is None else f"{f['plt_mean_s']:.2f} s"
+        rpm = "–" if f["rpm"] is None else f"{f['rpm']:.0f} {f['rpm_class']}"
+        cells[(r["fix"], r["base"])] = f"{video}, {page}, {rpm}"
+    rows = [[fix] + [cells.get((fix, base), "–") for base, _ in FIX_BASES] for fix in order]
+    return table(["fix"] + [label for _, label in FIX_BASES], rows,
+                 ["---"] + ["---:"] * len(FIX_BASES))
+
+
 def fixes_35g_seeds() -> str:
     """FQ-CoDel against CAKE on the 3.5G base over three seeds: the hash collision."""
     rows = []
@@ -316,6 +338,7 @@ class Table:
 TABLES: dict[str, Table] = {
     "rrul-home": Table("quick", rrul_home, "bloatlab rrul [--set …queue.kind=codel|fq_codel]"),
     "fixes": Table("quick", fixes, "bloatlab fixes"),
+    "fixes-felt": Table("quick", fixes_felt, "bloatlab fixes (results.json: felt)"),
     "fixes-35g-seeds": Table("quick", fixes_35g_seeds,
                              "bloatlab fixes --base cellular-3.5g --fix FQ-CoDel --fix CAKE "
                              "--seed 1|2|3"),

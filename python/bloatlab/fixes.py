@@ -7,6 +7,15 @@ discipline on both directions of the bottleneck, a congestion control for the bu
 ACK rewriter at the gateway, a receive-window policy at the receivers, or DCCP instead of TCP
 for the bulk flows. Fixes that need something a base lacks (ABRWDA reads a radio link) are
 skipped on that base, and the report says so.
+
+Beside the RRUL pair, each (base, fix) runs two side scenarios for what a person feels
+(issue 32, part 5): a *media* run — the loaded run's bulk flows (as the fix left them) with a
+GCC video call and a page-load flow downstream instead of the probes — for the video frame
+delay p95 and the page load time, and an *RPM* run — the fixed topology with the RPM test of
+draft-ietf-ippm-responsiveness-09 in both directions (1 s intervals; its load uses the fix's
+TCP congestion control) — for responsiveness. The RRUL runs are unchanged, so their numbers
+are the same as without these columns. RPM needs a dumbbell: the cellular base has none.
+The report ranks the fixes by each measure and by their mean rank.
 """
 
 from __future__ import annotations
@@ -191,12 +200,69 @@ FIXES: list[tuple[str, str, Callable[[Doc], Doc | None]]] = [
 
 
 @dataclass(frozen=True)
+class Felt:
+    """What a person feels, from the side runs: the video call's frame delay p95 (ms), the
+    mean page load time (s), RPM and its class (None where a run has no sample)."""
+
+    frame_p95_ms: float | None = None
+    frame_loss_pct: float | None = None
+    plt_mean_s: float | None = None
+    rpm: float | None = None
+    rpm_class: str | None = None
+    #: the RPM test ran (a dumbbell); without a value then, no probe completed in its window
+    rpm_ran: bool = False
+
+
+@dataclass(frozen=True)
 class Row:
     base: str
     fix: str
     place: str
     outcome: Outcome | None
     skipped: str | None = None
+    felt: Felt | None = None
+
+
+#: The side runs' video call and page loads (downstream, the user's direction).
+VIDEO_FLOW = {"transport": "udp", "app": "video", "cc": "gcc", "group": "video"}
+#: A light page (500 KB in 20 objects), not the HTTP Archive's 2 MB median: the papers' bases
+#: run at 2-4 Mbit/s beside 4 bulk flows each way, where a 2 MB page takes longer than a run.
+PAGE_FLOW = {"cc": "cubic", "app": "page", "group": "page", "think": "1s", "size": "500KB", "objects": 20}
+#: The video ranking counts a lost frame as one that never arrives: with 5 % or more of the
+#: frames lost the p95 of all frames is infinite, so such a fix ranks behind every fix below
+#: that share, and among them by the share lost.
+FRAME_LOSS_BOUND_PCT = 5.0
+
+
+def side_scenarios(idle: Doc, loaded: Doc) -> tuple[Doc, Doc | None]:
+    """The media run (the loaded run's bulk flows, a video call and page loads) and the RPM
+    run (the idle run's topology with a ``[responsiveness]`` test; None off a dumbbell)."""
+    media = copy.deepcopy(loaded)
+    media["name"] = str(loaded.get("name", "scenario")).replace("-rrul-loaded", "") + "-felt"
+    # On a graph topology (Wi-Fi) the call and the pages go where the probes go.
+    probe = next((f for f in media["flows"] if f.get("group") == "probe"), {})
+    ends = {k: probe[k] for k in ("src", "dst") if k in probe}
+    media["flows"] = [f for f in media["flows"] if f.get("group") in ("download", "upload")]
+    media["flows"] += [{**copy.deepcopy(VIDEO_FLOW), **ends}, {**copy.deepcopy(PAGE_FLOW), **ends}]
+    if idle["topology"].get("kind", "dumbbell") != "dumbbell":
+        return media, None
+    rpm = copy.deepcopy(idle)
+    rpm["name"] = media["name"].replace("-felt", "-rpm")
+    rpm["flows"] = []
+    ccs = {f.get("cc") for f in loaded["flows"] if f.get("group") == "download" and f.get("transport", "tcp") == "tcp"}
+    rpm["responsiveness"] = {"direction": "both", "interval": "1s",
+                             **({"cc": ccs.pop()} if len(ccs) == 1 else {})}
+    return media, rpm
+
+
+def felt(media: Mapping[str, Any], rpm: Mapping[str, Any] | None) -> Felt:
+    video = [f for f in media["flows"] if f["group"] == "video"]
+    page = [f for f in media["flows"] if f["group"] == "page"]
+    block = (rpm or {}).get("responsiveness") or {}
+    return Felt(frame_p95_ms=video[0].get("frame_delay_p95_ms") if video else None,
+                frame_loss_pct=video[0].get("frame_loss_pct") if video else None,
+                plt_mean_s=page[0].get("plt_mean_s") if page else None,
+                rpm=block.get("rpm"), rpm_class=block.get("class"), rpm_ran=rpm is not None)
 
 
 def _summaries(docs: list[Doc], jobs: int | None) -> list[dict[str, Any]]:
@@ -262,11 +328,20 @@ def run(*, jobs: int | None = None, **kw: Any) -> list[Row]:
     """Runs every (base, fix) pair on the sweep back ends (worker processes); rows in plan order."""
     runs, skipped = plan(**kw)
     places = {label: place for label, place, _ in FIXES}
-    summaries = _summaries([doc for _, _, idle, loaded in runs for doc in (idle, loaded)], jobs)
-    results = [(b, f, asdict(outcome(summaries[2 * k], summaries[2 * k + 1])))
-               for k, (b, f, _, _) in enumerate(runs)]
-    rows = [Row(b, f, places[f], Outcome(**{**o, "voip_down": _voice(o["voip_down"]), "voip_up": _voice(o["voip_up"])}))
-            for b, f, o in results]
+    docs: list[Doc] = []
+    where: list[tuple[int, int, int, int | None]] = []
+    for _, _, idle, loaded in runs:
+        media, rpm = side_scenarios(idle, loaded)
+        first = len(docs)
+        docs += [idle, loaded, media] + ([rpm] if rpm is not None else [])
+        where.append((first, first + 1, first + 2, first + 3 if rpm is not None else None))
+    summaries = _summaries(docs, jobs)
+    results = [(b, f, asdict(outcome(summaries[i], summaries[lo])),
+                felt(summaries[m], summaries[r] if r is not None else None))
+               for (b, f, _, _), (i, lo, m, r) in zip(runs, where)]
+    rows = [Row(b, f, places[f], Outcome(**{**o, "voip_down": _voice(o["voip_down"]), "voip_up": _voice(o["voip_up"])}),
+                felt=fe)
+            for b, f, o, fe in results]
     order = {(b, f[0]): i for i, (b, f) in enumerate((b, f) for b in BASES for f in FIXES)}
     return sorted(rows + skipped, key=lambda r: order[(r.base, r.fix)])
 
@@ -284,33 +359,104 @@ def report_markdown(rows: list[Row], figures: Mapping[str, str]) -> str:
            "the probes' mean round trip loaded minus idle; grade: A+ < 5 ms, A < 30, B < 60, C < 200, "
            "D < 400, else F, and at most C when 3 % or more of the probes are lost (ITU-T G.1010's "
            "loss target for conversational voice; docs/latency-under-load.md). Queue disciplines "
-           "apply to both directions.", ""]
+           "apply to both directions. What a person feels comes from two side runs per fix: the loaded "
+           "run's bulk flows with a GCC video call and page loads downstream (video frame delay p95, "
+           "mean page load time; - when no page finished) and the RPM test of "
+           "draft-ietf-ippm-responsiveness-09 in both directions (- off a dumbbell); each base ends "
+           "with the fixes ranked by these and the added latency.", ""]
     for b, (desc, _) in BASES.items():
         these = [r for r in rows if r.base == b]
         if not these:
             continue
         out += [f"## {b}", "", desc, "",
                 "| fix | where | download Mbit/s | upload Mbit/s | probe RTT idle → loaded ms | added ms "
-                "| probe loss % | grade | voice down delay / jitter ms |",
-                "| --- | --- | ---: | ---: | ---: | ---: | ---: | :---: | ---: |"]
+                "| probe loss % | grade | voice down delay / jitter ms | video frame p95 ms | page load s | RPM |",
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: |"]
         for r in these:
             if r.outcome is None:
-                out.append(f"| {r.fix} | {r.place} | skipped: {r.skipped} | | | | | | |")
+                out.append(f"| {r.fix} | {r.place} | skipped: {r.skipped} | | | | | | | | | |")
                 continue
             o = r.outcome
             vd = o.voip_down
             voice = "-" if vd.owd_mean_ms is None else f"{vd.owd_mean_ms:.1f} / {vd.jitter_ms or 0:.1f}"
             out.append(f"| {r.fix} | {r.place} | {o.download_mbps:.2f} | {o.upload_mbps:.2f} | "
                        f"{o.idle_rtt_ms:.1f} → {o.loaded_rtt_ms:.1f} | {o.added_latency_ms:.1f} | "
-                       f"{o.probe_loss_pct:.2f} | {grade_text(o)} | {voice} |")
+                       f"{o.probe_loss_pct:.2f} | {grade_text(o)} | {voice} | {felt_cells(r.felt)} |")
         notes = [(r.fix, r.outcome.note) for r in these if r.outcome is not None and r.outcome.note]
         if notes:
             out.append("")
             out += [f"Note ({fix}): {note}." for fix, note in notes]
+        out += ranking(these)
         if b in figures:
             out += ["", f"![{b}](data:image/png;base64,{figures[b]})"]
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def felt_cells(f: Felt | None) -> str:
+    """The three felt columns: frame delay p95 (with frame loss), page load, RPM (class)."""
+    f = f or Felt()
+    video = "-" if f.frame_p95_ms is None else f"{f.frame_p95_ms:.0f}"
+    if f.frame_loss_pct:
+        video += f" ({f.frame_loss_pct:.1f} % lost)"
+    page = "-" if f.plt_mean_s is None else f"{f.plt_mean_s:.2f}"
+    rpm = "-" if f.rpm is None else f"{f.rpm:.0f} ({f.rpm_class})"
+    return f"{video} | {page} | {rpm}"
+
+
+def _video_key(r: Row) -> tuple[bool, float] | None:
+    f = r.felt
+    if f is None or f.frame_p95_ms is None:
+        return None
+    loss = f.frame_loss_pct or 0.0
+    return (True, loss) if loss >= FRAME_LOSS_BOUND_PCT else (False, f.frame_p95_ms)
+
+
+#: The measures the report ranks by: (title, a row's sort key or None, higher is better,
+#: whether a row without a value ran the measure and found nothing, so ranks last).
+MEASURES: list[tuple[str, Callable[[Row], Any], bool, Callable[[Row], bool]]] = [
+    ("added latency", lambda r: r.outcome.added_latency_ms if r.outcome else None, False, lambda r: False),
+    ("video frame delay p95", _video_key, False, lambda r: r.felt is not None),
+    ("page load time", lambda r: r.felt.plt_mean_s if r.felt else None, False, lambda r: r.felt is not None),
+    ("RPM", lambda r: r.felt.rpm if r.felt else None, True, lambda r: bool(r.felt and r.felt.rpm_ran)),
+]
+
+
+def ranks(rows: list[Row]) -> dict[str, dict[str, int]]:
+    """Each measure's ranking of the fixes (1 = best; ties share a rank). A fix whose run
+    found no value (no page finished, no RPM probe completed) ranks after every fix with
+    one; a measure no fix has is left out."""
+    out: dict[str, dict[str, int]] = {}
+    for title, get, higher, ran in MEASURES:
+        vals = {r.fix: v for r in rows if (v := get(r)) is not None}
+        if not vals:
+            continue
+        order = sorted(vals.values(), reverse=higher)
+        out[title] = {fix: 1 + order.index(v) for fix, v in vals.items()}
+        for r in rows:
+            if r.fix not in vals and r.outcome is not None and ran(r):
+                out[title][r.fix] = len(order) + 1
+    return out
+
+
+def ranking(rows: list[Row]) -> list[str]:
+    """The report's ranking table: each fix's rank by every measure and the mean of its
+    ranks, best mean first (a fix without a measure is ranked on the others)."""
+    rk = ranks(rows)
+    fixes = [r.fix for r in rows if r.outcome is not None]
+    if len(fixes) < 2:
+        return []
+    titles = [t for t, *_ in MEASURES if t in rk]
+    means = {f: sum(v) / len(v) for f in fixes if (v := [rk[t][f] for t in titles if f in rk[t]])}
+    lines = ["", "Ranked by what a person feels (1 = best; mean of the ranks, best first; a run that "
+             "found no value ranks last; a lost video frame counts as never arriving, so with "
+             f"≥ {FRAME_LOSS_BOUND_PCT:g} % of frames lost a fix ranks behind any delay, by the share lost):", "",
+             "| fix | " + " | ".join(titles) + " | mean rank |",
+             "| --- | " + " | ".join("---:" for _ in titles) + " | ---: |"]
+    for f in sorted(means, key=lambda f: (means[f], fixes.index(f))):
+        cells = " | ".join(str(rk[t].get(f, "-")) for t in titles)
+        lines.append(f"| {f} | {cells} | {means[f]:.1f} |")
+    return lines
 
 
 def grade_text(o: Outcome) -> str:
@@ -376,6 +522,7 @@ def write(rows: list[Row], out: Path) -> Path:
     write_text(out / "report.md", report_markdown(rows, {}))
     write_text(out / "report.html", markdown_to_html(md, "Every fix, one workload"))
     data = [{"base": r.base, "fix": r.fix, "place": r.place, "skipped": r.skipped,
-             "outcome": asdict(r.outcome) if r.outcome else None} for r in rows]
+             "outcome": asdict(r.outcome) if r.outcome else None,
+             "felt": asdict(r.felt) if r.felt else None} for r in rows]
     write_text(out / "results.json", json.dumps(data, indent=2) + "\n")
     return out

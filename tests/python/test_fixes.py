@@ -90,3 +90,42 @@ def test_flow_queueing_and_l4s_cut_the_added_latency_on_wang_i(tmp_path):
         assert o["download_mbps"] > 0.5 and o["upload_mbps"] > 0.5, (fix, o)
         assert o["grade"] == rrul.grade(o["added_latency_ms"], o["probe_loss_pct"]), (fix, o)
         assert o["latency_grade"] == rrul.grade(o["added_latency_ms"]), (fix, o)
+    # What a person feels: the video call's frames wait seconds behind drop-tail's buffer and
+    # tens of ms with flow queueing; RPM is Fair with FQ-CoDel and CAKE, and drop-tail's RPM
+    # test completes no probe in its window (ranked last).
+    felt = {row["fix"]: row["felt"] for row in json.loads((out / "results.json").read_text())}
+    assert felt["drop-tail"]["frame_p95_ms"] > 1000
+    for fix in ("FQ-CoDel", "CAKE"):
+        assert felt[fix]["frame_p95_ms"] < 200, (fix, felt[fix])
+        assert felt[fix]["rpm"] > 300 and felt["drop-tail"]["rpm"] is None, (fix, felt[fix])
+    md = (out / "report.md").read_text()
+    assert "| fix | added latency | video frame delay p95 | page load time | RPM | mean rank |" in md
+
+
+def test_side_runs_and_the_ranking():
+    runs, _ = fixes.plan(duration="5s", bases=["wang2016-I", "cellular-3.5g"], fixes=["drop-tail", "BBR"])
+    by = {(b, f): (i, lo) for b, f, i, lo in runs}
+    media, rpm = fixes.side_scenarios(*by[("wang2016-I", "BBR")])
+    assert [f["group"] for f in media["flows"]] == ["download", "upload", "video", "page"]
+    assert {f["cc"] for f in media["flows"][:2]} == {"bbr"}
+    assert rpm is not None and rpm["flows"] == [] and rpm["responsiveness"]["cc"] == "bbr"
+    assert rpm["topology"] == media["topology"]
+    _, rpm = fixes.side_scenarios(*by[("cellular-3.5g", "drop-tail")])
+    assert rpm is None  # the RPM test needs a dumbbell
+    (wifi,), _ = fixes.plan(duration="5s", bases=["wifi-home"], fixes=["drop-tail"])
+    media, rpm = fixes.side_scenarios(wifi[2], wifi[3])
+    assert rpm is None and {(f["src"], f["dst"]) for f in media["flows"][-2:]} == {("server", "laptop1")}
+
+    def row(fix, added, p95, loss, plt, rpm_value):
+        o = rrul.Outcome(1, 1, 10, 10 + added, 10 + added, added, "A", 0, rrul.Voice(None, None, 0),
+                         rrul.Voice(None, None, 0))
+        return fixes.Row("b", fix, "gateway", o, felt=fixes.Felt(p95, loss, plt, rpm_value, None, True))
+
+    rows = [row("a", 100, 900, 0, 2.0, None), row("b", 5, 60, 0, 1.0, 900), row("c", 5, 40, 20, None, 1200)]
+    rk = fixes.ranks(rows)
+    assert rk["added latency"] == {"a": 3, "b": 1, "c": 1}
+    assert rk["video frame delay p95"] == {"b": 1, "a": 2, "c": 3}  # 20 % of c's frames lost
+    assert rk["page load time"] == {"b": 1, "a": 2, "c": 3}  # c found no page: last
+    assert rk["RPM"] == {"c": 1, "b": 2, "a": 3}
+    table = "\n".join(fixes.ranking(rows))
+    assert table.index("| b |") < table.index("| c |") < table.index("| a |")

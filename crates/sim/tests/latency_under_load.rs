@@ -185,7 +185,7 @@ fn bad_probe_and_direction_settings_name_their_key() {
     let (p, m) = invalid("cc = \"cubic\"\ninterval = \"10ms\"");
     assert_eq!(p, "flows[0].interval");
     assert!(m.contains("not a setting of tcp flows"), "{m}");
-    let (p, m) = invalid("transport = \"udp\"\napp = \"video\"");
+    let (p, m) = invalid("transport = \"udp\"\napp = \"game\"");
     assert_eq!(p, "flows[0].app");
     assert!(m.contains("probe"), "{m}");
     let (p, m) = invalid("cc = \"cubic\"\ndirection = \"up\"");

@@ -39,6 +39,7 @@ def fixes(bases: tuple[str, ...], fix_names: tuple[str, ...], duration: str, flo
         o = r.outcome
         line = f"skipped ({r.skipped})" if o is None else (
             f"{o.download_mbps:6.2f} / {o.upload_mbps:5.2f} Mbit/s  +{o.added_latency_ms:7.1f} ms  "
-            f"loss {o.probe_loss_pct:5.1f} %  {every_fix.grade_text(o)}")
+            f"loss {o.probe_loss_pct:5.1f} %  {every_fix.grade_text(o)}  "
+            f"video/page/RPM {every_fix.felt_cells(r.felt).replace(' | ', ' / ')}")
         click.echo(f"{r.base:14} {r.fix:20} {line}")
     click.echo(f"wrote {out}/report.html, report.md, results.json", err=True)

@@ -33,7 +33,8 @@ def by_group(flows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 def flows_table(flows: list[dict[str, Any]], *, show_group: bool = False) -> Table:
     """One row per flow. One-way delay and jitter columns when there is a UDP flow (a UDP
     flow's RTT is — unless it is an echoed probe), a completion-time column when there is
-    a TCP or DCCP flow, page counts and load times when there is a page flow."""
+    a TCP or DCCP flow, page counts and load times when there is a page flow, frame-delay
+    percentiles, frame loss and freezes when there is a video flow."""
     udp = any(f.get("transport") == "udp" or f.get("owd_mean_ms") is not None for f in flows)
     sized = any(f.get("transport", "tcp") != "udp" for f in flows)
     table = Table(box=box.SIMPLE_HEAVY, show_edge=False, pad_edge=False, collapse_padding=True)
@@ -57,11 +58,19 @@ def flows_table(flows: list[dict[str, Any]], *, show_group: bool = False) -> Tab
         table.add_column("pages", justify="right")
         table.add_column("load\nmean s", justify="right")
         table.add_column("load\np95 s", justify="right")
+    video = any(f.get("frame_delay_p95_ms") is not None for f in flows)
+    if video:
+        table.add_column("frame\np50 ms", justify="right")
+        table.add_column("frame\np95 ms", justify="right")
+        table.add_column("frame\np99 ms", justify="right")
+        table.add_column("frames\nlost %", justify="right")
+        table.add_column("freezes", justify="right")
     for f in flows:
         cells = [
             str(f.get("id", DASH)),
             *([str(f.get("group", DASH))] if show_group else []),
-            "udp" if f.get("transport") == "udp" else str(f.get("cc", DASH)),
+            str(f.get("cc", DASH)) if f.get("frame_delay_p95_ms") is not None
+            else "udp" if f.get("transport") == "udp" else str(f.get("cc", DASH)),
             num(f.get("throughput_mbps"), ".3f"),
             num(f.get("goodput_mbps"), ".3f"),
             num(f.get("loss_pct"), ".2f"),
@@ -75,6 +84,10 @@ def flows_table(flows: list[dict[str, Any]], *, show_group: bool = False) -> Tab
             cells.append(num(f.get("fct_s"), ".3f"))
         if pages:
             cells += [num(f.get("pages"), "d"), num(f.get("plt_mean_s"), ".3f"), num(f.get("plt_p95_s"), ".3f")]
+        if video:
+            cells += [num(f.get("frame_delay_p50_ms"), ".1f"), num(f.get("frame_delay_p95_ms"), ".1f"),
+                      num(f.get("frame_delay_p99_ms"), ".1f"), num(f.get("frame_loss_pct"), ".2f"),
+                      num(f.get("freezes"), "d")]
         table.add_row(*cells)
     return table
 

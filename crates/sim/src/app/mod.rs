@@ -6,6 +6,8 @@ use crate::units::Dur;
 
 pub mod page;
 pub use page::PageCfg;
+pub mod video;
+pub use video::VideoCfg;
 
 /// Bytes an unlimited (bulk) source writes: effectively infinite, with headroom to add to.
 pub const UNLIMITED: u64 = u64::MAX / 4;
@@ -15,7 +17,9 @@ pub const UNLIMITED: u64 = u64::MAX / 4;
 pub fn initial_write(kind: AppKind, size: Option<u64>) -> (u64, Option<u64>) {
     match kind {
         AppKind::Bulk => (UNLIMITED, None),
-        AppKind::Cbr | AppKind::Probe | AppKind::Voip => (size.unwrap_or(UNLIMITED), size),
+        AppKind::Cbr | AppKind::Probe | AppKind::Voip | AppKind::Video(_) => {
+            (size.unwrap_or(UNLIMITED), size)
+        }
         AppKind::Web(_) => unreachable!("the world drives web flows request by request"),
         AppKind::Page(_) => unreachable!("the world drives page flows object by object"),
         AppKind::File => {
@@ -39,6 +43,8 @@ pub enum AppKind {
     Web(WebCfg),
     /// Web pages of many objects over persistent parallel connections (TCP, app/page.rs).
     Page(PageCfg),
+    /// Interactive video with a rate controller (UDP, app/video/, udp/video.rs).
+    Video(VideoCfg),
 }
 
 /// The web application: the receiving side connects and sends `request` bytes, the sending

@@ -233,7 +233,7 @@ impl FlowSpec {
     pub fn cc_name(&self) -> &'static str {
         match &self.transport {
             Transport::Tcp { cc, .. } => cc.name(),
-            Transport::Udp(_) => "none",
+            Transport::Udp(u) => u.video.map_or("none", |v| v.controller.name()),
             Transport::Dccp(d) => d.cc.name(),
         }
     }

@@ -91,14 +91,29 @@ const FLOW_KEYS: &[&str] = &[
     "connections",
     "multiplex",
     "pages",
+    "video",
 ];
 /// Flow keys of the dumbbell and cellular topologies that a graph flow does not take.
 const NOT_GRAPH: &[&str] = &["rtt", "ue", "direction", "host"];
 const GRAPH_ONLY: &[&str] = &["src", "dst", "pattern"];
 const TRANSPORTS: &[&str] = &["tcp", "udp", "dccp"];
-const APPS: &[&str] = &["bulk", "file", "cbr", "web", "probe", "voip", "page"];
+const APPS: &[&str] = &["bulk", "file", "cbr", "web", "probe", "voip", "page", "video"];
 /// The applications of UDP flows.
-const UDP_APPS: &[&str] = &["cbr", "probe", "voip"];
+const UDP_APPS: &[&str] = &["cbr", "probe", "voip", "video"];
+/// The video application's rate controllers (`cc` of a video flow) and its table's keys.
+const VIDEO_CCS: &[&str] = &["gcc", "scream"];
+const VIDEO_KEYS: &[&str] = &[
+    "fps",
+    "start_rate",
+    "min_rate",
+    "max_rate",
+    "iframe_interval",
+    "iframe_ratio",
+    "encoder_lag",
+    "feedback",
+    "freeze",
+    "l4s",
+];
 /// Keys only the web application takes.
 const WEB_ONLY: &[&str] = &["request", "think", "requests"];
 /// Keys only the page application takes, and the web keys it shares.
@@ -509,8 +524,21 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     } else {
         (TCP_ONLY, UDP_ONLY, "tcp")
     };
-    if let Some(k) =
-        other.iter().chain(if is_dccp { &[][..] } else { DCCP_ONLY }).find(|k| t.has(k))
+    // A video flow names its rate controller with `cc` (the only TCP key it takes).
+    let is_video = is_udp && t.get("app").and_then(Value::as_str) == Some("video");
+    if is_udp && !is_video && t.has("cc") {
+        return err(
+            &t.key_path("cc"),
+            format!(
+                "not a setting of udp flows (they take: {}), except as the video application's rate controller (app = \"video\", cc = \"gcc\" or \"scream\")",
+                UDP_ONLY.join(", ")
+            ),
+        );
+    }
+    if let Some(k) = other
+        .iter()
+        .chain(if is_dccp { &[][..] } else { DCCP_ONLY })
+        .find(|k| t.has(k) && !(is_video && **k == "cc"))
     {
         return err(
             &t.key_path(k),
@@ -594,7 +622,7 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
             Some(DccpApp::Cbr(_)) => AppKind::Cbr,
             _ => AppKind::Bulk,
         },
-        Some(a @ ("cbr" | "probe" | "voip")) if !is_udp => {
+        Some(a @ ("cbr" | "probe" | "voip" | "video")) if !is_udp => {
             return err(
                 &t.key_path("app"),
                 format!("{a} is a UDP application: set transport = \"udp\""),
@@ -603,12 +631,15 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         Some(a) if is_udp && !UDP_APPS.contains(&a) => {
             return err(
                 &t.key_path("app"),
-                format!("udp flows run app = \"cbr\", \"probe\" or \"voip\", not \"{a}\""),
+                format!(
+                    "udp flows run app = \"cbr\", \"probe\", \"voip\" or \"video\", not \"{a}\""
+                ),
             )
         }
         Some("cbr") => AppKind::Cbr,
         Some("probe") => AppKind::Probe,
         Some("voip") => AppKind::Voip,
+        Some("video") => AppKind::Video(video_cfg(&mut t)?),
         None if is_udp => AppKind::Cbr,
         Some("web") => {
             let request = t.opt_size("request")?.unwrap_or(300);
@@ -638,6 +669,12 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         None if size.is_some() => AppKind::File,
         None => AppKind::Bulk,
     };
+    if matches!(app, AppKind::Video(_)) && size.is_some() {
+        return err(&t.key_path("size"), "a video call runs until the end of the run (no size)");
+    }
+    if !matches!(app, AppKind::Video(_)) && t.has("video") {
+        return err(&t.key_path("video"), "a setting of the video application (app = \"video\")");
+    }
     if !matches!(app, AppKind::Page(_)) {
         if let Some(k) = PAGE_ONLY.iter().find(|k| t.has(k)) {
             return err(&t.key_path(k), "a setting of the page application (app = \"page\")");
@@ -709,6 +746,12 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
         Transport::Udp(udp(&mut t, app)?)
     } else {
         let cc_name = reader::as_str(&t.key_path("cc"), t.require("cc")?)?;
+        if VIDEO_CCS.contains(&cc_name) {
+            return err(
+                &t.key_path("cc"),
+                format!("{cc_name} is a video rate controller: set transport = \"udp\" and app = \"video\""),
+            );
+        }
         let cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &t.key_path("cc_params"))?;
         let partial = match t.get("tcp") {
             Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),
@@ -720,6 +763,7 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
     };
     let default_group = match &transport {
         Transport::Tcp { cc, .. } => cc.name(),
+        Transport::Udp(u) if u.video.is_some() => "video",
         Transport::Udp(_) => "udp",
         Transport::Dccp(d) => d.cc.name(),
     };
@@ -782,7 +826,111 @@ fn page_cfg(t: &mut Table, size: Option<u64>) -> Res<PageCfg> {
     Ok(PageCfg { objects, html, connections, multiplex, request, think, pages })
 }
 
+/// The video application's settings: `cc` (its rate controller) and the `video` table.
+/// Defaults: 30 frames/s; start 1 Mbit/s, min 150 kbit/s, max 20 Mbit/s (WebRTC's own
+/// defaults are 300 kbit/s, 30 kbit/s and 2.5 Mbit/s for one camera; ours let a call fill a
+/// 10-20 Mbit/s link); I-frames only at the start unless `iframe_interval` is set (WebRTC sends key frames at the start and on the receiver's request, RFC 4585 PLI, not periodically), an I-frame 4 P-frames big; the encoder follows its target
+/// with a 100 ms time constant (3 frames); feedback every 20 ms while data arrives; the
+/// freeze rule's additive 150 ms (W3C webrtc-stats freezeCount).
+fn video_cfg(t: &mut Table) -> Res<crate::app::VideoCfg> {
+    use crate::app::video::Controller;
+    let mbps = |r: Rate| format!("{}Mbps", r.0 as f64 / 1e6);
+    let cc = match t.opt_choice("cc", "video rate controller", VIDEO_CCS)? {
+        Some(c) => c,
+        None => {
+            return err(
+                &t.key_path("cc"),
+                "missing required key (a video flow's rate controller: \"gcc\" or \"scream\")",
+            )
+        }
+    };
+    let vp = t.key_path("video");
+    let empty = Value::Object(Default::default());
+    let mut v = Table::new(&vp, t.get("video").unwrap_or(&empty))?;
+    let fps = v.opt_int("fps", 1, 240)?.unwrap_or(30) as u32;
+    let rate = |v: &mut Table, k: &'static str, d: u64| -> Res<Rate> {
+        match v.opt_rate(k)? {
+            Some(r) if r.0 == 0 => err(&v.key_path(k), "must be greater than 0"),
+            Some(r) => Ok(r),
+            None => Ok(Rate(d)),
+        }
+    };
+    let min_rate = rate(&mut v, "min_rate", 150_000)?;
+    let max_rate = rate(&mut v, "max_rate", 20_000_000)?;
+    let start_rate = rate(&mut v, "start_rate", 1_000_000)?;
+    if min_rate > max_rate {
+        return err(
+            &v.key_path("min_rate"),
+            format!("must not exceed max_rate ({} > {})", mbps(min_rate), mbps(max_rate)),
+        );
+    }
+    if start_rate < min_rate || start_rate > max_rate {
+        return err(
+            &v.key_path("start_rate"),
+            format!(
+                "must lie between min_rate and max_rate ({} to {}), got {}",
+                mbps(min_rate),
+                mbps(max_rate),
+                mbps(start_rate)
+            ),
+        );
+    }
+    let iframe_interval = match v.get("iframe_interval") {
+        Some(Value::String(s)) if s == "none" => None,
+        Some(_) => match v.opt_duration("iframe_interval")? {
+            Some(Dur(0)) => {
+                return err(&v.key_path("iframe_interval"), "must be greater than 0 (or \"none\")")
+            }
+            d => d,
+        },
+        None => None,
+    };
+    let iframe_ratio = v.opt_int("iframe_ratio", 1, 50)?.unwrap_or(4) as u32;
+    let encoder_lag = v.opt_duration("encoder_lag")?.unwrap_or(Dur::from_millis(100));
+    let feedback = match v.opt_duration("feedback")? {
+        Some(d) if d.0 == 0 || d > Dur::from_secs(1) => {
+            return err(
+                &v.key_path("feedback"),
+                format!("must be greater than 0 and at most 1s, got \"{d}\""),
+            )
+        }
+        d => d.unwrap_or(Dur::from_millis(20)),
+    };
+    let freeze = v.opt_duration("freeze")?.unwrap_or(Dur::from_millis(150));
+    let l4s = v.opt_bool("l4s")?.unwrap_or(false);
+    if l4s && cc != "scream" {
+        return err(&v.key_path("l4s"), "the L4S mode is SCReAM's (cc = \"scream\")");
+    }
+    v.finish(VIDEO_KEYS)?;
+    let controller = if cc == "gcc" { Controller::Gcc } else { Controller::Scream { l4s } };
+    Ok(crate::app::VideoCfg {
+        controller,
+        fps,
+        start_rate,
+        min_rate,
+        max_rate,
+        iframe_interval,
+        iframe_ratio,
+        encoder_lag,
+        feedback,
+        freeze,
+    })
+}
+
 fn udp(t: &mut Table, app: AppKind) -> Res<UdpCfg> {
+    if let AppKind::Video(v) = app {
+        for k in ["packet_size", "interval", "rate"] {
+            if t.has(k) {
+                return err(&t.key_path(k), "not a setting of app = \"video\" (its encoder sizes the packets; see flows[].video)");
+            }
+        }
+        return Ok(UdpCfg {
+            app: UdpApp::Video,
+            gap: v.frame_interval(),
+            payload: 1200,
+            video: Some(v),
+        });
+    }
     let (kind, default_payload) = match app {
         AppKind::Probe => (UdpApp::Probe, PROBE_PAYLOAD),
         AppKind::Voip => (UdpApp::Voip, VOIP_PAYLOAD),
@@ -834,7 +982,7 @@ fn udp(t: &mut Table, app: AppKind) -> Res<UdpCfg> {
             Some(d) => d,
         }
     };
-    Ok(UdpCfg { app: kind, gap, payload })
+    Ok(UdpCfg { app: kind, gap, payload, video: None })
 }
 
 /// irtt-like probes: small datagrams (sequence number and timestamps) every 200 ms, Flent's

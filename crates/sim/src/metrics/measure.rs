@@ -73,6 +73,22 @@ pub struct FlowMeasure {
     pub pages: Option<Vec<f64>>,
     pub datagrams_delivered: Option<u64>,
     pub jitter_ms: Option<f64>,
+    /// Video flows: their frames over the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<VideoMeasure>,
+}
+
+/// A video flow's frames: capture-to-receive delays of frames captured in the window, the
+/// frames judged for loss and lost, and the freezes seen.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct VideoMeasure {
+    pub frames: u64,
+    pub p50_ns: u64,
+    pub p95_ns: u64,
+    pub p99_ns: u64,
+    pub judged: u64,
+    pub lost: u64,
+    pub freezes: u64,
 }
 
 /// Delay samples: their count, sum and 95th percentile (each engine's own percentile method).
@@ -168,6 +184,17 @@ impl FlowMeasure {
             plt: self.pages.as_deref().map(PageLoads::from_times),
             datagrams_delivered: self.datagrams_delivered,
             jitter_ms: self.jitter_ms,
+            frame_delay_p50_ms: self.video.map(|v| v.p50_ns as f64 / 1e6),
+            frame_delay_p95_ms: self.video.map(|v| v.p95_ns as f64 / 1e6),
+            frame_delay_p99_ms: self.video.map(|v| v.p99_ns as f64 / 1e6),
+            frame_loss_pct: self.video.map(|v| {
+                if v.judged > 0 {
+                    v.lost as f64 / v.judged as f64 * 100.0
+                } else {
+                    0.0
+                }
+            }),
+            freezes: self.video.map(|v| v.freezes),
         }
     }
 }

@@ -9,6 +9,7 @@ mod summary;
 
 pub use measure::{
     Busy, DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, QueueMeasure, RunMeasure,
+    VideoMeasure,
 };
 pub use series::{Column, Series, Table};
 pub use stats::{jain, mean_ci95, t95};

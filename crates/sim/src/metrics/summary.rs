@@ -65,6 +65,19 @@ pub struct FlowSummary {
     /// other transports).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jitter_ms: Option<f64>,
+    /// Video flows: percentiles of the frames' capture-to-receive delay, ms (frames captured
+    /// in the window); the share of frames never completed (captured in the window, at least
+    /// 2 s before its end); freezes (W3C webrtc-stats rule; udp/video.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_delay_p50_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_delay_p95_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_delay_p99_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_loss_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freezes: Option<u64>,
 }
 
 /// Response times of a web flow, with the mean's 95 % confidence interval (Student t).

@@ -2,7 +2,8 @@
 //! congestion control. Three applications: constant bit rate (the unresponsive traffic of
 //! Talau et al.'s scenario 2), voice-like frames (one-way delay and RFC 3550 jitter), and
 //! isochronous latency probes that the sink echoes back at once, as irtt's server does, so the
-//! source measures round-trip times under load.
+//! source measures round-trip times under load. A fourth, interactive video with a rate
+//! controller, has its sender and receiver in video.rs.
 
 use crate::engine::{Event, TimerKind};
 use crate::ids::{FlowId, RouteId, SockId};
@@ -12,6 +13,8 @@ use crate::net::{Ecn, Header, Packet, UdpHeader};
 use crate::tcp::Cx;
 use crate::units::{Dur, SimTime};
 use crate::wire::UDP_HEADER_BYTES;
+
+pub mod video;
 
 /// What a UDP flow's source does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +26,8 @@ pub enum UdpApp {
     Probe,
     /// Voice-like frames one way (20 ms by default): one-way delay, jitter, loss.
     Voip,
+    /// Interactive video with a rate controller and feedback (video.rs).
+    Video,
 }
 
 impl UdpApp {
@@ -31,6 +36,7 @@ impl UdpApp {
             UdpApp::Cbr => "cbr",
             UdpApp::Probe => "probe",
             UdpApp::Voip => "voip",
+            UdpApp::Video => "video",
         }
     }
 }
@@ -43,6 +49,8 @@ pub struct UdpCfg {
     pub gap: Dur,
     /// UDP payload bytes per datagram.
     pub payload: u32,
+    /// The video application's settings (app = "video").
+    pub video: Option<crate::app::VideoCfg>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -103,6 +111,8 @@ pub struct UdpEndpoint {
     /// Payload bytes the sink waits for (sized flows) and when they were all in.
     pub expect: Option<u64>,
     pub completed_at: Option<SimTime>,
+    /// The video application's end (sender or receiver), for video flows.
+    pub video: Option<video::Video>,
 }
 
 impl UdpEndpoint {
@@ -125,6 +135,7 @@ impl UdpEndpoint {
             metrics_from: SimTime::ZERO,
             expect: None,
             completed_at: None,
+            video: None,
         }
     }
 
@@ -135,12 +146,20 @@ impl UdpEndpoint {
 
     /// The application starts sending `bytes` of payload.
     pub fn start(&mut self, bytes: u64, cx: &mut Cx) {
+        if let Some(video::Video::Sender(v)) = self.video.as_mut() {
+            return v.start(cx, &mut self.stats);
+        }
         self.budget = bytes;
         self.send_one(cx);
     }
 
     /// The send timer fired.
     pub fn on_timer(&mut self, kind: TimerKind, cx: &mut Cx) {
+        match self.video.as_mut() {
+            Some(video::Video::Sender(v)) => return v.on_timer(kind, cx, &mut self.stats),
+            Some(video::Video::Receiver(v)) => return v.on_timer(kind, cx),
+            None => {}
+        }
         if kind == TimerKind::Pace {
             self.send_one(cx);
         }
@@ -177,6 +196,11 @@ impl UdpEndpoint {
     pub fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
         let now = cx.now;
         let Header::Udp(h) = pkt.hdr else { return };
+        match self.video.as_mut() {
+            Some(video::Video::Sender(v)) => return v.on_feedback(pkt, cx, &mut self.stats),
+            Some(video::Video::Receiver(v)) => v.on_data(pkt, cx),
+            None => {}
+        }
         let measuring = now >= self.metrics_from;
         let owd = now.since(pkt.sent_at).0;
         if measuring {

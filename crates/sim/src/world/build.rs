@@ -15,7 +15,7 @@ use crate::net::pcap::PcapWriter;
 use crate::net::{PacketPool, Route};
 use crate::queue::{self, FlowKey};
 use crate::tcp::TcpSocket;
-use crate::udp::UdpEndpoint;
+use crate::udp::{video, UdpEndpoint};
 use crate::units::{Dur, SimTime};
 
 /// Event lanes: the arrivals of this many lead times (a link's delay, or its delay plus a
@@ -172,6 +172,11 @@ impl World {
                         let mut s = UdpEndpoint::new(server, FlowId(f), rev, *u);
                         c.metrics_from = from;
                         s.metrics_from = from;
+                        if let Some(v) = u.video {
+                            let (a, b) = video::pair(v, (client, fwd), (server, rev), FlowId(f));
+                            (c.video, s.video) =
+                                (Some(a.measured_from(from)), Some(b.measured_from(from)));
+                        }
                         eps.push(Endpoint::Udp(c));
                         eps.push(Endpoint::Udp(s));
                         u.payload as u64

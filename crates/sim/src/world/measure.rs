@@ -3,9 +3,13 @@
 //! endpoints' and links' own counters; changes nothing the packets see.
 
 use super::{Endpoint, World};
-use crate::metrics::{DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, RunMeasure};
+use crate::metrics::{
+    DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, RunMeasure, VideoMeasure,
+};
 use crate::queue::QueueDisc;
 use crate::tcp::TcpSocket;
+use crate::udp::video;
+use crate::units::SimTime;
 
 /// A flow's counters at one instant, whatever its transport (the summary and the time series
 /// take differences of these).
@@ -149,6 +153,20 @@ impl World {
                     series.f_pacing.push(c.pacing_rate().map_or(0.0, |r| r.mbps_f64()));
                     series.f_ca_state.push(c.ca.label().to_string());
                     series.f_cc_state.push(c.cc_state().to_string());
+                }
+                Endpoint::Udp(u) if u.video.is_some() => {
+                    // A video sender: its controller's window (SCReAM; 0 for GCC), bytes in
+                    // flight, target rate (in the pacing column) and state.
+                    let Some(video::Video::Sender(v)) = &u.video else { unreachable!() };
+                    series.f_cwnd.push(v.window() as i64);
+                    series.f_ssthresh.push(0);
+                    series.f_inflight.push(v.in_flight() as i64);
+                    series.f_rwnd.push(0);
+                    series.f_srtt_ms.push(f64::NAN);
+                    series.f_rtt_ms.push(f64::NAN);
+                    series.f_pacing.push(v.target_mbps());
+                    series.f_ca_state.push(String::new());
+                    series.f_cc_state.push(v.state().to_string());
                 }
                 Endpoint::Udp(u) => {
                     for col in [
@@ -348,6 +366,7 @@ impl World {
                 datagrams_delivered: (f.transport != "tcp")
                     .then(|| w(now_c.datagrams, f.snap.datagrams)),
                 jitter_ms: jitter,
+                video: self.video_measure(i, from),
             });
         }
         let bn = &self.links[self.bottleneck.idx()];
@@ -379,5 +398,23 @@ impl World {
             responsiveness,
             wifi: self.wifi.as_ref().map(|w| w.bss.measure(self.end)),
         }
+    }
+
+    /// A video flow's frames over the window (None for other flows).
+    fn video_measure(&self, i: usize, from: SimTime) -> Option<VideoMeasure> {
+        let f = &self.flows[i];
+        let Endpoint::Udp(s) = &self.eps[f.server.idx()] else { return None };
+        let Some(video::Video::Receiver(r)) = &s.video else { return None };
+        let h = &r.frame_delay;
+        let st = r.frame_stats(from, self.end);
+        Some(VideoMeasure {
+            frames: h.len(),
+            p50_ns: h.value_at_quantile(0.50),
+            p95_ns: h.value_at_quantile(0.95),
+            p99_ns: h.value_at_quantile(0.99),
+            judged: st.judged,
+            lost: st.lost,
+            freezes: r.freezes,
+        })
     }
 }

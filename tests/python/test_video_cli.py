@@ -1,0 +1,56 @@
+"""`bloatlab run` with a bad video flow (app = "video"): exit 2 naming the key path, nothing
+written; the run table's frame-delay columns; the emulator's refusal. (The video model's own
+checks are in crates/sim/tests/video.rs.)"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import assert_invalid, cli
+
+VIDEO = ['flows[0]={ transport = "udp", app = "video", cc = "gcc" }']
+
+
+@pytest.mark.parametrize(
+    ("overrides", "path", "needles"),
+    [
+        (VIDEO + ["flows[0].video.fps=0"], "flows[0].video.fps", []),
+        (['flows[0]={ app = "video", cc = "gcc" }'], "flows[0].app", ["transport"]),
+        (['flows[0]={ cc = "gcc" }'], "flows[0].cc", ["video rate controller"]),
+        (['flows[0]={ transport = "udp", rate = "1Mbps", cc = "scream" }'], "flows[0].cc", ["video"]),
+        (VIDEO + ['flows[0].video.min_rate="5Mbps"', 'flows[0].video.max_rate="2Mbps"'],
+         "flows[0].video.min_rate", ["max_rate"]),
+        (VIDEO + ["flows[0].video.l4s=true"], "flows[0].video.l4s", ["scream"]),
+        (VIDEO + ['flows[0].video.feedback="0s"'], "flows[0].video.feedback", []),
+    ],
+)
+def test_bad_video_flows(small_toml: Path, tmp_path: Path, overrides, path, needles):
+    out = tmp_path / "out"
+    args = ["run", str(small_toml), "--out", str(out)]
+    for o in overrides:
+        args += ["--set", o]
+    line = assert_invalid(cli(*args), *needles)
+    assert line.startswith(f"error: {path}: "), line
+    assert not out.exists()
+
+
+def test_the_run_table_shows_frame_delays(small_toml: Path):
+    r = cli("run", str(small_toml), "--set", VIDEO[0], "--set", "duration=3s", "--set", "warmup=0s")
+    assert r.returncode == 0, r.stderr
+    assert "frame" in r.stdout and "p95 ms" in r.stdout and "freezes" in r.stdout
+    assert "gcc" in r.stdout
+
+
+def test_the_emulator_refuses_video(tmp_path: Path):
+    scenario = Path(__file__).resolve().parents[2] / "scenarios" / "emulate-dumbbell.toml"
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "bloatlab.emulate", "emulate", str(scenario), "--out", str(out),
+                        "--set", VIDEO[0]], check=False, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: flows[0].app: ") and "video" in lines[0], r.stderr
+    assert not out.exists()
