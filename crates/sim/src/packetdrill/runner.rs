@@ -1280,14 +1280,47 @@ impl Runner {
                 let Some(v) = Self::int_arg(val) else {
                     return unsupported("TCP_MAXSEG needs [bytes]");
                 };
-                if self.sock.is_some() {
-                    return unsupported("TCP_MAXSEG once the socket listens or connects");
+                // On a listener before any SYN arrived: Linux's child socket inherits the
+                // listener's user_mss (tcp_create_openreq_child), so the SYN-ACK advertises it.
+                let listening = self.sock.as_ref().is_some_and(|s| s.state == TcpState::Listen);
+                if self.sock.is_some() && !listening {
+                    return unsupported("TCP_MAXSEG once the socket connects");
                 }
                 if !(88..=32767).contains(&v) {
                     return Self::check_ret(c, -1, Some("EINVAL"));
                 }
                 self.cfg.mss = self.cfg.mss.min(v as u32);
                 self.user_mss = true;
+                if listening {
+                    // Nothing but the Listen state lives in the socket yet (a TCP_QUICKACK 0
+                    // given to the listener is kept in the configuration too): rebuild it
+                    // from the configuration with the new MSS.
+                    let mut s = self.new_socket(false);
+                    s.listen();
+                    self.sock = Some(s);
+                }
+                Self::check_ret(c, 0, None)
+            }
+            ("SOL_IP" | "IPPROTO_IP", "IP_MTU_DISCOVER") => {
+                // Path-MTU discovery by ICMP (RFC 1191) is not modeled: no ICMP reaches the
+                // endpoint, so the DF bit and the reaction to "fragmentation needed" change
+                // nothing here. Only the modes that leave PLPMTUD probing (RFC 4821, the
+                // `tcp_mtu_probing` sysctl) as it is are accepted.
+                match val {
+                    Some(Arg::Array(v))
+                        if matches!(v.first(), Some(Arg::Sym(m))
+                            if matches!(m[0].as_str(), "IP_PMTUDISC_DONT" | "IP_PMTUDISC_WANT" | "IP_PMTUDISC_DO")) =>
+                    {
+                        Self::check_ret(c, 0, None)
+                    }
+                    _ => unsupported("IP_MTU_DISCOVER: only IP_PMTUDISC_DONT/WANT/DO"),
+                }
+            }
+            ("SOL_IP" | "IPPROTO_IP", "IP_TOS") => {
+                // The TOS byte's DSCP bits mark nothing the simulated path reads; its ECN
+                // bits belong to the TCP (Linux masks them off, INET_ECN_MASK). Linux
+                // refreshes the route, which must leave the write queue's SACK state as it
+                // is — here nothing is touched.
                 Self::check_ret(c, 0, None)
             }
             (_, "TCP_NODELAY") if tcp => {
@@ -1300,10 +1333,10 @@ impl Runner {
                 if Self::int_arg(val) != Some(0) {
                     return unsupported("TCP_QUICKACK 1 (forcing an immediate ACK is not modeled)");
                 }
-                match self.sock.as_mut() {
-                    Some(s) => s.leave_quickack_mode(),
-                    None => self.cfg.mech.quickack = false,
+                if let Some(s) = self.sock.as_mut() {
+                    s.leave_quickack_mode();
                 }
+                self.cfg.mech.quickack = false;
                 Self::check_ret(c, 0, None)
             }
             (_, "TCP_CONGESTION") if tcp => {
