@@ -158,6 +158,7 @@ fn linux_defaults() -> TcpCfg {
     cfg.mech.linux_cwnd_limited = true;
     cfg.mech.prr_linux_entry = true;
     cfg.mech.linux_zero_window_probe = true;
+    cfg.mech.linux_xmit_timer_on_progress = true;
     cfg
 }
 

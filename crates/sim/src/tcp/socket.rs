@@ -1104,7 +1104,9 @@ impl TcpSocket {
         if self.acks_nothing(h) {
             return;
         }
-        self.rto_from_head(cx);
+        if !self.cfg.mech.linux_xmit_timer_on_progress {
+            self.rto_from_head(cx);
+        }
         let prior_una = self.una;
         let prior_in_flight = self.in_flight();
         let outstanding = self.nxt - self.una;
@@ -1153,6 +1155,10 @@ impl TcpSocket {
         let sack_rearm = newly_cum == 0
             && d.sack_clean
                 .is_some_and(|(oldest, _)| self.sb.front().is_some_and(|h| oldest < h.sent_at));
+        if self.cfg.mech.linux_xmit_timer_on_progress && (newly_cum > 0 || sack_rearm) {
+            // Linux's FLAG_SET_XMIT_TIMER: only an ACK that delivered data moves the timer.
+            self.rto_from_head(cx);
+        }
         if d.reordered {
             self.lr.rack.reord_seen = true;
             self.note_reordering(d.reorder_low);
