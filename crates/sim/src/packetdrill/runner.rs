@@ -1059,14 +1059,14 @@ impl Runner {
                 let Some(Arg::Int(len)) = a.get(2) else {
                     return unsupported("write(): the length must be a number");
                 };
-                self.write(c, (*len).max(0) as u64)
+                self.write(c, (*len).max(0) as u64, false)
             }
             "send" => {
                 let Some(Arg::Int(len)) = a.get(2) else {
                     return unsupported("send(): the length must be a number");
                 };
-                Self::plain_send_flags(c, a.get(3))?;
-                self.write(c, (*len).max(0) as u64)
+                let more = Self::plain_send_flags(c, a.get(3))?;
+                self.write(c, (*len).max(0) as u64, more)
             }
             "sendmsg" => {
                 // The simple form: an iovec of lengths, no control data, no name.
@@ -1099,8 +1099,8 @@ impl Runner {
                         (k, _) => return unsupported(format!("sendmsg(): the `{k}` field")),
                     }
                 }
-                Self::plain_send_flags(c, a.get(2))?;
-                self.write(c, len)
+                let more = Self::plain_send_flags(c, a.get(2))?;
+                self.write(c, len, more)
             }
             "read" => {
                 let (n, f) = self.fd(a, "read")?;
@@ -1184,14 +1184,17 @@ impl Runner {
         }
     }
 
-    /// send()/sendmsg() flags that leave the call a plain write; others (MSG_MORE's corking,
-    /// MSG_ZEROCOPY, MSG_FASTOPEN, MSG_EOR, ...) are not modeled.
-    fn plain_send_flags(c: &Syscall, flags: Option<&Arg>) -> Step {
+    /// send()/sendmsg() flags that leave the call a write; returns whether MSG_MORE (corking
+    /// this write's tail) was given. Others (MSG_ZEROCOPY, MSG_FASTOPEN, MSG_EOR, ...) are not
+    /// modeled.
+    fn plain_send_flags(c: &Syscall, flags: Option<&Arg>) -> Result<bool, Stop> {
         match flags {
-            None | Some(Arg::Int(0)) | Some(Arg::Any) => Ok(()),
+            None | Some(Arg::Int(0)) | Some(Arg::Any) => Ok(false),
             Some(Arg::Sym(v)) => {
-                match v.iter().find(|f| !matches!(f.as_str(), "MSG_NOSIGNAL" | "MSG_DONTWAIT")) {
-                    None => Ok(()),
+                match v.iter().find(|f| {
+                    !matches!(f.as_str(), "MSG_NOSIGNAL" | "MSG_DONTWAIT" | "MSG_MORE")
+                }) {
+                    None => Ok(v.iter().any(|f| f == "MSG_MORE")),
                     Some(f) => unsupported(format!("{}() with {f}", c.name)),
                 }
             }
@@ -1199,8 +1202,8 @@ impl Runner {
         }
     }
 
-    /// write(), send() and sendmsg(): `len` bytes into the send buffer.
-    fn write(&mut self, c: &Syscall, len: u64) -> Step {
+    /// write(), send() and sendmsg(): `len` bytes into the send buffer (`more`: MSG_MORE).
+    fn write(&mut self, c: &Syscall, len: u64, more: bool) -> Step {
         let (n, f) = self.fd(&c.args, &c.name)?;
         if f.kind != FdKind::Conn {
             return fail(format!("{}(): fd {n} is not a connection", c.name));
@@ -1225,7 +1228,7 @@ impl Runner {
         if !self.nodelay && !len.is_multiple_of(sock.negotiated_mss()) && sock.outstanding() > 0 {
             return unsupported("a sub-MSS write with data in flight: Nagle's algorithm is not modeled (set TCP_NODELAY)");
         }
-        self.with_sock(|s, cx| s.app_write(len, cx));
+        self.with_sock(|s, cx| s.app_write_more(len, more, cx));
         Self::check_ret(c, len as i64, None)
     }
 
@@ -1326,6 +1329,31 @@ impl Runner {
             }
             (_, "TCP_NODELAY") if tcp => {
                 self.nodelay = Self::int_arg(val).unwrap_or(0) != 0;
+                if self.nodelay && self.sock.is_some() {
+                    // Linux pushes pending output at once, even when corked.
+                    self.with_sock(|s, cx| s.push_pending(cx));
+                }
+                Self::check_ret(c, 0, None)
+            }
+            (_, "TCP_CORK") if tcp => {
+                let Some(v) = Self::int_arg(val) else {
+                    return unsupported("TCP_CORK needs [0] or [1]");
+                };
+                if v == 0 {
+                    // Uncorking pushes under Nagle's rule unless TCP_NODELAY is set; Nagle's
+                    // algorithm is not modeled, so only a push with nothing in flight (where
+                    // Nagle sends too) is.
+                    let nagle_waits = self.sock.as_ref().is_some_and(|s| {
+                        s.outstanding() > 0 && s.unsent_bytes() % s.negotiated_mss() != 0
+                    });
+                    if !self.nodelay && nagle_waits {
+                        return unsupported("clearing TCP_CORK with data in flight: Nagle's algorithm is not modeled (set TCP_NODELAY)");
+                    }
+                }
+                match self.sock.is_some() {
+                    true => self.with_sock(|s, cx| s.set_cork(v != 0, cx)),
+                    false => return unsupported("TCP_CORK before the socket connects"),
+                }
                 Self::check_ret(c, 0, None)
             }
             (_, "TCP_QUICKACK") if tcp => {
@@ -1698,7 +1726,67 @@ mod tests {
         );
         let msg = "+0 sendmsg(4, {msg_name(...)=..., msg_iov(2)=[{..., 500}, {..., 500}], msg_flags=0}, 0) = 1000\n";
         assert_eq!(run(&format!("{msg}+0 > P. 1:1001(1000) ack 1\n")), Outcome::Passed);
-        assert!(matches!(run("+0 send(4, ..., 40, MSG_MORE) = 40\n"), Outcome::Unsupported { .. }));
+        // TCP_MAXSEG on a listener before its SYN: the SYN-ACK advertises it, the accepted
+        // connection sizes its segments by it; IP_MTU_DISCOVER and IP_TOS change nothing.
+        let listener = "`sysctl -q net.ipv4.tcp_timestamps=0`
+0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0 setsockopt(3, SOL_IP, IP_MTU_DISCOVER, [IP_PMTUDISC_DONT], 1) = 0
++0 bind(3, ..., ...) = 0
++0 listen(3, 1) = 0
++0 setsockopt(3, SOL_TCP, TCP_MAXSEG, [600], 4) = 0
++0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>
++0 > S. 0:0(0) ack 1 <mss 600,nop,nop,sackOK,nop,wscale 7>
++.1 < . 1:1(0) ack 1 win 1000
++0 accept(3, ..., ...) = 4
++0 setsockopt(4, SOL_IP, IP_TOS, [4], 1) = 0
++0 write(4, ..., 1200) = 1200
++0 > P. 1:1201(1200) ack 1
++0 getsockopt(4, SOL_TCP, TCP_MAXSEG, [600], [4]) = 0
+";
+        assert_eq!(run_script(listener, &Options::default()), Outcome::Passed);
+        let syn_seen = listener.replace(
+            "+0 setsockopt(3, SOL_TCP, TCP_MAXSEG, [600], 4) = 0\n+0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>\n",
+            "+0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>\n+0 setsockopt(3, SOL_TCP, TCP_MAXSEG, [600], 4) = 0\n",
+        );
+        assert!(matches!(
+            run_script(&syn_seen, &Options::default()),
+            Outcome::Unsupported { .. }
+        ));
+    }
+
+    /// Corking (tcp(7) TCP_CORK, send(2) MSG_MORE): a sub-MSS tail waits for more data, an
+    /// uncork, a TCP_NODELAY push or, with nothing in flight, the probe timer (max(RTO,
+    /// 200 ms): SRTT 100 ms here, so RTO 300 ms); full segments go out at once.
+    #[test]
+    fn corking() {
+        let more = "+0 send(4, ..., 40, MSG_MORE) = 40\n+.05 write(4, ..., 20) = 20\n+0 > P. 1:61(60) ack 1\n";
+        assert_eq!(run(more), Outcome::Passed);
+        // Not sent with the MSG_MORE write itself.
+        let (line, _) = failed(&run("+0 send(4, ..., 40, MSG_MORE) = 40\n+0 > P. 1:41(40) ack 1\n"));
+        assert_eq!(line, N + 2);
+        // The probe timer sends the held tail.
+        assert_eq!(
+            run("+0 send(4, ..., 40, MSG_MORE) = 40\n+.3 > P. 1:41(40) ack 1\n"),
+            Outcome::Passed
+        );
+        // Full segments go, the tail waits; an ACK's push follows TCP_NODELAY, not MSG_MORE.
+        assert_eq!(
+            run("+0 send(4, ..., 2500, MSG_MORE) = 2500\n+0 > . 1:2001(2000) ack 1\n\
+                 +.1 < . 1:1(0) ack 2001 win 1000\n+0 > P. 2001:2501(500) ack 1\n"),
+            Outcome::Passed
+        );
+        let cork = "+0 setsockopt(4, SOL_TCP, TCP_CORK, [1], 4) = 0\n+0 write(4, ..., 40) = 40\n\
+                    +.01 write(4, ..., 40) = 40\n+.01 setsockopt(4, SOL_TCP, TCP_CORK, [0], 4) = 0\n\
+                    +0 > P. 1:81(80) ack 1\n";
+        assert_eq!(run(cork), Outcome::Passed);
+        let (line, _) = failed(&run(&cork.replace("+.01 write", "+0 > P. 1:41(40) ack 1\n+.01 write")));
+        assert_eq!(line, N + 3);
+        let nodelay = cork.replace("TCP_CORK, [0]", "TCP_NODELAY, [1]");
+        assert_eq!(run(&nodelay), Outcome::Passed);
+    }
+
+    #[test]
+    fn blocking_connect_and_maxseg() {
         // A blocking connect: the handshake completes within its `lo...hi` span; TCP_MAXSEG
         // sets the MSS the SYN advertises.
         let client = "`sysctl -q net.ipv4.tcp_timestamps=0`

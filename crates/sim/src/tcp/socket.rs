@@ -22,6 +22,7 @@ use crate::units::{Dur, Rate, SimTime};
 use crate::wire::{EcnMode, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES};
 
 mod close;
+mod cork;
 mod ecn;
 mod info;
 mod lossrec;
@@ -208,6 +209,8 @@ pub struct TcpSocket {
     /// Bytes of the fast retransmission sent on entering recovery, before PRR set the
     /// window for the same ACK (`prr_entry = "linux"`).
     prr_forced: u64,
+    /// TCP_CORK / MSG_MORE (tcp/socket/cork.rs).
+    cork: cork::Cork,
 }
 
 impl TcpSocket {
@@ -324,6 +327,7 @@ impl TcpSocket {
             rtt_hist: crate::metrics::delay_histogram(),
             metrics_from: SimTime::ZERO,
             close: close::CloseState::default(),
+            cork: cork::Cork::default(),
             reordering: 3,
             reord_seen: 0,
             prr_forced: 0,
@@ -722,6 +726,10 @@ impl TcpSocket {
             }
             if self.nxt < self.app_end {
                 let mut len = (self.app_end - self.nxt).min(self.mss);
+                if len < self.mss && self.cork_holds() {
+                    self.cork_hold(cx);
+                    return;
+                }
                 let usable = (self.una + self.snd_wnd).saturating_sub(self.nxt);
                 if len > usable {
                     self.cwnd_limited = false;
@@ -1475,6 +1483,9 @@ impl TcpSocket {
             }
             s if s.sends() => {
                 if self.una == self.nxt {
+                    if self.cork_probe(cx) {
+                        return;
+                    }
                     if self.nxt < self.app_end && self.snd_wnd == 0 {
                         self.rtt.back_off();
                         if self.cfg.mech.linux_zero_window_probe {
