@@ -1191,9 +1191,10 @@ impl Runner {
         match flags {
             None | Some(Arg::Int(0)) | Some(Arg::Any) => Ok(false),
             Some(Arg::Sym(v)) => {
-                match v.iter().find(|f| {
-                    !matches!(f.as_str(), "MSG_NOSIGNAL" | "MSG_DONTWAIT" | "MSG_MORE")
-                }) {
+                match v
+                    .iter()
+                    .find(|f| !matches!(f.as_str(), "MSG_NOSIGNAL" | "MSG_DONTWAIT" | "MSG_MORE"))
+                {
                     None => Ok(v.iter().any(|f| f == "MSG_MORE")),
                     Some(f) => unsupported(format!("{}() with {f}", c.name)),
                 }
@@ -1748,10 +1749,7 @@ mod tests {
             "+0 setsockopt(3, SOL_TCP, TCP_MAXSEG, [600], 4) = 0\n+0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>\n",
             "+0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>\n+0 setsockopt(3, SOL_TCP, TCP_MAXSEG, [600], 4) = 0\n",
         );
-        assert!(matches!(
-            run_script(&syn_seen, &Options::default()),
-            Outcome::Unsupported { .. }
-        ));
+        assert!(matches!(run_script(&syn_seen, &Options::default()), Outcome::Unsupported { .. }));
     }
 
     /// Corking (tcp(7) TCP_CORK, send(2) MSG_MORE): a sub-MSS tail waits for more data, an
@@ -1762,7 +1760,8 @@ mod tests {
         let more = "+0 send(4, ..., 40, MSG_MORE) = 40\n+.05 write(4, ..., 20) = 20\n+0 > P. 1:61(60) ack 1\n";
         assert_eq!(run(more), Outcome::Passed);
         // Not sent with the MSG_MORE write itself.
-        let (line, _) = failed(&run("+0 send(4, ..., 40, MSG_MORE) = 40\n+0 > P. 1:41(40) ack 1\n"));
+        let (line, _) =
+            failed(&run("+0 send(4, ..., 40, MSG_MORE) = 40\n+0 > P. 1:41(40) ack 1\n"));
         assert_eq!(line, N + 2);
         // The probe timer sends the held tail.
         assert_eq!(
@@ -1779,7 +1778,8 @@ mod tests {
                     +.01 write(4, ..., 40) = 40\n+.01 setsockopt(4, SOL_TCP, TCP_CORK, [0], 4) = 0\n\
                     +0 > P. 1:81(80) ack 1\n";
         assert_eq!(run(cork), Outcome::Passed);
-        let (line, _) = failed(&run(&cork.replace("+.01 write", "+0 > P. 1:41(40) ack 1\n+.01 write")));
+        let (line, _) =
+            failed(&run(&cork.replace("+.01 write", "+0 > P. 1:41(40) ack 1\n+.01 write")));
         assert_eq!(line, N + 3);
         let nodelay = cork.replace("TCP_CORK, [0]", "TCP_NODELAY, [1]");
         assert_eq!(run(&nodelay), Outcome::Passed);
