@@ -93,6 +93,9 @@ pub struct Runner {
     /// When the endpoint last received data, or became established (Linux's lrcvtime,
     /// tcpi_last_data_recv): the runner hands the socket every segment, so it keeps it.
     last_data_recv: Option<SimTime>,
+    /// Linux's chrono accounting (tcpi_busy_time, tcpi_rwnd_limited), kept from the socket's
+    /// state after every step.
+    chrono: Chrono,
     pending: VecDeque<Seen>,
     last_script: u64,
     last_actual: u64,
@@ -525,6 +528,7 @@ impl Runner {
             consumed: 0,
             shut_rd: false,
             last_data_recv: None,
+            chrono: Chrono::default(),
             pending: VecDeque::new(),
             last_script: 0,
             last_actual: 0,
@@ -551,6 +555,17 @@ impl Runner {
             channel: None,
         };
         let r = f(sock, &mut cx);
+        // Data only: the handshake's SYN in flight is no busy time.
+        let now_state = if !sock.state.synchronized() {
+            ChronoType::Idle
+        } else if sock.rwnd_limited() {
+            ChronoType::RwndLimited
+        } else if sock.outstanding() > 0 || sock.unsent_bytes() > 0 {
+            ChronoType::Busy
+        } else {
+            ChronoType::Idle
+        };
+        self.chrono.set(now_state, self.now);
         for id in out {
             let p = *self.pool.get(id);
             self.pool.free(id);
@@ -1417,6 +1432,12 @@ impl Runner {
                 ),
             },
             ("SOL_SOCKET", "SO_RCVBUF") => check_int("SO_RCVBUF", self.cfg.rcvbuf),
+            // The pending socket error: none once the handshake completed (a non-blocking
+            // connect's success); errors from resets or timeouts are not reported here.
+            ("SOL_SOCKET", "SO_ERROR") => match &self.sock {
+                Some(s) if s.state.synchronized() => check_int("SO_ERROR", 0),
+                _ => unsupported("SO_ERROR before the handshake completed or after an error"),
+            },
             (_, "TCP_NODELAY") if tcp => check_int("TCP_NODELAY", self.nodelay as u64),
             (_, "TCP_MAXSEG") if tcp => match &self.sock {
                 // Connected: the MSS segments are sized by (Linux's mss_cache).
@@ -1469,6 +1490,11 @@ impl Runner {
         if name == "tcpi_last_data_recv" {
             let at = self.last_data_recv.unwrap_or(SimTime::ZERO);
             return Some((self.now.since(at).0 / 1_000_000) as f64);
+        }
+        if name == "tcpi_busy_time" || name == "tcpi_rwnd_limited" {
+            let [busy, rwnd] = self.chrono.totals(self.now);
+            let v = if name == "tcpi_rwnd_limited" { rwnd } else { busy + rwnd };
+            return Some((v / 1_000) as f64);
         }
         field(info, name)
     }
@@ -1546,6 +1572,53 @@ pub fn field(info: &TcpInfo, name: &str) -> Option<f64> {
         _ => return None,
     };
     Some(v as f64)
+}
+
+/// Linux's chrono states (tcp_chrono_start/stop), in their order of precedence; send-buffer
+/// limits are not modeled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum ChronoType {
+    /// Nothing queued or in flight (TCP_CHRONO_UNSPEC).
+    #[default]
+    Idle,
+    /// Data in flight or queued (TCP_CHRONO_BUSY).
+    Busy,
+    /// The next segment does not fit the receive window (TCP_CHRONO_RWND_LIMITED).
+    RwndLimited,
+}
+
+/// The time spent in each chrono state (Linux tcp_get_info_chrono_stats: tcpi_busy_time is
+/// the sum of all, tcpi_rwnd_limited the receive-window part). Linux moves between states
+/// where its output path and ACK processing run; the runner reads the socket after every
+/// step it takes (a call, a segment, a timer), the same instants.
+#[derive(Debug, Clone, Copy, Default)]
+struct Chrono {
+    state: ChronoType,
+    since: SimTime,
+    /// Nanoseconds spent in Busy and RwndLimited.
+    spent: [u64; 2],
+}
+
+impl Chrono {
+    fn set(&mut self, state: ChronoType, now: SimTime) {
+        if state == self.state {
+            return;
+        }
+        self.spent = self.totals(now);
+        self.state = state;
+        self.since = now;
+    }
+
+    fn totals(&self, now: SimTime) -> [u64; 2] {
+        let mut t = self.spent;
+        let d = now.since(self.since).0;
+        match self.state {
+            ChronoType::Idle => {}
+            ChronoType::Busy => t[0] += d,
+            ChronoType::RwndLimited => t[1] += d,
+        }
+        t
+    }
 }
 
 #[cfg(test)]
@@ -1648,7 +1721,7 @@ mod tests {
             "+0 setsockopt(4, SOL_TCP, TCP_MAXSEG, [500], 4) = 0\n",
             "+0 poll([{fd=4, events=POLLIN}], 1, 0) = 0\n",
             "+0 %{ print(tcpi_rto) }%\n",
-            "+0 %{ assert tcpi_rwnd_limited == 0 }%\n",
+            "+0 %{ assert tcpi_sndbuf_limited == 0 }%\n",
             "+0 setsockopt(4, SOL_TCP, TCP_QUICKACK, [1], 4) = 0\n",
             "+0 setsockopt(4, SOL_TCP, TCP_NODELAY, [0], 4) = 0\n+0 write(4, ..., 1000) = 1000\n+0 write(4, ..., 500) = 500\n",
         ];
@@ -1752,6 +1825,27 @@ mod tests {
         assert!(matches!(run_script(&syn_seen, &Options::default()), Outcome::Unsupported { .. }));
     }
 
+    /// Linux's chrono accounting: time with data queued or in flight (tcpi_busy_time, in
+    /// microseconds) and the part of it the receive window held the next segment back
+    /// (tcpi_rwnd_limited); a window below one segment waits for the persist timer's probe,
+    /// which sends what fits (Linux's tcp_write_wakeup; RTO 300 ms here).
+    #[test]
+    fn chrono_and_small_window() {
+        let script = "+0 %{ assert tcpi_busy_time == 0 and tcpi_rwnd_limited == 0 }%
++0 write(4, ..., 1000) = 1000
++0 > P. 1:1001(1000) ack 1
++.05 < . 1:1(0) ack 1001 win 2
++0 write(4, ..., 1000) = 1000
++.1 %{ assert tcpi_busy_time == 150000 and tcpi_rwnd_limited == 100000 }%
++.2 > . 1001:1257(256) ack 1
+";
+        assert_eq!(run(script), Outcome::Passed);
+        // Not sent at once into the 256-byte window (wscale 7: win 2 = 256 bytes).
+        let early = script.replace("+.1 %{", "+0 > . 1001:1257(256) ack 1\n+.1 %{");
+        let (line, _) = failed(&run(&early));
+        assert_eq!(line, N + 6);
+    }
+
     /// Corking (tcp(7) TCP_CORK, send(2) MSG_MORE): a sub-MSS tail waits for more data, an
     /// uncork, a TCP_NODELAY push or, with nothing in flight, the probe timer (max(RTO,
     /// 200 ms): SRTT 100 ms here, so RTO 300 ms); full segments go out at once.
@@ -1783,6 +1877,8 @@ mod tests {
         assert_eq!(line, N + 3);
         let nodelay = cork.replace("TCP_CORK, [0]", "TCP_NODELAY, [1]");
         assert_eq!(run(&nodelay), Outcome::Passed);
+        // SO_ERROR after the handshake: no pending error.
+        assert_eq!(run("+0 getsockopt(4, SOL_SOCKET, SO_ERROR, [0], [4]) = 0\n"), Outcome::Passed);
     }
 
     #[test]

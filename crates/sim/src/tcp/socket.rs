@@ -736,7 +736,10 @@ impl TcpSocket {
                     if !self.sb.is_empty() {
                         return; // receive-window limited: wait for the edge to move
                     }
-                    if usable == 0 {
+                    // `zero_window_probe = "linux"`: a window below one segment waits for the
+                    // persist timer too (Linux's tcp_snd_wnd_test), whose probe then sends
+                    // what fits (tcp_write_wakeup).
+                    if usable == 0 || self.cfg.mech.linux_zero_window_probe {
                         // Zero window and nothing in flight: the RTO timer doubles as the
                         // persist timer and sends a one-byte probe when it fires.
                         if !self.timer_armed(TimerKind::Rto) {
@@ -1484,6 +1487,14 @@ impl TcpSocket {
             s if s.sends() => {
                 if self.una == self.nxt {
                     if self.cork_probe(cx) {
+                        return;
+                    }
+                    let fits =
+                        self.snd_wnd.min(self.mss).min(self.app_end.saturating_sub(self.nxt));
+                    if self.cfg.mech.linux_zero_window_probe && fits > 0 {
+                        // Linux's tcp_write_wakeup: the probe is the data that fits a window
+                        // below one segment; no backoff once data is in flight.
+                        self.send_new_segment(fits, cx);
                         return;
                     }
                     if self.nxt < self.app_end && self.snd_wnd == 0 {
