@@ -427,6 +427,7 @@ fn mechanisms(m: &[Option<bool>; 14]) -> crate::tcp::Mechanisms {
         linux_cwnd_limited: m[11].unwrap_or(d.linux_cwnd_limited),
         prr_linux_entry: m[12].unwrap_or(d.prr_linux_entry),
         linux_zero_window_probe: m[13].unwrap_or(d.linux_zero_window_probe),
+        linux_xmit_timer_on_progress: d.linux_xmit_timer_on_progress,
     }
 }
 

@@ -36,6 +36,8 @@ pub const FIELDS: &[&str] = &[
     "tcpi_reordering",
     "tcpi_reord_seen",
     "tcpi_last_data_recv",
+    "tcpi_busy_time",
+    "tcpi_rwnd_limited",
     "tcpi_bytes_acked",
     "tcpi_bytes_received",
     "tcpi_segs_out",
@@ -74,7 +76,21 @@ pub fn parse_block(text: &str, line: u32, col: u32) -> Result<Block, ScriptError
     for (k, raw) in text.split('\n').enumerate() {
         let l = line + k as u32;
         let base = if k == 0 { col } else { 1 };
-        for stmt in split_statements(raw) {
+        // Python's explicit line joining: a `\` at the end of a line continues it. After a
+        // `;` (the upstream form) nothing is continued; inside a statement it is not modeled.
+        let (raw, joined) = match raw.trim_end().strip_suffix('\\') {
+            Some(r) => (r, true),
+            None => (raw, false),
+        };
+        let pieces = split_statements(raw);
+        if joined && pieces.last().is_some_and(|(_, s)| !s.trim().is_empty()) {
+            return Ok(Block::Unsupported(
+                l,
+                base,
+                "a `\\` line continuation inside a statement".to_string(),
+            ));
+        }
+        for stmt in pieces {
             let (off, s) = stmt;
             let lead = s.len() - s.trim_start().len();
             let s_trim = s.trim();
@@ -463,6 +479,15 @@ mod tests {
         assert!(matches!(
             parse_block("assert tcpi_bogus == 1", 1, 3).unwrap(),
             Block::Unsupported(..)
+        ));
+        // A `\` after `;` ends the line (upstream's form); inside a statement: unsupported.
+        match parse_block("assert tcpi_rto > 0;\\\n assert tcpi_rtt > 0;\\\n", 1, 3).unwrap() {
+            Block::Asserts(v) => assert_eq!(v.len(), 2),
+            _ => panic!("expected two asserts"),
+        }
+        assert!(matches!(
+            parse_block("assert tcpi_rto > \\\n 0", 1, 3).unwrap(),
+            Block::Unsupported(1, 3, _)
         ));
         let e = parse_block("\n  assert tcpi_rto == ", 4, 3).err().unwrap();
         assert_eq!(e.line, 5);

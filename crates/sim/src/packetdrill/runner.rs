@@ -93,6 +93,9 @@ pub struct Runner {
     /// When the endpoint last received data, or became established (Linux's lrcvtime,
     /// tcpi_last_data_recv): the runner hands the socket every segment, so it keeps it.
     last_data_recv: Option<SimTime>,
+    /// Linux's chrono accounting (tcpi_busy_time, tcpi_rwnd_limited), kept from the socket's
+    /// state after every step.
+    chrono: Chrono,
     pending: VecDeque<Seen>,
     last_script: u64,
     last_actual: u64,
@@ -158,6 +161,7 @@ fn linux_defaults() -> TcpCfg {
     cfg.mech.linux_cwnd_limited = true;
     cfg.mech.prr_linux_entry = true;
     cfg.mech.linux_zero_window_probe = true;
+    cfg.mech.linux_xmit_timer_on_progress = true;
     cfg
 }
 
@@ -524,6 +528,7 @@ impl Runner {
             consumed: 0,
             shut_rd: false,
             last_data_recv: None,
+            chrono: Chrono::default(),
             pending: VecDeque::new(),
             last_script: 0,
             last_actual: 0,
@@ -550,6 +555,17 @@ impl Runner {
             channel: None,
         };
         let r = f(sock, &mut cx);
+        // Data only: the handshake's SYN in flight is no busy time.
+        let now_state = if !sock.state.synchronized() {
+            ChronoType::Idle
+        } else if sock.rwnd_limited() {
+            ChronoType::RwndLimited
+        } else if sock.outstanding() > 0 || sock.unsent_bytes() > 0 {
+            ChronoType::Busy
+        } else {
+            ChronoType::Idle
+        };
+        self.chrono.set(now_state, self.now);
         for id in out {
             let p = *self.pool.get(id);
             self.pool.free(id);
@@ -1058,14 +1074,14 @@ impl Runner {
                 let Some(Arg::Int(len)) = a.get(2) else {
                     return unsupported("write(): the length must be a number");
                 };
-                self.write(c, (*len).max(0) as u64)
+                self.write(c, (*len).max(0) as u64, false)
             }
             "send" => {
                 let Some(Arg::Int(len)) = a.get(2) else {
                     return unsupported("send(): the length must be a number");
                 };
-                Self::plain_send_flags(c, a.get(3))?;
-                self.write(c, (*len).max(0) as u64)
+                let more = Self::plain_send_flags(c, a.get(3))?;
+                self.write(c, (*len).max(0) as u64, more)
             }
             "sendmsg" => {
                 // The simple form: an iovec of lengths, no control data, no name.
@@ -1098,8 +1114,8 @@ impl Runner {
                         (k, _) => return unsupported(format!("sendmsg(): the `{k}` field")),
                     }
                 }
-                Self::plain_send_flags(c, a.get(2))?;
-                self.write(c, len)
+                let more = Self::plain_send_flags(c, a.get(2))?;
+                self.write(c, len, more)
             }
             "read" => {
                 let (n, f) = self.fd(a, "read")?;
@@ -1183,14 +1199,18 @@ impl Runner {
         }
     }
 
-    /// send()/sendmsg() flags that leave the call a plain write; others (MSG_MORE's corking,
-    /// MSG_ZEROCOPY, MSG_FASTOPEN, MSG_EOR, ...) are not modeled.
-    fn plain_send_flags(c: &Syscall, flags: Option<&Arg>) -> Step {
+    /// send()/sendmsg() flags that leave the call a write; returns whether MSG_MORE (corking
+    /// this write's tail) was given. Others (MSG_ZEROCOPY, MSG_FASTOPEN, MSG_EOR, ...) are not
+    /// modeled.
+    fn plain_send_flags(c: &Syscall, flags: Option<&Arg>) -> Result<bool, Stop> {
         match flags {
-            None | Some(Arg::Int(0)) | Some(Arg::Any) => Ok(()),
+            None | Some(Arg::Int(0)) | Some(Arg::Any) => Ok(false),
             Some(Arg::Sym(v)) => {
-                match v.iter().find(|f| !matches!(f.as_str(), "MSG_NOSIGNAL" | "MSG_DONTWAIT")) {
-                    None => Ok(()),
+                match v
+                    .iter()
+                    .find(|f| !matches!(f.as_str(), "MSG_NOSIGNAL" | "MSG_DONTWAIT" | "MSG_MORE"))
+                {
+                    None => Ok(v.iter().any(|f| f == "MSG_MORE")),
                     Some(f) => unsupported(format!("{}() with {f}", c.name)),
                 }
             }
@@ -1198,8 +1218,8 @@ impl Runner {
         }
     }
 
-    /// write(), send() and sendmsg(): `len` bytes into the send buffer.
-    fn write(&mut self, c: &Syscall, len: u64) -> Step {
+    /// write(), send() and sendmsg(): `len` bytes into the send buffer (`more`: MSG_MORE).
+    fn write(&mut self, c: &Syscall, len: u64, more: bool) -> Step {
         let (n, f) = self.fd(&c.args, &c.name)?;
         if f.kind != FdKind::Conn {
             return fail(format!("{}(): fd {n} is not a connection", c.name));
@@ -1224,7 +1244,7 @@ impl Runner {
         if !self.nodelay && !len.is_multiple_of(sock.negotiated_mss()) && sock.outstanding() > 0 {
             return unsupported("a sub-MSS write with data in flight: Nagle's algorithm is not modeled (set TCP_NODELAY)");
         }
-        self.with_sock(|s, cx| s.app_write(len, cx));
+        self.with_sock(|s, cx| s.app_write_more(len, more, cx));
         Self::check_ret(c, len as i64, None)
     }
 
@@ -1280,18 +1300,76 @@ impl Runner {
                 let Some(v) = Self::int_arg(val) else {
                     return unsupported("TCP_MAXSEG needs [bytes]");
                 };
-                if self.sock.is_some() {
-                    return unsupported("TCP_MAXSEG once the socket listens or connects");
+                // On a listener before any SYN arrived: Linux's child socket inherits the
+                // listener's user_mss (tcp_create_openreq_child), so the SYN-ACK advertises it.
+                let listening = self.sock.as_ref().is_some_and(|s| s.state == TcpState::Listen);
+                if self.sock.is_some() && !listening {
+                    return unsupported("TCP_MAXSEG once the socket connects");
                 }
                 if !(88..=32767).contains(&v) {
                     return Self::check_ret(c, -1, Some("EINVAL"));
                 }
                 self.cfg.mss = self.cfg.mss.min(v as u32);
                 self.user_mss = true;
+                if listening {
+                    // Nothing but the Listen state lives in the socket yet (a TCP_QUICKACK 0
+                    // given to the listener is kept in the configuration too): rebuild it
+                    // from the configuration with the new MSS.
+                    let mut s = self.new_socket(false);
+                    s.listen();
+                    self.sock = Some(s);
+                }
+                Self::check_ret(c, 0, None)
+            }
+            ("SOL_IP" | "IPPROTO_IP", "IP_MTU_DISCOVER") => {
+                // Path-MTU discovery by ICMP (RFC 1191) is not modeled: no ICMP reaches the
+                // endpoint, so the DF bit and the reaction to "fragmentation needed" change
+                // nothing here. Only the modes that leave PLPMTUD probing (RFC 4821, the
+                // `tcp_mtu_probing` sysctl) as it is are accepted.
+                match val {
+                    Some(Arg::Array(v))
+                        if matches!(v.first(), Some(Arg::Sym(m))
+                            if matches!(m[0].as_str(), "IP_PMTUDISC_DONT" | "IP_PMTUDISC_WANT" | "IP_PMTUDISC_DO")) =>
+                    {
+                        Self::check_ret(c, 0, None)
+                    }
+                    _ => unsupported("IP_MTU_DISCOVER: only IP_PMTUDISC_DONT/WANT/DO"),
+                }
+            }
+            ("SOL_IP" | "IPPROTO_IP", "IP_TOS") => {
+                // The TOS byte's DSCP bits mark nothing the simulated path reads; its ECN
+                // bits belong to the TCP (Linux masks them off, INET_ECN_MASK). Linux
+                // refreshes the route, which must leave the write queue's SACK state as it
+                // is — here nothing is touched.
                 Self::check_ret(c, 0, None)
             }
             (_, "TCP_NODELAY") if tcp => {
                 self.nodelay = Self::int_arg(val).unwrap_or(0) != 0;
+                if self.nodelay && self.sock.is_some() {
+                    // Linux pushes pending output at once, even when corked.
+                    self.with_sock(|s, cx| s.push_pending(cx));
+                }
+                Self::check_ret(c, 0, None)
+            }
+            (_, "TCP_CORK") if tcp => {
+                let Some(v) = Self::int_arg(val) else {
+                    return unsupported("TCP_CORK needs [0] or [1]");
+                };
+                if v == 0 {
+                    // Uncorking pushes under Nagle's rule unless TCP_NODELAY is set; Nagle's
+                    // algorithm is not modeled, so only a push with nothing in flight (where
+                    // Nagle sends too) is.
+                    let nagle_waits = self.sock.as_ref().is_some_and(|s| {
+                        s.outstanding() > 0 && s.unsent_bytes() % s.negotiated_mss() != 0
+                    });
+                    if !self.nodelay && nagle_waits {
+                        return unsupported("clearing TCP_CORK with data in flight: Nagle's algorithm is not modeled (set TCP_NODELAY)");
+                    }
+                }
+                match self.sock.is_some() {
+                    true => self.with_sock(|s, cx| s.set_cork(v != 0, cx)),
+                    false => return unsupported("TCP_CORK before the socket connects"),
+                }
                 Self::check_ret(c, 0, None)
             }
             (_, "TCP_QUICKACK") if tcp => {
@@ -1300,10 +1378,10 @@ impl Runner {
                 if Self::int_arg(val) != Some(0) {
                     return unsupported("TCP_QUICKACK 1 (forcing an immediate ACK is not modeled)");
                 }
-                match self.sock.as_mut() {
-                    Some(s) => s.leave_quickack_mode(),
-                    None => self.cfg.mech.quickack = false,
+                if let Some(s) = self.sock.as_mut() {
+                    s.leave_quickack_mode();
                 }
+                self.cfg.mech.quickack = false;
                 Self::check_ret(c, 0, None)
             }
             (_, "TCP_CONGESTION") if tcp => {
@@ -1354,6 +1432,12 @@ impl Runner {
                 ),
             },
             ("SOL_SOCKET", "SO_RCVBUF") => check_int("SO_RCVBUF", self.cfg.rcvbuf),
+            // The pending socket error: none once the handshake completed (a non-blocking
+            // connect's success); errors from resets or timeouts are not reported here.
+            ("SOL_SOCKET", "SO_ERROR") => match &self.sock {
+                Some(s) if s.state.synchronized() => check_int("SO_ERROR", 0),
+                _ => unsupported("SO_ERROR before the handshake completed or after an error"),
+            },
             (_, "TCP_NODELAY") if tcp => check_int("TCP_NODELAY", self.nodelay as u64),
             (_, "TCP_MAXSEG") if tcp => match &self.sock {
                 // Connected: the MSS segments are sized by (Linux's mss_cache).
@@ -1406,6 +1490,11 @@ impl Runner {
         if name == "tcpi_last_data_recv" {
             let at = self.last_data_recv.unwrap_or(SimTime::ZERO);
             return Some((self.now.since(at).0 / 1_000_000) as f64);
+        }
+        if name == "tcpi_busy_time" || name == "tcpi_rwnd_limited" {
+            let [busy, rwnd] = self.chrono.totals(self.now);
+            let v = if name == "tcpi_rwnd_limited" { rwnd } else { busy + rwnd };
+            return Some((v / 1_000) as f64);
         }
         field(info, name)
     }
@@ -1483,6 +1572,53 @@ pub fn field(info: &TcpInfo, name: &str) -> Option<f64> {
         _ => return None,
     };
     Some(v as f64)
+}
+
+/// Linux's chrono states (tcp_chrono_start/stop), in their order of precedence; send-buffer
+/// limits are not modeled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum ChronoType {
+    /// Nothing queued or in flight (TCP_CHRONO_UNSPEC).
+    #[default]
+    Idle,
+    /// Data in flight or queued (TCP_CHRONO_BUSY).
+    Busy,
+    /// The next segment does not fit the receive window (TCP_CHRONO_RWND_LIMITED).
+    RwndLimited,
+}
+
+/// The time spent in each chrono state (Linux tcp_get_info_chrono_stats: tcpi_busy_time is
+/// the sum of all, tcpi_rwnd_limited the receive-window part). Linux moves between states
+/// where its output path and ACK processing run; the runner reads the socket after every
+/// step it takes (a call, a segment, a timer), the same instants.
+#[derive(Debug, Clone, Copy, Default)]
+struct Chrono {
+    state: ChronoType,
+    since: SimTime,
+    /// Nanoseconds spent in Busy and RwndLimited.
+    spent: [u64; 2],
+}
+
+impl Chrono {
+    fn set(&mut self, state: ChronoType, now: SimTime) {
+        if state == self.state {
+            return;
+        }
+        self.spent = self.totals(now);
+        self.state = state;
+        self.since = now;
+    }
+
+    fn totals(&self, now: SimTime) -> [u64; 2] {
+        let mut t = self.spent;
+        let d = now.since(self.since).0;
+        match self.state {
+            ChronoType::Idle => {}
+            ChronoType::Busy => t[0] += d,
+            ChronoType::RwndLimited => t[1] += d,
+        }
+        t
+    }
 }
 
 #[cfg(test)]
@@ -1585,7 +1721,7 @@ mod tests {
             "+0 setsockopt(4, SOL_TCP, TCP_MAXSEG, [500], 4) = 0\n",
             "+0 poll([{fd=4, events=POLLIN}], 1, 0) = 0\n",
             "+0 %{ print(tcpi_rto) }%\n",
-            "+0 %{ assert tcpi_rwnd_limited == 0 }%\n",
+            "+0 %{ assert tcpi_sndbuf_limited == 0 }%\n",
             "+0 setsockopt(4, SOL_TCP, TCP_QUICKACK, [1], 4) = 0\n",
             "+0 setsockopt(4, SOL_TCP, TCP_NODELAY, [0], 4) = 0\n+0 write(4, ..., 1000) = 1000\n+0 write(4, ..., 500) = 500\n",
         ];
@@ -1664,7 +1800,89 @@ mod tests {
         );
         let msg = "+0 sendmsg(4, {msg_name(...)=..., msg_iov(2)=[{..., 500}, {..., 500}], msg_flags=0}, 0) = 1000\n";
         assert_eq!(run(&format!("{msg}+0 > P. 1:1001(1000) ack 1\n")), Outcome::Passed);
-        assert!(matches!(run("+0 send(4, ..., 40, MSG_MORE) = 40\n"), Outcome::Unsupported { .. }));
+        // TCP_MAXSEG on a listener before its SYN: the SYN-ACK advertises it, the accepted
+        // connection sizes its segments by it; IP_MTU_DISCOVER and IP_TOS change nothing.
+        let listener = "`sysctl -q net.ipv4.tcp_timestamps=0`
+0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0 setsockopt(3, SOL_IP, IP_MTU_DISCOVER, [IP_PMTUDISC_DONT], 1) = 0
++0 bind(3, ..., ...) = 0
++0 listen(3, 1) = 0
++0 setsockopt(3, SOL_TCP, TCP_MAXSEG, [600], 4) = 0
++0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>
++0 > S. 0:0(0) ack 1 <mss 600,nop,nop,sackOK,nop,wscale 7>
++.1 < . 1:1(0) ack 1 win 1000
++0 accept(3, ..., ...) = 4
++0 setsockopt(4, SOL_IP, IP_TOS, [4], 1) = 0
++0 write(4, ..., 1200) = 1200
++0 > P. 1:1201(1200) ack 1
++0 getsockopt(4, SOL_TCP, TCP_MAXSEG, [600], [4]) = 0
+";
+        assert_eq!(run_script(listener, &Options::default()), Outcome::Passed);
+        let syn_seen = listener.replace(
+            "+0 setsockopt(3, SOL_TCP, TCP_MAXSEG, [600], 4) = 0\n+0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>\n",
+            "+0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>\n+0 setsockopt(3, SOL_TCP, TCP_MAXSEG, [600], 4) = 0\n",
+        );
+        assert!(matches!(run_script(&syn_seen, &Options::default()), Outcome::Unsupported { .. }));
+    }
+
+    /// Linux's chrono accounting: time with data queued or in flight (tcpi_busy_time, in
+    /// microseconds) and the part of it the receive window held the next segment back
+    /// (tcpi_rwnd_limited); a window below one segment waits for the persist timer's probe,
+    /// which sends what fits (Linux's tcp_write_wakeup; RTO 300 ms here).
+    #[test]
+    fn chrono_and_small_window() {
+        let script = "+0 %{ assert tcpi_busy_time == 0 and tcpi_rwnd_limited == 0 }%
++0 write(4, ..., 1000) = 1000
++0 > P. 1:1001(1000) ack 1
++.05 < . 1:1(0) ack 1001 win 2
++0 write(4, ..., 1000) = 1000
++.1 %{ assert tcpi_busy_time == 150000 and tcpi_rwnd_limited == 100000 }%
++.2 > . 1001:1257(256) ack 1
+";
+        assert_eq!(run(script), Outcome::Passed);
+        // Not sent at once into the 256-byte window (wscale 7: win 2 = 256 bytes).
+        let early = script.replace("+.1 %{", "+0 > . 1001:1257(256) ack 1\n+.1 %{");
+        let (line, _) = failed(&run(&early));
+        assert_eq!(line, N + 6);
+    }
+
+    /// Corking (tcp(7) TCP_CORK, send(2) MSG_MORE): a sub-MSS tail waits for more data, an
+    /// uncork, a TCP_NODELAY push or, with nothing in flight, the probe timer (max(RTO,
+    /// 200 ms): SRTT 100 ms here, so RTO 300 ms); full segments go out at once.
+    #[test]
+    fn corking() {
+        let more = "+0 send(4, ..., 40, MSG_MORE) = 40\n+.05 write(4, ..., 20) = 20\n+0 > P. 1:61(60) ack 1\n";
+        assert_eq!(run(more), Outcome::Passed);
+        // Not sent with the MSG_MORE write itself.
+        let (line, _) =
+            failed(&run("+0 send(4, ..., 40, MSG_MORE) = 40\n+0 > P. 1:41(40) ack 1\n"));
+        assert_eq!(line, N + 2);
+        // The probe timer sends the held tail.
+        assert_eq!(
+            run("+0 send(4, ..., 40, MSG_MORE) = 40\n+.3 > P. 1:41(40) ack 1\n"),
+            Outcome::Passed
+        );
+        // Full segments go, the tail waits; an ACK's push follows TCP_NODELAY, not MSG_MORE.
+        assert_eq!(
+            run("+0 send(4, ..., 2500, MSG_MORE) = 2500\n+0 > . 1:2001(2000) ack 1\n\
+                 +.1 < . 1:1(0) ack 2001 win 1000\n+0 > P. 2001:2501(500) ack 1\n"),
+            Outcome::Passed
+        );
+        let cork = "+0 setsockopt(4, SOL_TCP, TCP_CORK, [1], 4) = 0\n+0 write(4, ..., 40) = 40\n\
+                    +.01 write(4, ..., 40) = 40\n+.01 setsockopt(4, SOL_TCP, TCP_CORK, [0], 4) = 0\n\
+                    +0 > P. 1:81(80) ack 1\n";
+        assert_eq!(run(cork), Outcome::Passed);
+        let (line, _) =
+            failed(&run(&cork.replace("+.01 write", "+0 > P. 1:41(40) ack 1\n+.01 write")));
+        assert_eq!(line, N + 3);
+        let nodelay = cork.replace("TCP_CORK, [0]", "TCP_NODELAY, [1]");
+        assert_eq!(run(&nodelay), Outcome::Passed);
+        // SO_ERROR after the handshake: no pending error.
+        assert_eq!(run("+0 getsockopt(4, SOL_SOCKET, SO_ERROR, [0], [4]) = 0\n"), Outcome::Passed);
+    }
+
+    #[test]
+    fn blocking_connect_and_maxseg() {
         // A blocking connect: the handshake completes within its `lo...hi` span; TCP_MAXSEG
         // sets the MSS the SYN advertises.
         let client = "`sysctl -q net.ipv4.tcp_timestamps=0`

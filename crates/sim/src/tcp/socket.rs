@@ -22,6 +22,7 @@ use crate::units::{Dur, Rate, SimTime};
 use crate::wire::{EcnMode, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES};
 
 mod close;
+mod cork;
 mod ecn;
 mod info;
 mod lossrec;
@@ -208,6 +209,8 @@ pub struct TcpSocket {
     /// Bytes of the fast retransmission sent on entering recovery, before PRR set the
     /// window for the same ACK (`prr_entry = "linux"`).
     prr_forced: u64,
+    /// TCP_CORK / MSG_MORE (tcp/socket/cork.rs).
+    cork: cork::Cork,
 }
 
 impl TcpSocket {
@@ -324,6 +327,7 @@ impl TcpSocket {
             rtt_hist: crate::metrics::delay_histogram(),
             metrics_from: SimTime::ZERO,
             close: close::CloseState::default(),
+            cork: cork::Cork::default(),
             reordering: 3,
             reord_seen: 0,
             prr_forced: 0,
@@ -722,13 +726,20 @@ impl TcpSocket {
             }
             if self.nxt < self.app_end {
                 let mut len = (self.app_end - self.nxt).min(self.mss);
+                if len < self.mss && self.cork_holds() {
+                    self.cork_hold(cx);
+                    return;
+                }
                 let usable = (self.una + self.snd_wnd).saturating_sub(self.nxt);
                 if len > usable {
                     self.cwnd_limited = false;
                     if !self.sb.is_empty() {
                         return; // receive-window limited: wait for the edge to move
                     }
-                    if usable == 0 {
+                    // `zero_window_probe = "linux"`: a window below one segment waits for the
+                    // persist timer too (Linux's tcp_snd_wnd_test), whose probe then sends
+                    // what fits (tcp_write_wakeup).
+                    if usable == 0 || self.cfg.mech.linux_zero_window_probe {
                         // Zero window and nothing in flight: the RTO timer doubles as the
                         // persist timer and sends a one-byte probe when it fires.
                         if !self.timer_armed(TimerKind::Rto) {
@@ -1104,7 +1115,9 @@ impl TcpSocket {
         if self.acks_nothing(h) {
             return;
         }
-        self.rto_from_head(cx);
+        if !self.cfg.mech.linux_xmit_timer_on_progress {
+            self.rto_from_head(cx);
+        }
         let prior_una = self.una;
         let prior_in_flight = self.in_flight();
         let outstanding = self.nxt - self.una;
@@ -1153,6 +1166,10 @@ impl TcpSocket {
         let sack_rearm = newly_cum == 0
             && d.sack_clean
                 .is_some_and(|(oldest, _)| self.sb.front().is_some_and(|h| oldest < h.sent_at));
+        if self.cfg.mech.linux_xmit_timer_on_progress && (newly_cum > 0 || sack_rearm) {
+            // Linux's FLAG_SET_XMIT_TIMER: only an ACK that delivered data moves the timer.
+            self.rto_from_head(cx);
+        }
         if d.reordered {
             self.lr.rack.reord_seen = true;
             self.note_reordering(d.reorder_low);
@@ -1469,6 +1486,17 @@ impl TcpSocket {
             }
             s if s.sends() => {
                 if self.una == self.nxt {
+                    if self.cork_probe(cx) {
+                        return;
+                    }
+                    let fits =
+                        self.snd_wnd.min(self.mss).min(self.app_end.saturating_sub(self.nxt));
+                    if self.cfg.mech.linux_zero_window_probe && fits > 0 {
+                        // Linux's tcp_write_wakeup: the probe is the data that fits a window
+                        // below one segment; no backoff once data is in flight.
+                        self.send_new_segment(fits, cx);
+                        return;
+                    }
                     if self.nxt < self.app_end && self.snd_wnd == 0 {
                         self.rtt.back_off();
                         if self.cfg.mech.linux_zero_window_probe {

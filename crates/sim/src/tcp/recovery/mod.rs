@@ -64,6 +64,13 @@ pub struct Mechanisms {
     /// window (Linux tcp_xmit_probe_skb; RFC 9293 §3.8.6.1 allows either form); `"byte"` (the
     /// default, the simulator's earlier form): one new byte beyond the closed window.
     pub linux_zero_window_probe: bool,
+    /// Linux since 2017 (commit df92c8394e6e, "tcp: fix xmit timer to only be reset if data
+    /// ACKed/SACKed"): an ACK that delivers nothing — no cumulative advance, no SACK of data
+    /// sent before the head's latest transmission — leaves a pending tail-loss-probe or
+    /// reordering timer as it is; `false` (the default, the simulator's earlier rule, Linux's
+    /// before 2017): every ACK turns such a timer back into the RTO counted from the head.
+    /// Not a `[tcp]` key yet: only the packetdrill runner turns it on.
+    pub linux_xmit_timer_on_progress: bool,
 }
 
 impl Default for Mechanisms {
@@ -83,6 +90,7 @@ impl Default for Mechanisms {
             linux_cwnd_limited: false,
             prr_linux_entry: false,
             linux_zero_window_probe: false,
+            linux_xmit_timer_on_progress: false,
         }
     }
 }

@@ -158,6 +158,14 @@ impl TcpSocket {
     }
 
     /// Bytes in flight now (sent, not acknowledged).
+    /// Whether unsent data waits because its next segment does not fit the peer's receive
+    /// window (Linux's tcp_snd_wnd_test failing in tcp_write_xmit).
+    pub fn rwnd_limited(&self) -> bool {
+        let unsent = self.app_end.saturating_sub(self.nxt);
+        let usable = (self.una + self.snd_wnd).saturating_sub(self.nxt);
+        unsent > 0 && unsent.min(self.mss) > usable
+    }
+
     pub fn outstanding(&self) -> u64 {
         self.nxt.saturating_sub(self.una)
     }
