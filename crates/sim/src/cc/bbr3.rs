@@ -189,6 +189,13 @@ pub struct Bbr3 {
     round_lost: u64,
     round_ce: u64,
     round_start_inflight: u64,
+    /// The loss round (BBRNoteLoss / BBRUpdateLatestDeliverySignals): it ends when a packet
+    /// sent after `loss_round_delivered` is delivered, and restarts at the first loss of a
+    /// round; the lower bounds adapt once per loss round.
+    loss_round_delivered: u64,
+    loss_in_round: bool,
+    /// A CE mark arrived in this loss round (Linux v3's ecn_in_round).
+    ecn_in_round: bool,
     /// The too-high response already happened in this round.
     round_too_high: bool,
     ecn_alpha: f64,
@@ -217,7 +224,6 @@ pub struct Bbr3 {
     // Recovery.
     prior_cwnd: u64,
     prev_ca_state: CaState,
-    packet_conservation: bool,
     delivered: u64,
     pacing_gain: f64,
     cwnd_gain: f64,
@@ -255,6 +261,9 @@ impl Bbr3 {
             round_lost: 0,
             round_ce: 0,
             round_start_inflight: 0,
+            loss_round_delivered: 0,
+            loss_in_round: false,
+            ecn_in_round: false,
             round_too_high: false,
             ecn_alpha: 1.0,
             saw_ce: false,
@@ -276,7 +285,6 @@ impl Bbr3 {
             mark_until: 0,
             prior_cwnd: 0,
             prev_ca_state: CaState::Open,
-            packet_conservation: false,
             delivered: 0,
             pacing_gain: STARTUP_PACING_GAIN,
             cwnd_gain: STARTUP_CWND_GAIN,
@@ -358,6 +366,11 @@ impl Bbr3 {
         self.bw_hi[0] = self.bw_hi[1];
         self.bw_hi[1] = 0.0;
         self.bw_probe_samples = false;
+        // BBRResetCongestionSignals.
+        self.loss_in_round = false;
+        self.ecn_in_round = false;
+        self.bw_latest = 0.0;
+        self.inflight_latest = 0.0;
         self.probe_up_cnt = u64::MAX;
         // BBRPickProbeWait: 0 or 1 rounds, 2-3 s of wall time.
         self.rounds_since_bw_probe = self.rng.range_u64(0, 1);
@@ -453,7 +466,32 @@ impl Bbr3 {
             && self.round_ce as f64 > ECN_THRESH * self.round_delivered as f64
     }
 
-    /// The round that just ended: Startup's loss/ECN exit, the lower bounds, ECN's α.
+    /// BBRAdaptLowerBoundsFromCongestion, once per loss round and not while probing:
+    /// BBRInitLowerBounds then BBRLossLowerBounds; with ECN, marks scale inflight_lo by
+    /// (1 − α/3) (Linux v3).
+    fn adapt_lower_bounds(&mut self, cwnd: u64) {
+        if self.state.is_probing() {
+            return;
+        }
+        let ecn_marked = self.ecn_on && self.ecn_in_round;
+        if self.loss_in_round || ecn_marked {
+            if self.bw_lo.is_infinite() {
+                self.bw_lo = self.max_bw();
+            }
+            if self.inflight_lo.is_infinite() {
+                self.inflight_lo = cwnd as f64;
+            }
+        }
+        if ecn_marked {
+            self.inflight_lo *= 1.0 - self.ecn_alpha * ECN_FACTOR;
+        }
+        if self.loss_in_round {
+            self.bw_lo = self.bw_latest.max(self.p.beta * self.bw_lo);
+            self.inflight_lo = self.inflight_latest.max(self.p.beta * self.inflight_lo);
+        }
+    }
+
+    /// The round that just ended: Startup's loss/ECN exit, ECN's α, the per-round counters.
     fn end_round(&mut self, a: &AckSample, cwnd: u64) {
         if self.ecn_on && (self.saw_ce || self.round_ce > 0) && self.round_delivered > 0 {
             self.saw_ce = true;
@@ -473,27 +511,6 @@ impl Bbr3 {
         } else if self.bw_probe_samples && !self.round_too_high && self.ce_too_high() {
             self.handle_inflight_too_high(a, cwnd);
         }
-        // BBRAdaptLowerBoundsFromCongestion: not while probing.
-        if !self.state.is_probing() && self.full_bw_reached {
-            let ecn_marked = self.ecn_on && self.round_ce > 0;
-            if self.round_lost > 0 || ecn_marked {
-                if self.bw_lo.is_infinite() {
-                    self.bw_lo = self.max_bw();
-                }
-                if self.inflight_lo.is_infinite() {
-                    self.inflight_lo = cwnd as f64;
-                }
-            }
-            if ecn_marked {
-                self.inflight_lo *= 1.0 - self.ecn_alpha * ECN_FACTOR;
-            }
-            if self.round_lost > 0 {
-                self.bw_lo = self.bw_latest.max(self.p.beta * self.bw_lo);
-                self.inflight_lo = self.inflight_latest.max(self.p.beta * self.inflight_lo);
-            }
-        }
-        self.bw_latest = 0.0;
-        self.inflight_latest = 0.0;
         self.round_delivered = 0;
         self.round_lost = 0;
         self.round_ce = 0;
@@ -666,40 +683,33 @@ impl Bbr3 {
         }
     }
 
-    /// BBRModulateCwndForRecovery: packet conservation in the first round of recovery, the
-    /// saved cwnd after it.
-    fn recover_or_restore(&mut self, a: &AckSample, cwnd: u64) -> (u64, bool) {
+    /// Loss recovery (draft-04 "Modulating cwnd in Loss Recovery"): entering fast recovery
+    /// only saves cwnd (BBROnEnterFastRecovery, via `on_congestion_event`); cwnd then follows
+    /// the normal rule, and leaving recovery restores the saved value (BBRRestoreCwnd). No
+    /// packet conservation and no deduction of newly lost data: those are v1's (and Linux's)
+    /// and the draft dropped them.
+    fn restore_after_recovery(&mut self, a: &AckSample, cwnd: u64) -> u64 {
         let in_rec = |s: CaState| matches!(s, CaState::Recovery | CaState::Loss);
-        let mut cwnd = cwnd.saturating_sub(a.lost_bytes).max(self.mss);
-        if a.ca_state == CaState::Recovery && self.prev_ca_state != CaState::Recovery {
-            self.packet_conservation = true;
-            self.start_round(a.delivered);
-            cwnd = a.in_flight + a.acked_bytes;
-        } else if in_rec(self.prev_ca_state) && !in_rec(a.ca_state) {
-            cwnd = cwnd.max(self.prior_cwnd);
-            self.packet_conservation = false;
-        }
+        let restored = if in_rec(self.prev_ca_state) && !in_rec(a.ca_state) {
+            cwnd.max(self.prior_cwnd)
+        } else {
+            cwnd
+        };
         self.prev_ca_state = a.ca_state;
-        if self.packet_conservation {
-            return (cwnd.max(a.in_flight + a.acked_bytes), true);
-        }
-        (cwnd, false)
+        restored
     }
 
     fn set_cwnd(&mut self, w: &mut Window, a: &AckSample) {
         let mut cwnd = w.cwnd;
         if a.acked_bytes > 0 {
-            let (c, conserving) = self.recover_or_restore(a, cwnd);
-            cwnd = c;
-            if !conserving {
-                let max_inflight = self.inflight(self.bw(), self.cwnd_gain) as u64;
-                if self.full_bw_reached {
-                    cwnd = (cwnd + a.acked_bytes).min(max_inflight);
-                } else if cwnd < max_inflight || a.delivered < INIT_CWND * self.mss {
-                    cwnd += a.acked_bytes;
-                }
-                cwnd = cwnd.max(MIN_PIPE_CWND * self.mss);
+            cwnd = self.restore_after_recovery(a, cwnd);
+            let max_inflight = self.inflight(self.bw(), self.cwnd_gain) as u64;
+            if self.full_bw_reached {
+                cwnd = (cwnd + a.acked_bytes).min(max_inflight);
+            } else if cwnd < max_inflight || a.delivered < INIT_CWND * self.mss {
+                cwnd += a.acked_bytes;
             }
+            cwnd = cwnd.max(MIN_PIPE_CWND * self.mss);
         }
         if self.state == Bbr3State::ProbeRtt {
             cwnd = cwnd.min(self.probe_rtt_cwnd());
@@ -746,6 +756,17 @@ impl CongestionControl for Bbr3 {
         }
         self.delivered = a.delivered;
         let cwnd = w.cwnd;
+        // BBRNoteLoss (the per-loss steps run before the ACK's): the first loss of a loss
+        // round restarts it, so the lower bounds adapt a round trip after that loss.
+        if a.lost_bytes > 0 {
+            if !self.loss_in_round {
+                self.loss_round_delivered = a.delivered;
+            }
+            self.loss_in_round = true;
+        }
+        if self.ecn_on && a.ce_bytes > 0 {
+            self.ecn_in_round = true;
+        }
         // Round accounting (BBRUpdateRound), the finished round's signals first.
         self.round_start = false;
         if let Some(rs) = a.rate {
@@ -755,7 +776,6 @@ impl CongestionControl for Bbr3 {
                 self.round_count += 1;
                 self.rounds_since_bw_probe += 1;
                 self.round_start = true;
-                self.packet_conservation = false;
             }
         }
         self.round_delivered += a.acked_bytes;
@@ -764,13 +784,26 @@ impl CongestionControl for Bbr3 {
             self.round_ce += a.ce_bytes.min(a.acked_bytes);
         }
         let app_limited = self.sample_app_limited(a);
+        // BBRUpdateLatestDeliverySignals, then BBRUpdateCongestionSignals (the max_bw
+        // sample; the lower bounds once per loss round).
+        let mut loss_round_start = false;
+        let mut sample_bw = 0.0;
         if let Some(rs) = a.rate {
-            let bw = rs.delivered as f64 / rs.interval.secs_f64().max(1e-9);
-            self.bw_latest = self.bw_latest.max(bw);
+            sample_bw = rs.delivered as f64 / rs.interval.secs_f64().max(1e-9);
+            self.bw_latest = self.bw_latest.max(sample_bw);
             self.inflight_latest = self.inflight_latest.max(rs.delivered as f64);
-            if !app_limited || bw >= self.max_bw() {
-                self.bw_hi[1] = self.bw_hi[1].max(bw);
+            if rs.prior_delivered >= self.loss_round_delivered {
+                self.loss_round_delivered = a.delivered;
+                loss_round_start = true;
             }
+            if !app_limited || sample_bw >= self.max_bw() {
+                self.bw_hi[1] = self.bw_hi[1].max(sample_bw);
+            }
+        }
+        if loss_round_start {
+            self.adapt_lower_bounds(cwnd);
+            self.loss_in_round = false;
+            self.ecn_in_round = false;
         }
         // Loss while probing: inflight too high (BBRHandleLostPacket), at most once per round.
         if a.lost_bytes > 0
@@ -789,6 +822,11 @@ impl CongestionControl for Bbr3 {
         }
         self.update_probe_bw_phase(a, cwnd);
         self.update_min_rtt(w, a);
+        // BBRAdvanceLatestDeliverySignals: the next loss round starts from this sample.
+        if let (true, Some(rs)) = (loss_round_start, a.rate) {
+            self.bw_latest = sample_bw;
+            self.inflight_latest = rs.delivered as f64;
+        }
         self.update_gains();
         self.set_pacing_rate(a.srtt, w.cwnd);
         self.set_cwnd(w, a);
@@ -900,19 +938,87 @@ mod tests {
         b.bw_hi = [2_500_000.0, 0.0];
         b.bw_latest = 1_000_000.0;
         b.inflight_latest = 30_000.0;
-        b.round_lost = 2 * MSS;
-        b.round_delivered = 100 * MSS;
-        let a = ack(0, 0, 0, 0);
-        b.end_round(&a, 100 * MSS);
+        b.loss_in_round = true;
+        b.adapt_lower_bounds(100 * MSS);
         assert_eq!(b.bw_lo, 0.7 * 2_500_000.0);
         assert_eq!(b.inflight_lo, 0.7 * 100_000.0);
         assert_eq!(b.bw(), 1_750_000.0);
         // While probing they are left alone.
         b.reset_lower_bounds();
         b.state = Bbr3State::Up;
-        b.round_lost = 2 * MSS;
-        b.end_round(&a, 100 * MSS);
+        b.adapt_lower_bounds(100 * MSS);
         assert!(b.bw_lo.is_infinite() && b.inflight_lo.is_infinite());
+    }
+
+    /// BBRNoteLoss and BBRUpdateLatestDeliverySignals: a loss restarts the loss round, the
+    /// bounds adapt once, at the first ACK for data sent after the loss was seen, from the
+    /// round's largest delivery rate (here that of the round-ending ACK itself), and the next
+    /// loss round starts from that sample.
+    #[test]
+    fn lower_bounds_adapt_once_per_loss_round_from_its_largest_sample() {
+        let mut b = bbr3();
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
+        b.full_bw_reached = true;
+        b.state = Bbr3State::Cruise;
+        b.cycle_stamp = SimTime::ZERO;
+        b.bw_probe_wait = Dur::from_secs(100);
+        b.rounds_since_bw_probe = 0;
+        b.min_rtt = Some(Dur::from_millis(40));
+        b.probe_rtt_min_stamp = SimTime(Dur::from_secs(100).0);
+        b.started = true;
+        b.bw_hi = [2_500_000.0, 0.0];
+        let sample = |ms: u64, delivered: u64, prior: u64, rate_pkts: u64, lost: u64| {
+            let mut a = ack(ms, delivered, 90 * MSS, lost);
+            let rs = a.rate.as_mut().unwrap();
+            rs.delivered = rate_pkts * MSS;
+            rs.prior_delivered = prior;
+            a
+        };
+        // A loss at delivered = 1000 pkts: the loss round now ends at 1000 pkts.
+        b.on_ack(&mut w, &sample(1, 1000 * MSS, 990 * MSS, 90, MSS));
+        assert!(b.loss_in_round && b.bw_lo.is_infinite());
+        // Samples of packets sent before the loss do not end it.
+        b.on_ack(&mut w, &sample(2, 1001 * MSS, 999 * MSS, 80, 0));
+        assert!(b.bw_lo.is_infinite());
+        // A packet sent after it (prior_delivered 1000 pkts) ends it: 95 pkts / 40 ms.
+        b.on_ack(&mut w, &sample(41, 1090 * MSS, 1000 * MSS, 95, 0));
+        assert_eq!(b.bw_lo, 95_000.0 / 0.04);
+        assert_eq!(b.inflight_lo, 95_000.0);
+        assert!(!b.loss_in_round);
+        // No loss in the next round: the bounds stay.
+        b.on_ack(&mut w, &sample(90, 1200 * MSS, 1095 * MSS, 60, 0));
+        assert_eq!(b.bw_lo, 95_000.0 / 0.04);
+    }
+
+    /// draft-04 BBROnEnterFastRecovery saves cwnd and nothing else: no packet conservation
+    /// (v1's), so cwnd keeps growing toward the model's bound during recovery; leaving
+    /// recovery restores the saved value (BBRRestoreCwnd).
+    #[test]
+    fn fast_recovery_saves_cwnd_without_packet_conservation() {
+        let mut b = bbr3();
+        b.full_bw_reached = true;
+        b.state = Bbr3State::Cruise;
+        b.min_rtt = Some(Dur::from_millis(40));
+        b.bw_hi = [2_500_000.0, 0.0]; // BDP 100 pkts: max_inflight ≈ 200 pkts + quanta
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let ev = CongestionEvent {
+            now: SimTime::ZERO,
+            kind: CongestionKind::FastRetransmit,
+            flight_size: 100 * MSS,
+            in_flight: 60 * MSS,
+        };
+        b.on_congestion_event(&mut w, &ev);
+        assert_eq!(b.prior_cwnd, 100 * MSS);
+        let mut a = ack(1, 0, 60 * MSS, MSS);
+        a.ca_state = CaState::Recovery;
+        b.set_cwnd(&mut w, &a);
+        // v1 would set cwnd = in_flight + acked = 61 packets here.
+        assert_eq!(w.cwnd, 101 * MSS);
+        w.cwnd = 50 * MSS;
+        a.ca_state = CaState::Open;
+        a.lost_bytes = 0;
+        b.set_cwnd(&mut w, &a);
+        assert_eq!(w.cwnd, 101 * MSS, "restored to prior_cwnd, then + acked");
     }
 
     #[test]
