@@ -75,16 +75,16 @@ fn bbr3_alone_fills_the_link_with_less_queue_and_loss_than_v1() {
     assert!(r3 < r1, "bbr3 {r3} vs bbr {r1} retransmits");
 }
 
-/// 2 % random loss. The issue's target is ≥ 50 % of the link for v3; it is NOT met: v3 keeps
-/// ~19 % (18.6 Mbit/s of the 96.5 of payload), v1 ~93 %, CUBIC ~2 % (Mathis: 1.22/√0.02 ≈
-/// 8.6 segments per RTT ≈ 2.5 Mbit/s). The reason is the draft's loss response, not tuned
-/// away here: every round carries ~2 % loss, so outside probing each round sets
-/// bw_lo = max(bw_latest, 0.7 bw_lo) — and bw_latest, the delivery rate of a paced flow that
-/// loses 2 %, is ~3 % below bw_lo, so bw_lo and inflight_lo ratchet down by a few % per round
-/// until REFILL resets them (every 2-3 s); UP meets a loss rate at BBRLossThresh and stops
-/// after ~1 round with inflight_hi at the inflight it reached. The test asserts the ordering
-/// the issue describes (CUBIC < v3 < v1) and that v3 keeps ≥ 10 % (the measured 19 % less
-/// half, for other seeds).
+/// 2 % random loss. The issue's target: v3 keeps ≥ 50 % of the link, v1 more, CUBIC least.
+/// Measured (seed 1): v3 72.4 % of the payload capacity (69.9 Mbit/s of 96.5), v1 93 %, CUBIC
+/// ~2 % (Mathis: 1.22/√0.02 ≈ 8.6 segments per RTT ≈ 2.5 Mbit/s). v3 stays below v1 because
+/// of the draft's loss response: outside probing every loss round sets
+/// bw_lo = max(bw_latest, 0.7 bw_lo) and inflight_lo likewise, and bw_latest of a paced flow
+/// that loses 2 % is a little below bw_lo, so the bounds drift down until REFILL resets them
+/// (every 2-3 s); UP meets a loss rate at BBRLossThresh and stops early. (Before draft-04's
+/// recovery rule replaced v1's packet conservation, each fast-recovery entry — one every
+/// ~50 ms at this loss rate — cut cwnd to the data in flight and restarted the round: 19 %.)
+/// The 50 % floor leaves room for other seeds (the margin above it is 22 points).
 #[test]
 fn bbr3_under_two_percent_loss_sits_between_cubic_and_v1() {
     let v3 = figures(&run(&path(0.02, "5s", &one("bbr3")), None, false));
@@ -95,7 +95,7 @@ fn bbr3_under_two_percent_loss_sits_between_cubic_and_v1() {
     report("cubic 2% loss", &cubic);
     let payload = 100.0 * 1448.0 / 1500.0;
     eprintln!("bbr3 keeps {:.1} % of the payload capacity", 100.0 * v3.goodput / payload);
-    assert!(v3.goodput >= 0.1 * payload, "bbr3 {:.2} Mbit/s", v3.goodput);
+    assert!(v3.goodput >= 0.5 * payload, "bbr3 {:.2} Mbit/s", v3.goodput);
     assert!(v1.goodput > v3.goodput, "v1 {:.2} vs v3 {:.2}", v1.goodput, v3.goodput);
     assert!(v3.goodput > cubic.goodput, "v3 {:.2} vs cubic {:.2}", v3.goodput, cubic.goodput);
 }
@@ -136,10 +136,10 @@ fn bbr3_leaves_cubic_more_than_v1_on_a_deep_buffer() {
 
 /// With `ecn = true` BBRv3 negotiates AccECN and sends ECT(1), so DualPI2 puts it in the L4S
 /// queue (marking above 1 ms of queue). 100 Mbit/s, 30 s, measured after 10 s. Bounds: mean
-/// queueing delay ≤ 1.5 ms (the L queue's 1 ms step plus a packet; measured 0.69 ms), the
-/// flow's p95 RTT within 5 ms of its base (measured 3.9 ms: UP's 1.25 probes every 2-3 s
+/// queueing delay ≤ 1.5 ms (the L queue's 1 ms step plus a packet; measured 0.65 ms), the
+/// flow's p95 RTT within 5 ms of its base (measured 3.6 ms: UP's 1.25 probes every 2-3 s
 /// build a short queue before the CE fraction stops them), and ≥ 80 % utilisation (measured
-/// 83 %: each marked round outside probing scales inflight_lo by 1 − α/3, which under-fills
+/// 89 %: each marked round outside probing scales inflight_lo by 1 − α/3, which under-fills
 /// the link until REFILL resets it). Without ECN the same flow is a classic one in PI2's queue;
 /// its figures are printed beside.
 #[test]
