@@ -6,8 +6,8 @@
 //! Model: max_bw (windowed max of delivery rate over the last two ProbeBW cycles: the draft's MaxBwFilterLen),
 //! min_rtt (10 s window) refreshed by ProbeRTT every 5 s (ProbeRTTInterval), the long-term
 //! bounds `inflight_hi` (set where probing met loss or ECN above the thresholds) and the
-//! short-term bounds `bw_lo` / `inflight_lo` (cut by BBRBeta = 0.7 in each round with loss
-//! while not probing). bw = min(max_bw, bw_lo).
+//! short-term bounds `bw_lo` / `inflight_lo` (cut by BBRBeta = 0.7 toward the loss round's
+//! latest delivery signals, once per loss round with loss while not probing). bw = min(max_bw, bw_lo).
 //!
 //! States and gains (the draft's state machine and its parameter list): Startup pacing 2.77, cwnd 2; exit on a
 //! bandwidth plateau (< 25 % growth for 3 rounds) or on high loss (≥ 6 lost packets and a loss
@@ -22,8 +22,8 @@
 //! then inflight_hi = max(inflight at the round's start, BBRBeta × target inflight) and DOWN.
 //! In CRUISE (and ProbeRTT) cwnd leaves Headroom (15 %) below inflight_hi. ProbeRTT: cwnd =
 //! BDP/2 for 200 ms and a round. Pacing at gain × bw × 0.99; cwnd = min(cwnd + acked,
-//! cwnd_gain × BDP + quantization budget), at least 4 packets; packet conservation in the
-//! first round of fast recovery and the cwnd restored after it (BBRModulateCwndForRecovery).
+//! cwnd_gain × BDP + quantization budget), at least 4 packets; fast recovery only saves cwnd
+//! and its end restores it (draft-04: no packet conservation).
 //!
 //! ECN (the `ecn` parameter, off by default): the flow asks for Accurate ECN and sends ECT(1),
 //! so DualPI2 queues it as L4S (the draft's model takes ECN as a congestion signal beside loss); without it (or
@@ -37,7 +37,10 @@
 //! Simplified (the simulator's rate sample carries no per-packet `tx_in_flight` nor a count of
 //! discontiguous loss ranges): loss rate = bytes lost in the round / max(inflight when the
 //! round began, bytes delivered + lost in the round), checked on every ACK with losses while
-//! probing and at each round's end; Startup's "6 loss events" counts lost packets. No ACK
+//! probing and at each round's end (the draft's per-packet check can only stop UP sooner);
+//! Startup's "6 loss events" counts lost packets, without "in recovery for a full round".
+//! UP ends on the older drafts' rule (a min_rtt passed and inflight > 1.25 BDP), not
+//! draft-04's delivery-rate plateau (BBRIsTimeToGoDown); no BBROnEnterRTO cwnd cut. No ACK
 //! aggregation allowance (extra_acked) — the simulator's ACKs are not aggregated unless a
 //! scenario asks for it. The sending quantum is the draft's (1 ms at the pacing rate, 2..64 KB).
 
