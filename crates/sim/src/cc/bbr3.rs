@@ -40,7 +40,8 @@
 //! probing and at each round's end (the draft's per-packet check can only stop UP sooner);
 //! Startup's "6 loss events" counts lost packets, without "in recovery for a full round".
 //! UP ends on the older drafts' rule (a min_rtt passed and inflight > 1.25 BDP), not
-//! draft-04's delivery-rate plateau (BBRIsTimeToGoDown); no BBROnEnterRTO cwnd cut. No ACK
+//! draft-04's delivery-rate plateau (BBRIsTimeToGoDown). (BBROnEnterRTO's cwnd = inflight +
+//! 1 packet is the TCP core's, for every controller.) No ACK
 //! aggregation allowance (extra_acked) — the simulator's ACKs are not aggregated unless a
 //! scenario asks for it. The sending quantum is the draft's (1 ms at the pacing rate, 2..64 KB).
 
