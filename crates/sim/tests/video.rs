@@ -49,7 +49,7 @@ fn report(label: &str, s: &serde_json::Value) {
 
 /// Alone on FQ-CoDel, both fill the link: ≥ 80 % of 10 Mbit/s after the 10 s warm-up (the
 /// issue's target). GCC gets there by probing (probe.rs): its 3× and 6× start probes and the
-/// 2× further probes find the link within about a second, where the multiplicative ramp of
+/// 2× further probes find the link in 0.2 s, where the multiplicative ramp of
 /// draft-ietf-rmcat-gcc-02 §5.5 alone (8 %/s from 1 Mbit/s) averaged 5.1 Mbit/s over
 /// 10-30 s. Frame delay p95 ≤ base one-way delay + 50 ms for both (FQ-CoDel keeps the queue
 /// near its 5 ms target; the rest is the frame's own transmission).
