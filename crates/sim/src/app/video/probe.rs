@@ -2,11 +2,12 @@
 //! clusters of packets paced at a multiple of the estimate, and a probe-bitrate estimator that
 //! turns the receiver's arrival times of a cluster into the rate the path delivered.
 //!
-//! Sources (read for facts; the code is our own): WebRTC's goog_cc
-//! `probe_bitrate_estimator.cc` and `probe_controller.cc` / `bitrate_prober.cc`
-//! (webrtc.googlesource.com, modules/congestion_controller/goog_cc and modules/pacing), and
-//! the description of WebRTC's start-up probing in Carlucci et al., "Analysis and Design of
-//! the Google Congestion Control for WebRTC", ACM MMSys 2016:
+//! Sources (read for facts; the code is our own): WebRTC's
+//! modules/congestion_controller/goog_cc/`probe_controller.cc` (`ProbeControllerConfig`:
+//! p1 = 3, p2 = 6, step_size = 2, further_probe_threshold = 0.7, min_probe_packets_sent = 5,
+//! min_probe_duration = 15 ms; kMaxWaitingTimeForProbingResult = 1 s) and
+//! `probe_bitrate_estimator.cc` (its constants below), as vendored in the DrKLO/Telegram
+//! repository (TMessagesProj/jni/voip/webrtc/):
 //! - start: two clusters at 3× and 6× the start rate; a cluster is at least 5 packets and
 //!   15 ms worth of bytes at its rate, paced at that rate;
 //! - further probing: while an estimate exceeds 70 % of the last probe's rate (the path
