@@ -4,9 +4,10 @@
 //!
 //! Numbers of this build (`cargo test --release -p bloatlab-sim --test video -- --nocapture`
 //! prints them), 30 s runs measured after a 10 s warm-up:
-//! - alone on FQ-CoDel: GCC 5.10 Mbit/s, frame delay p95 51.7 ms; SCReAM 9.32 Mbit/s,
-//!   p95 59.1 ms;
-//! - beside 2 CUBIC on a 1 s drop-tail buffer: p95 1029 ms (GCC), 2001 ms (SCReAM);
+//! - alone on FQ-CoDel: GCC 9.47 Mbit/s, frame delay p95 60.1 ms (frame loss 32 %: it
+//!   settles just above the link, FQ-CoDel drops and no packet is retransmitted); SCReAM
+//!   9.32 Mbit/s, p95 59.1 ms;
+//! - beside 2 CUBIC on a 1 s drop-tail buffer: p95 1032 ms (GCC), 2001 ms (SCReAM);
 //! - SCReAM-L4S beside CUBIC on DualPI2: packets' one-way p95 22.4 ms, frame delay p95 39.4 ms.
 
 mod common;
@@ -46,22 +47,20 @@ fn report(label: &str, s: &serde_json::Value) {
     );
 }
 
-/// Alone on FQ-CoDel. SCReAM fills the link: ≥ 80 % of 10 Mbit/s after the 10 s warm-up.
-/// GCC does not (the issue's target is not met): without WebRTC's probing its only way up is
-/// the multiplicative increase of draft-ietf-rmcat-gcc-02 §5.5, 8 % a second from the 1 Mbit/s
-/// start, so its mean rate over 10-30 s is ∫ 1.08^t dt / 20 s = (1.08^30 − 1.08^10) /
-/// (20 ln 1.08) = 5.13 Mbit/s; the test holds it to that ramp within 10 % (an I-frame or a
-/// burst read as over-use would slow it: the first frame is an I-frame, and the feedback's
-/// groups alias with the frame clock). Frame delay p95 ≤ base one-way delay + 50 ms for both
-/// (FQ-CoDel keeps the queue near its 5 ms target; the rest is the frame's own transmission).
+/// Alone on FQ-CoDel, both fill the link: ≥ 80 % of 10 Mbit/s after the 10 s warm-up (the
+/// issue's target). GCC gets there by probing (probe.rs): its 3× and 6× start probes and the
+/// 2× further probes find the link in 0.2 s, where the multiplicative ramp of
+/// draft-ietf-rmcat-gcc-02 §5.5 alone (8 %/s from 1 Mbit/s) averaged 5.1 Mbit/s over
+/// 10-30 s. Frame delay p95 ≤ base one-way delay + 50 ms for both (FQ-CoDel keeps the queue
+/// near its 5 ms target; the rest is the frame's own transmission).
 #[test]
 fn alone_on_fq_codel_the_link_fills_and_frames_stay_fast() {
     let q = r#"{ kind = "fq_codel" }"#;
     let gcc = run(&path(q, &video("gcc", "")));
     report("gcc alone", &gcc);
-    let ramp = (1.08f64.powi(30) - 1.08f64.powi(10)) / (20.0 * 1.08f64.ln());
     let g = f(&gcc, "flows.0.goodput_mbps");
-    assert!((g / ramp - 1.0).abs() < 0.10, "GCC goodput {g} Mbit/s, its ramp gives {ramp:.2}");
+    assert!(g >= 8.0, "GCC goodput {g} Mbit/s of 10");
+    assert!(f(&gcc, "bottleneck.utilization_pct") >= 80.0);
     let scream = run(&path(q, &video("scream", "")));
     report("scream alone", &scream);
     let s = f(&scream, "flows.0.goodput_mbps");

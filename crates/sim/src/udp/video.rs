@@ -22,6 +22,12 @@
 //!   rendered frames ≥ max(3 × the mean of the last 30 gaps, that mean + `freeze`) — the
 //!   W3C "Identifiers for WebRTC's Statistics API" definition of freezeCount.
 //!
+//! - Probing (GCC, app/video/probe.rs): the controller may ask for a probe cluster; its
+//!   packets go out paced at the cluster's rate, marked with its id (as WebRTC's pacer marks
+//!   them with `PacedPacketInfo::probe_cluster_id`): queued media first, then padding
+//!   packets (an MTU on the wire, no media payload, so not counted as goodput; the receiver
+//!   reports their arrival like any packet's).
+//!
 //! Simplified: a lost packet is not retransmitted (no NACK/RTX, no FEC) and a lost frame does
 //! not break the next P-frames' decoding; no jitter buffer (a frame renders when complete).
 
@@ -48,6 +54,8 @@ pub const LOSS_GRACE: Dur = Dur(2_000_000_000);
 /// in a conversation (ITU-T G.114: one-way delay above 400 ms is unacceptable for most
 /// interactive use); SCReAMv2 ("Media Rate Control") allows discarding frames to drain it.
 const SENDER_DISCARD: Dur = Dur(1_000_000_000);
+/// The frame number that marks a padding packet (the header's frame field is 24 bits).
+const PAD_FRAME: u64 = (1 << (64 - SEQ_BITS)) - 1;
 
 #[derive(Debug, Clone, Copy)]
 struct FrameInfo {
@@ -101,6 +109,7 @@ pub fn pair(
         discarded: 0,
         hist: VecDeque::new(),
         hist_base: 0,
+        probe: None,
         next_seq: 0,
         next_frame: 0,
         in_flight: 0,
@@ -153,8 +162,11 @@ pub struct Sender {
     queue: VecDeque<(u64, SimTime, u32)>,
     /// Frames the sender dropped from its queue.
     pub discarded: u64,
-    /// Sent packets not yet reported, from sequence `hist_base`: (send time, wire bytes).
-    hist: VecDeque<(SimTime, u32)>,
+    /// Sent packets not yet reported, from sequence `hist_base`: (send time, wire bytes,
+    /// probe cluster).
+    hist: VecDeque<(SimTime, u32, Option<u32>)>,
+    /// The probe cluster being sent: (cluster, packets sent, wire bytes sent).
+    probe: Option<(video::ProbeCluster, u32, u32)>,
     hist_base: u64,
     next_seq: u64,
     next_frame: u64,
@@ -222,7 +234,14 @@ impl Sender {
             }
             self.discarded += 1;
         }
-        while let Some(&(frame, _, len)) = self.queue.front() {
+        if self.probe.is_none() {
+            self.probe = self.ctrl.take_probe(now).map(|c| (c, 0, 0));
+        }
+        loop {
+            let media = self.queue.front().copied();
+            if media.is_none() && self.probe.is_none() {
+                return;
+            }
             if now < self.next_send {
                 if self.pace_at.is_none_or(|t| t > self.next_send) {
                     self.pace_at = Some(self.next_send);
@@ -230,11 +249,17 @@ impl Sender {
                 }
                 return;
             }
-            let wire = len + UDP_HEADER_BYTES;
-            if !self.ctrl.may_send(self.in_flight, wire) {
+            // Media, or (a probe with no media queued) a padding packet of an MTU.
+            let (frame, len, wire) = match media {
+                Some((frame, _, len)) => (frame, len, len + UDP_HEADER_BYTES),
+                None => (PAD_FRAME, 0, MTU_BYTES as u32),
+            };
+            if self.probe.is_none() && !self.ctrl.may_send(self.in_flight, wire) {
                 return; // the next report reopens the window
             }
-            self.queue.pop_front();
+            if media.is_some() {
+                self.queue.pop_front();
+            }
             let seq = self.next_seq;
             self.next_seq += 1;
             let p = Packet {
@@ -251,9 +276,23 @@ impl Sender {
             cx.out.push(cx.pool.alloc(p));
             stats.pkts_sent += 1;
             stats.bytes_sent += len as u64;
-            self.hist.push_back((now, wire));
+            let cluster = self.probe.map(|p| p.0.id);
+            self.hist.push_back((now, wire, cluster));
             self.in_flight += wire as u64;
-            let gap = (wire as f64 * 8.0 / self.ctrl.pacing_bps().max(1.0) * 1e9).ceil() as u64;
+            let rate = match self.probe.as_mut() {
+                Some((c, n, b)) => {
+                    *n += 1;
+                    *b += wire;
+                    let rate = c.rate_bps;
+                    if *n >= c.min_packets && *b >= c.min_bytes {
+                        // This cluster is done: the next one (if any) follows at once.
+                        self.probe = self.ctrl.take_probe(now).map(|c| (c, 0, 0));
+                    }
+                    rate
+                }
+                None => self.ctrl.pacing_bps(),
+            };
+            let gap = (wire as f64 * 8.0 / rate.max(1.0) * 1e9).ceil() as u64;
             self.next_send = now + Dur(gap);
         }
     }
@@ -272,7 +311,7 @@ impl Sender {
         let Some(r) = sh.reports.pop_front().filter(|r| r.id == h.seq) else { return };
         // Packets before the report's range were in a lost report: forget them.
         while self.hist_base < r.from && !self.hist.is_empty() {
-            let (_, b) = self.hist.pop_front().unwrap();
+            let (_, b, _) = self.hist.pop_front().unwrap();
             self.in_flight -= b as u64;
             self.hist_base += 1;
         }
@@ -280,7 +319,7 @@ impl Sender {
         let mut arr = r.arrivals.iter().peekable();
         let mut rtt = None;
         while self.hist_base <= r.to {
-            let Some((sent, bytes)) = self.hist.pop_front() else { break };
+            let Some((sent, bytes, cluster)) = self.hist.pop_front() else { break };
             let seq = self.hist_base;
             self.hist_base += 1;
             self.in_flight -= bytes as u64;
@@ -298,6 +337,7 @@ impl Sender {
                 bytes,
                 arrival: got.map(|g| g.0),
                 ce: got.is_some_and(|g| g.1),
+                cluster,
             });
         }
         sh.spare.push(r.arrivals);
@@ -358,6 +398,13 @@ impl Receiver {
         let seq = h.seq & ((1 << SEQ_BITS) - 1);
         let frame = (h.seq >> SEQ_BITS) as usize;
         self.pending.push((seq, now, pkt.ecn == Ecn::Ce));
+        if !self.fb_armed {
+            self.fb_armed = true;
+            cx.events.schedule(now + self.cfg.feedback, Event::Timer(self.id, TimerKind::DelAck));
+        }
+        if frame as u64 == PAD_FRAME {
+            return; // padding: reported, belongs to no frame
+        }
         let done = {
             let mut sh = self.shared.lock().unwrap();
             let f = &mut sh.frames[frame];
@@ -369,10 +416,6 @@ impl Receiver {
         };
         if let Some(capture) = done {
             self.frame_done(frame as u64, capture, now);
-        }
-        if !self.fb_armed {
-            self.fb_armed = true;
-            cx.events.schedule(now + self.cfg.feedback, Event::Timer(self.id, TimerKind::DelAck));
         }
     }
 

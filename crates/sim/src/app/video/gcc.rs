@@ -24,9 +24,17 @@
 //! - §6 loss-based controller: loss p over a report > 10 %: A_s ← A_s (1 − 0.5 p); < 2 %:
 //!   A_s ← 1.05 A_s; the target is min(delay-based, loss-based).
 //!
-//! Simplified: no probing (WebRTC's initial probes at 3× and 6× the start rate), so the
-//! start is the multiplicative ramp alone; the loss-based bound is updated once per report.
+//! - probing (probe.rs, after WebRTC's goog_cc): clusters at 3× and 6× the start rate, then
+//!   at 2× the estimate while a probe finds room; a valid probe result raises the
+//!   delay-based estimate A_r and the loss-based A_s to it (WebRTC's `SetEstimate` and
+//!   `SetSendBitrate` on a probe result), unless the detector signals over-use;
+//! - the 1.5 R̂ bound limits an increase, it does not cut the estimate (as WebRTC's
+//!   AimdRateControl applies it: a probe's result stays while the encoder catches up).
+//!
+//! Simplified: the loss-based bound is updated once per report; a probe result only raises
+//! the estimates (WebRTC's may also lower them).
 
+use super::probe::{ProbeCluster, ProbeController, ProbeEstimator};
 use super::{PacketResult, RateControl};
 use crate::units::{Dur, SimTime};
 use std::collections::VecDeque;
@@ -90,6 +98,11 @@ pub struct Gcc {
     rtt_ms: f64,
     received: VecDeque<(u64, u32)>,
     received_bytes: u64,
+    start: f64,
+    prober: ProbeController,
+    probe_est: ProbeEstimator,
+    /// Clusters handed to the sender, newest last (a few at most).
+    sent_clusters: VecDeque<ProbeCluster>,
 }
 
 impl Gcc {
@@ -118,6 +131,10 @@ impl Gcc {
             rtt_ms: 100.0,
             received: VecDeque::new(),
             received_bytes: 0,
+            start,
+            prober: ProbeController::new(hi),
+            probe_est: ProbeEstimator::default(),
+            sent_clusters: VecDeque::new(),
         }
     }
 
@@ -181,6 +198,7 @@ impl Gcc {
         let dt = self.last_change.map_or(0.0, |t| (now - t) as f64 / 1e9).min(1.0);
         self.last_change = Some(now);
         let r_hat = self.received_rate();
+        let before = self.a_r;
         match self.state {
             State::Hold => {}
             State::Increase => {
@@ -217,7 +235,10 @@ impl Gcc {
             }
         }
         if let Some(r) = r_hat {
-            self.a_r = self.a_r.min(1.5 * r.max(self.lo));
+            let cap = 1.5 * r.max(self.lo);
+            if self.a_r > before && self.a_r > cap {
+                self.a_r = before.max(cap);
+            }
         }
         self.a_r = self.a_r.clamp(self.lo, self.hi);
     }
@@ -241,6 +262,7 @@ impl RateControl for Gcc {
     fn on_feedback(&mut self, now: SimTime, results: &[PacketResult], rtt: Dur, _in_flight: u64) {
         self.rtt_ms = rtt.0 as f64 / 1e6;
         let (mut lost, mut total) = (0u32, 0u32);
+        let mut probe = None;
         for r in results {
             total += 1;
             let Some(arr) = r.arrival else {
@@ -248,6 +270,12 @@ impl RateControl for Gcc {
                 continue;
             };
             let (sent, arr) = (r.sent.0, arr.0);
+            if let Some(c) = r.cluster.and_then(|id| self.sent_clusters.iter().find(|c| c.id == id))
+            {
+                if let Some(rate) = self.probe_est.on_packet(c, sent, arr, r.bytes) {
+                    probe = Some(rate);
+                }
+            }
             self.received.push_back((arr, r.bytes));
             self.received_bytes += r.bytes as u64;
             while let Some(&(t, b)) = self.received.front() {
@@ -280,6 +308,22 @@ impl RateControl for Gcc {
             }
             self.a_s = self.a_s.clamp(self.lo, self.hi);
         }
+        // A probe's delivered rate (the last valid one in this report) raises the estimates.
+        if let Some(rate) = probe.filter(|_| self.signal != Signal::Overuse) {
+            let rate = rate.clamp(self.lo, self.hi);
+            self.a_r = self.a_r.max(rate);
+            self.a_s = self.a_s.max(rate);
+        }
+        self.prober.on_estimate(now.0, self.target_bps());
+    }
+
+    fn take_probe(&mut self, now: SimTime) -> Option<ProbeCluster> {
+        let c = self.prober.take(now.0, self.start)?;
+        if self.sent_clusters.len() == 8 {
+            self.sent_clusters.pop_front();
+        }
+        self.sent_clusters.push_back(c);
+        Some(c)
     }
 
     fn target_bps(&self) -> f64 {
@@ -314,6 +358,7 @@ mod tests {
                 bytes: 1200,
                 arrival: Some(SimTime(sent + 20_000_000 + i * queue_growth_ns)),
                 ce: false,
+                cluster: None,
             }
         };
         for b in 0..n / 10 {
@@ -345,6 +390,7 @@ mod tests {
                 bytes: 1200,
                 arrival: (i % 2 == 0).then_some(SimTime(i * 1_000_000 + 20_000_000)),
                 ce: false,
+                cluster: None,
             })
             .collect();
         g.on_feedback(SimTime(100_000_000), &res, Dur::from_millis(40), 0);

@@ -8,9 +8,11 @@
 
 pub mod encoder;
 pub mod gcc;
+pub mod probe;
 pub mod scream;
 
 pub use encoder::Encoder;
+pub use probe::ProbeCluster;
 
 use crate::units::{Dur, Rate, SimTime};
 
@@ -72,6 +74,8 @@ pub struct PacketResult {
     pub arrival: Option<SimTime>,
     /// It arrived CE-marked.
     pub ce: bool,
+    /// The probe cluster it was sent in (probe.rs), if any.
+    pub cluster: Option<u32>,
 }
 
 /// A video rate controller: it reads the feedback and sets the encoder's target, the
@@ -98,6 +102,10 @@ pub trait RateControl: Send {
     /// A window in bytes worth a time series (SCReAM's reference window), else 0.
     fn window(&self) -> u64 {
         0
+    }
+    /// A probe cluster the sender should send now (GCC's probing, probe.rs), else None.
+    fn take_probe(&mut self, _now: SimTime) -> Option<ProbeCluster> {
+        None
     }
     /// A short label of its state for the time series.
     fn state(&self) -> &'static str;

@@ -288,6 +288,7 @@ mod tests {
                 bytes: 1200,
                 arrival: Some(SimTime(t0 + i * 1_000_000 + 20_000_000 + qdelay_ns)),
                 ce: ce_every > 0 && i % ce_every == 0,
+                cluster: None,
             })
             .collect()
     }
