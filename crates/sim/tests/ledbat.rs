@@ -32,7 +32,7 @@ fn flow(cc: &str, extra: &str) -> String {
 /// then holds it. Measured after 20 s (the ramp from the initial window to BDP + target, ~110
 /// packets at ≤ 1 MSS per RTT, takes ~8 s). Bounds: ≥ 95 % utilisation (the queue never
 /// empties once at target), and a mean queueing delay within ±20 % of 100 ms (the controller
-/// sees the minimum of its last four RTT samples, so the queue it keeps is a little above the
+/// sees the minimum of its last four delay samples, so the queue it keeps is a little above the
 /// target; the bottleneck's sojourn adds one packet's serialization).
 #[test]
 fn ledbat_alone_fills_the_link_and_holds_its_target() {
@@ -162,4 +162,39 @@ fn ledbat_plus_plus_slowdowns_stop_the_latecomer_drift() {
     let plus = queue("ledbat++");
     assert!(ledbat >= 130.0, "ledbat {ledbat:.1} ms");
     assert!((42.0..=78.0).contains(&plus), "ledbat++ {plus:.1} ms");
+}
+
+/// One-way delay (RFC 6817 §2): LEDBAT's samples come from the TCP timestamps, so a queue on
+/// the reverse path — an upload's data in front of LEDBAT's ACKs — is not queueing LEDBAT
+/// caused and does not stop its growth. A 10 Mbit/s download over a link whose 2 Mbit/s uplink
+/// carries a CUBIC upload with a 500 ms (125 KB) buffer. Measuring round trips
+/// (`timestamps = false`) LEDBAT reads the upload's queue as its own, far above its target,
+/// and sits at its floor (measured 0.05 Mbit/s); one-way it keeps growing by its one MSS per
+/// round trip — a round trip of ~530 ms here, so after 20-40 s it has reached 1.9 Mbit/s, the
+/// ramp and not the delay limiting it. Bound: one-way ≥ 10× the RTT-based goodput.
+#[test]
+fn ledbat_measures_one_way_so_an_upload_does_not_hold_it_back() {
+    let scenario = |ts: bool| {
+        format!(
+            r#"
+            duration = "40s"
+            warmup = "20s"
+            [topology]
+            bottleneck = {{ rate = "10Mbps", reverse_rate = "2Mbps", delay = "10ms" }}
+            bottleneck_queue = {{ limit = "1000p" }}
+            reverse_queue = {{ limit = "125KB" }}
+            access = {{ rate = "100Mbps", delay = "5ms" }}
+            [[flows]]
+            cc = "ledbat"
+            tcp = {{ timestamps = {ts} }}
+            [[flows]]
+            cc = "cubic"
+            direction = "reverse"
+            "#
+        )
+    };
+    let one_way = run(&scenario(true), None, false).f("flows.0.goodput_mbps");
+    let rtt = run(&scenario(false), None, false).f("flows.0.goodput_mbps");
+    eprintln!("ledbat under an upload: {one_way:.2} Mbit/s one-way, {rtt:.2} Mbit/s RTT-based");
+    assert!(one_way >= 10.0 * rtt, "one-way {one_way:.2} vs RTT-based {rtt:.2} Mbit/s");
 }

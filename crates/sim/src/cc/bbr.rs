@@ -703,6 +703,7 @@ mod tests {
             snd_nxt: delivered + in_flight,
             ce_bytes: 0,
             ce_pkts: 0,
+            owd: None,
         }
     }
 

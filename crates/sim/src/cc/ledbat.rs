@@ -10,11 +10,14 @@
 //! RFC's upper bound), GAIN 1 (its upper bound).
 //!
 //! Simplified / decided here:
-//! - Delay samples are round-trip times minus their minimum, not one-way delays: the simulator's
-//!   ACK path carries no receiver timestamp the controller can read, and with an uncongested
-//!   reverse path (ACKs only) RTT − base RTT is the forward queueing delay LEDBAT wants. A
-//!   congested reverse path therefore counts against LEDBAT here (one-way measurement, which
-//!   RFC 6817 asks for, avoids that).
+//! - Delay samples are one-way delays from the TCP timestamps (RFC 6817 §2 asks for one-way
+//!   measurement; over TCP the timestamp option carries it, as the RFC's §3.4.1 allows for
+//!   other framings): the ACK's TSval minus its echo of the data's TSval ([`AckSample::owd`]).
+//!   The simulation has one clock, so there is no offset to cancel; a delayed ACK adds its
+//!   hold time to a sample, which the current-delay filter's minimum removes. A congested
+//!   reverse path therefore does not count against LEDBAT. Without timestamps
+//!   (`timestamps = false`) the samples are round-trip times, whose base is the minimum RTT:
+//!   then a queue on the reverse path does count.
 //! - No slow start (RFC 6817's algorithm has none); the first window is the
 //!   core's initial window, then growth is LEDBAT's from the first ACK.
 //! - The base history rolls over every 60 s of simulated time since the first sample (the RFC
@@ -160,6 +163,8 @@ pub struct Ledbat {
     /// cwnd with its fraction (bytes); re-read from the window when the core changed it.
     cwnd: f64,
     written: u64,
+    /// The connection's ACKs carry timestamps: delays are one-way (see the notes above).
+    one_way: bool,
 }
 
 impl Ledbat {
@@ -171,6 +176,7 @@ impl Ledbat {
             f: DelayFilters::new(),
             cwnd: 0.0,
             written: 0,
+            one_way: false,
         }
     }
 
@@ -186,8 +192,11 @@ impl CongestionControl for Ledbat {
     }
 
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        if let Some(rtt) = a.rtt {
-            self.f.add(a.now, rtt);
+        // One-way samples once the connection has timestamps, round trips otherwise (never
+        // mixed in one base history).
+        self.one_way |= a.owd.is_some();
+        if let Some(d) = if self.one_way { a.owd } else { a.rtt } {
+            self.f.add(a.now, d);
         }
         if w.cwnd != self.written {
             self.cwnd = w.cwnd as f64; // the core reduced it (loss recovery, idle restart)

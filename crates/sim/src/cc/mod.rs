@@ -142,6 +142,11 @@ pub struct AckSample {
     /// 8257 §3.3). Filled in only for controllers that react to marks themselves.
     pub ce_bytes: u64,
     pub ce_pkts: u64,
+    /// A one-way delay sample from the timestamps (RFC 7323): the ACK's TSval (the receiver's
+    /// clock when it sent the ACK) minus its echo of the data's TSval. Clocks are the
+    /// simulation's, so there is no offset; a delayed ACK's hold time is in it. None without
+    /// timestamps.
+    pub owd: Option<Dur>,
 }
 
 /// What a controller does with the ECN feedback the handshake settled on.
@@ -175,6 +180,7 @@ impl AckSample {
             snd_nxt: 0,
             ce_bytes: 0,
             ce_pkts: 0,
+            owd: None,
         }
     }
 }

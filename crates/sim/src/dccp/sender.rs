@@ -319,6 +319,7 @@ impl DccpEndpoint {
             // DCCP here runs without ECN.
             ce_bytes: 0,
             ce_pkts: 0,
+            owd: None,
         };
         self.cc.on_ack(&mut self.w, &a);
         // The losses of one window of data are one congestion event: a loss counts only if

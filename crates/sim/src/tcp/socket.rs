@@ -1241,6 +1241,7 @@ impl TcpSocket {
                 snd_nxt: self.nxt,
                 ce_bytes,
                 ce_pkts,
+                owd: h.ts.and_then(|(val, ecr)| val.checked_sub(ecr)).map(Dur),
             };
             self.cc.on_ack(&mut self.win, &a);
             self.win.cwnd = self.win.cwnd.max(self.mss);
