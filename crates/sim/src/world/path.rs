@@ -20,18 +20,27 @@ macro_rules! link_cx {
     ($w:ident, $l:expr) => {
         (
             &mut $w.links[$l.idx()],
-            LinkHands {
-                pool: &mut $w.pool,
-                pkts: &mut $w.pkts,
-                counting: $w.counting,
-                routes: &$w.routes,
-                capture: $w.captures.get_mut($l.idx()).and_then(Option::as_mut),
-                run_end: $w.end,
-                capture_error: &mut $w.capture_error,
-            },
+            link_hands!($w, $w.captures.get_mut($l.idx()).and_then(Option::as_mut)),
         )
     };
 }
+
+/// The world's [`LinkHands`] with a capture (or None), borrowing the world's fields one by
+/// one so that the caller may hold another field (a link, the BSS) beside them.
+macro_rules! link_hands {
+    ($w:ident, $capture:expr) => {
+        LinkHands {
+            pool: &mut $w.pool,
+            pkts: &mut $w.pkts,
+            counting: $w.counting,
+            routes: &$w.routes,
+            capture: $capture,
+            run_end: $w.end,
+            capture_error: &mut $w.capture_error,
+        }
+    };
+}
+pub(super) use link_hands;
 
 /// What a link reaches of the world while it works.
 pub(super) struct LinkHands<'a> {

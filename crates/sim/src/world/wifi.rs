@@ -4,7 +4,7 @@
 //! instead of that (unused) wired link, and leaves it when the BSS's MAC delivers it. The BSS
 //! asks for one event kind, `Event::Wifi`, at the time it names.
 
-use super::path::LinkHands;
+use super::path::{link_hands, LinkHands};
 use super::World;
 use crate::engine::Event;
 use crate::ids::{LinkId, PacketId};
@@ -30,15 +30,7 @@ impl World {
         let e = self.qentry(pid, now);
         let k = (l.0 - self.wifi_from) as usize;
         let w = self.wifi.as_mut().expect("a Wi-Fi link has its BSS");
-        let mut cx = LinkHands {
-            pool: &mut self.pool,
-            pkts: &mut self.pkts,
-            counting: self.counting,
-            routes: &self.routes,
-            capture: None,
-            run_end: self.end,
-            capture_error: &mut self.capture_error,
-        };
+        let mut cx = link_hands!(self, None);
         if let Some(t) = w.bss.enqueue(now, k / 2, k.is_multiple_of(2), e, &mut cx) {
             self.events.schedule(t, Event::Wifi);
         }
@@ -49,15 +41,7 @@ impl World {
         let now: SimTime = self.now;
         let Some(w) = self.wifi.as_mut() else { return };
         let mut out = std::mem::take(&mut w.out);
-        let mut cx = LinkHands {
-            pool: &mut self.pool,
-            pkts: &mut self.pkts,
-            counting: self.counting,
-            routes: &self.routes,
-            capture: None,
-            run_end: self.end,
-            capture_error: &mut self.capture_error,
-        };
+        let mut cx = link_hands!(self, None);
         let next = w.bss.on_event(now, &mut cx, &mut out);
         if let Some(t) = next {
             self.events.schedule(t, Event::Wifi);
