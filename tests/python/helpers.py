@@ -137,6 +137,18 @@ def assert_invalid(proc: subprocess.CompletedProcess[str], *needles: str) -> str
     return lines[0]
 
 
+def assert_run_refused(scenario: Path, out: Path, overrides: list[str], path: str, *needles: str) -> str:
+    """``bloatlab run SCENARIO --out OUT --set O ...`` is refused at key ``path``: exit 2, one line
+    ``error: PATH: ...`` naming every needle, and OUT not written."""
+    args = ["run", str(scenario), "--out", str(out)]
+    for o in overrides:
+        args += ["--set", o]
+    line = assert_invalid(cli(*args), *needles)
+    assert line.startswith(f"error: {path}: "), line
+    assert not out.exists(), f"{out} was created"
+    return line
+
+
 def fake_summary(doc: dict[str, Any], seed: int | None = None) -> str:
     """A summary JSON that follows the contract, built from a resolved scenario (for tests of
     the front end that must not depend on the simulator)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import assert_invalid, cli
+from helpers import assert_invalid, assert_run_refused, cli
 
 
 def assert_nothing_written(out: Path) -> None:
@@ -103,11 +103,7 @@ def test_out_is_a_file(small_toml: Path, tmp_path: Path):
 )
 def test_invalid_scenarios(small_toml: Path, tmp_path: Path, overrides, path, needles):
     out = tmp_path / "out"
-    args = ["run", str(small_toml), "--out", str(out)]
-    for o in overrides:
-        args += ["--set", o]
-    line = assert_invalid(cli(*args), *needles)
-    assert line.startswith(f"error: {path}: "), line
+    assert_run_refused(small_toml, out, overrides, path, *needles)
     assert_nothing_written(out)
 
 

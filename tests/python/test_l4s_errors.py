@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import assert_invalid, cli
+from helpers import assert_run_refused, cli
 
 
 @pytest.mark.parametrize(
@@ -31,13 +31,7 @@ from helpers import assert_invalid, cli
 )
 def test_bad_l4s_settings_exit_2_naming_the_key(small_toml: Path, tmp_path: Path, sets: list[str], key: str,
                                                 needle: str):
-    out = tmp_path / "out"
-    args = ["run", str(small_toml), "--out", str(out)]
-    for s in sets:
-        args += ["--set", s]
-    line = assert_invalid(cli(*args), key, needle)
-    assert line.startswith(f"error: {key}: "), line
-    assert not out.exists()
+    assert_run_refused(small_toml, tmp_path / "out", sets, key, key, needle)
 
 
 def test_dctcp_and_prague_run(small_toml: Path):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import assert_invalid, cli
+from helpers import assert_run_refused, cli
 
 VIDEO = ['flows[0]={ transport = "udp", app = "video", cc = "gcc" }']
 
@@ -29,13 +29,7 @@ VIDEO = ['flows[0]={ transport = "udp", app = "video", cc = "gcc" }']
     ],
 )
 def test_bad_video_flows(small_toml: Path, tmp_path: Path, overrides, path, needles):
-    out = tmp_path / "out"
-    args = ["run", str(small_toml), "--out", str(out)]
-    for o in overrides:
-        args += ["--set", o]
-    line = assert_invalid(cli(*args), *needles)
-    assert line.startswith(f"error: {path}: "), line
-    assert not out.exists()
+    assert_run_refused(small_toml, tmp_path / "out", overrides, path, *needles)
 
 
 def test_the_run_table_shows_frame_delays(small_toml: Path):
