@@ -37,14 +37,7 @@ impl ScheduleSpec {
     /// The nominal rate (reports, rate-derived queue settings), if the schedule sets it.
     pub fn nominal_rate(&self) -> Option<Rate> {
         match self {
-            ScheduleSpec::File { sched, .. } => {
-                let last = sched.points.last().unwrap().at;
-                if sched.points.len() == 1 {
-                    sched.points[0].rate
-                } else {
-                    sched.mean_rate(last.since(crate::units::SimTime::ZERO))
-                }
-            }
+            ScheduleSpec::File { sched, .. } => sched.nominal_rate(),
             ScheduleSpec::Leo(l) => Some(Rate((l.rate_min.0 + l.rate_max.0) / 2)),
         }
     }

@@ -144,6 +144,16 @@ impl Schedule {
         Some(Rate((bits / end.0 as u128) as u64))
     }
 
+    /// The nominal rate (reports, rate-derived queue settings): the time-weighted mean up to
+    /// the last point, or the only point's rate; None if the schedule leaves the rate to the
+    /// link.
+    pub fn nominal_rate(&self) -> Option<Rate> {
+        match self.points.len() {
+            1 => self.points[0].rate,
+            _ => self.mean_rate(self.points.last().unwrap().at.since(SimTime::ZERO)),
+        }
+    }
+
     /// The smallest delay of any point (the base of the path).
     pub fn min_delay(&self) -> Dur {
         self.points.iter().map(|p| p.delay).min().unwrap()
@@ -270,15 +280,9 @@ impl ScheduleRate {
             / 8) as u64
     }
 
-    /// The time-weighted mean up to the last point (that point's rate if it is the only one).
+    /// The schedule's nominal rate ([`Schedule::nominal_rate`]).
     pub fn mean_rate(&self) -> Rate {
-        let pts = &self.sched.points;
-        match pts.len() {
-            1 => Rate(self.rate(0)),
-            _ => {
-                self.sched.mean_rate(pts.last().unwrap().at.since(SimTime::ZERO)).unwrap_or(Rate(0))
-            }
-        }
+        self.sched.nominal_rate().unwrap_or(Rate(0))
     }
 }
 
