@@ -20,15 +20,16 @@ create_exception!(_core, SimulationError, PyRuntimeError, "A run failed an inter
 /// Run a scenario given as JSON text. Returns (summary_json, {table: {column: list}}).
 /// With `capture_dir`, the links named in the scenario's `capture` are written there as pcap.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, series=true, capture_dir=None))]
+#[pyo3(signature = (scenario_json, seed=None, series=true, capture_dir=None, threads=None))]
 fn run_json<'py>(
     py: Python<'py>,
     scenario_json: &str,
     seed: Option<u64>,
     series: bool,
     capture_dir: Option<std::path::PathBuf>,
+    threads: Option<u32>,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let opts = RunOptions { seed, series, capture_dir, progress: None };
+    let opts = RunOptions { seed, series, capture_dir, progress: None, threads };
     let json = scenario_json.to_owned();
     let result = py.detach(move || bloatlab_sim::run_json(&json, &opts));
     match result {

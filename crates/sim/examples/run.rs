@@ -1,7 +1,8 @@
 //! Runs a scenario file and prints its summary JSON:
 //! `cargo run --release --example run -- FILE [SERIES_DIR]` (series as CSV when a dir is given;
 //! pcap files of the scenario's `capture` links go to $BLOATLAB_CAPTURE_DIR when set;
-//! `BLOATLAB_PROGRESS=SECONDS` prints a progress line to stderr that often).
+//! `BLOATLAB_PROGRESS=SECONDS` prints a progress line to stderr that often;
+//! `BLOATLAB_THREADS=N` overrides the scenario's `threads`).
 
 use bloatlab_sim::Column;
 use std::io::Write;
@@ -20,6 +21,9 @@ fn main() {
         series: series_dir.is_some(),
         capture_dir,
         progress,
+        threads: std::env::var("BLOATLAB_THREADS")
+            .ok()
+            .map(|s| s.parse().expect("BLOATLAB_THREADS: a thread count")),
     };
     match bloatlab_sim::run_toml(&text, &opts) {
         Ok(out) => {

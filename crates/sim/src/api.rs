@@ -17,6 +17,8 @@ pub struct RunOptions {
     /// Print a progress line to stderr this often (wall clock) during the run: simulated
     /// time reached, events, events per second. For long runs; nothing else changes.
     pub progress: Option<std::time::Duration>,
+    /// Overrides the scenario's `threads` (world/partition.rs): 1 to 1024.
+    pub threads: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -83,12 +85,33 @@ pub fn run_toml(text: &str, opts: &RunOptions) -> Result<RunOutput, RunError> {
 fn run_value(value: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let scenario = crate::config::Scenario::from_value(value)?;
     let seed = opts.seed.unwrap_or(scenario.seed);
-    let setup = std::time::Instant::now();
-    let world = crate::world::World::new(&scenario, seed, opts.capture_dir.as_deref(), opts.series)
-        .map_err(RunError::Internal)?;
-    let setup_s = setup.elapsed().as_secs_f64();
-    let mut outcome = world.run(opts.progress).map_err(RunError::Internal)?;
-    outcome.measure.engine.setup_s = setup_s;
+    if let Some(n) = opts.threads.filter(|n| !(1..=crate::config::MAX_THREADS as u32).contains(n)) {
+        return Err(RunError::Invalid(ScenarioError {
+            path: "threads".into(),
+            message: format!(
+                "must be an integer from 1 to {} or \"auto\" (got {n})",
+                crate::config::MAX_THREADS
+            ),
+        }));
+    }
+    let plan = crate::world::plan(&scenario, opts.threads);
+    if let Some(note) = &plan.note {
+        eprintln!("note: {note}");
+    }
+    let outcome = if plan.parts > 1 {
+        let dir = opts.capture_dir.as_deref();
+        crate::world::run_parallel(&scenario, seed, dir, opts.series, &plan, opts.progress)
+            .map_err(RunError::Internal)?
+    } else {
+        let setup = std::time::Instant::now();
+        let world =
+            crate::world::World::new(&scenario, seed, opts.capture_dir.as_deref(), opts.series)
+                .map_err(RunError::Internal)?;
+        let setup_s = setup.elapsed().as_secs_f64();
+        let mut outcome = world.run(opts.progress).map_err(RunError::Internal)?;
+        outcome.measure.engine.setup_s = setup_s;
+        outcome
+    };
     let summary = crate::metrics::measure::build(&outcome.measure);
     let summary_json =
         serde_json::to_string_pretty(&summary).map_err(|e| RunError::Internal(e.to_string()))?;

@@ -33,6 +33,12 @@ from ..errors import ScenarioError
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout instead of a table.")
 @click.option(
+    "--threads",
+    metavar="N",
+    help="Worker threads: N (1-1024) or auto (the default: every core for a graph of 128 hosts or more, "
+    "else one). The same as --set threads=N; results are the same bytes for any N (docs/performance.md).",
+)
+@click.option(
     "--pcap",
     "pcap",
     multiple=True,
@@ -41,7 +47,7 @@ from ..errors import ScenarioError
     "bottleneck_rev, fN_src_up, fN_dst_down, fN_dst_up, fN_src_down (N = flow id). Repeatable.",
 )
 def run(scenario: str | None, seed: int | None, overrides: tuple[str, ...], out: Path | None, as_json: bool,
-        pcap: tuple[str, ...]) -> None:
+        threads: str | None, pcap: tuple[str, ...]) -> None:
     """Run one scenario and print its summary.
 
     With no SCENARIO.toml, runs the built-in demo scenario.
@@ -63,7 +69,8 @@ def run(scenario: str | None, seed: int | None, overrides: tuple[str, ...], out:
             source: Any = demo()
         else:
             source = scenario
-        doc = resolve(source, seed=seed, set=list(overrides))
+        sets = list(overrides) + ([f"threads={threads}"] if threads is not None else [])
+        doc = resolve(source, seed=seed, set=sets)
         if pcap:
             _add_capture(doc, pcap)
 

@@ -23,6 +23,7 @@ pub use crate::udp::{UdpApp, UdpCfg};
 pub use crate::wire::{
     EcnMode, MTU_BYTES, TCP_HEADER_BYTES, TCP_TS_OPTION_BYTES, UDP_HEADER_BYTES,
 };
+pub use scenario::MAX_THREADS;
 pub use schedule::ScheduleSpec;
 pub use topology::routes;
 pub use topology::{
@@ -43,6 +44,8 @@ pub struct Scenario {
     pub capture: CaptureCfg,
     /// The RPM test (`[responsiveness]`): its flows are the last of `flows`.
     pub rpm: Option<crate::app::rpm::RpmCfg>,
+    /// Worker threads asked for (`threads`; None: "auto", world/partition.rs).
+    pub threads: Option<u32>,
 }
 
 /// Links to record as pcap, by name, and the bytes kept of each packet.

@@ -19,6 +19,7 @@ const TOP_KEYS: &[&str] = &[
     "flows",
     "capture",
     "responsiveness",
+    "threads",
 ];
 const TOPOLOGY_KEYS: &[&str] = &[
     "kind",
@@ -129,6 +130,28 @@ const NOT_DCCP: &[&str] = &["cc_params", "tcp", "rwnd", "rwnd_params", "size", "
 const DCCP_APPS: &[&str] = &["greedy", "cbr"];
 const RECOVERIES: &[&str] = &["sack", "newreno", "reno"];
 
+/// Most threads a run may ask for.
+pub const MAX_THREADS: i64 = 1024;
+
+/// `threads`: a count, or "auto" (the default; world/partition.rs states the rule).
+fn threads(v: Option<&Value>) -> Res<Option<u32>> {
+    let bad = |got: String| {
+        err(
+            "threads",
+            format!("must be an integer from 1 to {MAX_THREADS} or \"auto\" (got {got})"),
+        )
+    };
+    match v {
+        None => Ok(None),
+        Some(Value::String(s)) if s == "auto" => Ok(None),
+        Some(Value::Number(n)) => match n.as_i64() {
+            Some(i) if (1..=MAX_THREADS).contains(&i) => Ok(Some(i as u32)),
+            _ => bad(n.to_string()),
+        },
+        Some(other) => bad(other.to_string()),
+    }
+}
+
 impl Scenario {
     /// Validates a scenario value; the first problem is returned with its key path.
     pub fn from_value(v: &Value) -> Res<Scenario> {
@@ -177,6 +200,7 @@ impl Scenario {
             Some(_) => return err("flows", "expected an array of tables ([[flows]])"),
         };
         let capture_v = t.get("capture");
+        let threads = threads(t.get("threads"))?;
         t.finish(TOP_KEYS)?;
 
         let mut flows = Vec::with_capacity(flows_arr.len());
@@ -194,6 +218,7 @@ impl Scenario {
             flows,
             capture: CaptureCfg::default(),
             rpm: rpm.map(|(c, _)| c),
+            threads,
         };
         if let Some(lv) = metric_links {
             sc.metrics.links = super::topology::metrics_links(lv, &sc.link_names())?;

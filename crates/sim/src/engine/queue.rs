@@ -1,5 +1,13 @@
-//! Event queue: a 4-ary min-heap on (time, sequence number). Events at the same instant fire
-//! in the order they were scheduled, so a run is a pure function of (scenario, seed).
+//! Event queue: a 4-ary min-heap on (time, origin, sequence number). Events at the same
+//! instant fire by origin, then in the order their origin scheduled them, so a run is a pure
+//! function of (scenario, seed).
+//!
+//! The origin is whatever handler scheduled the event (a link, a socket, a flow: the world
+//! names it with [`EventQueue::set_origin`] before each event it dispatches). A run that never
+//! names one has a single origin, 0, and its events fire in scheduling order, as a plain
+//! (time, counter) queue would. Runs that may be split over threads (world/parallel.rs) name
+//! them: then the order of simultaneous events does not depend on which partition scheduled
+//! what when, only on each origin's own history, which one partition owns.
 
 use super::event::{Event, Slot};
 use super::lane::Lane;
@@ -25,12 +33,22 @@ const ARITY: usize = 4;
 /// A lane's events carry the same (time, sequence) keys as the heap's, so the merged order is
 /// the same total order whichever lane or the heap an event went to; a lane event costs a push
 /// and a pop, not a sift.
+/// Bits of a key below the origin: an origin's own sequence numbers (64 G events each).
+const SEQ_BITS: u32 = 36;
+/// Origins a run may name (the bits of a key's low half above the sequence).
+pub const MAX_ORIGINS: u64 = 1 << (64 - SEQ_BITS);
+
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: Vec<Slot>,
     /// `heap[0]` is a hole (already popped); the live slots are `heap[1..]`.
     hole: bool,
+    /// The current origin's next sequence number, and the origin shifted into place.
     next_seq: u64,
+    origin: u64,
+    /// Every origin's next sequence number (the current one's is `next_seq`); empty when the
+    /// run names no origins.
+    seqs: Vec<u64>,
     popped: u64,
     lanes: Vec<Lane>,
     /// The lead time of each lane's events (`u64::MAX`: none yet). An empty lane takes the
@@ -61,6 +79,76 @@ impl EventQueue {
         q
     }
 
+    /// Orders simultaneous events by origin from now on, for origins `0 .. n` (the current
+    /// one is 0). Call before anything is scheduled.
+    pub fn name_origins(&mut self, n: u64) {
+        assert!(
+            self.next_seq == 0 && n <= MAX_ORIGINS,
+            "origins named once, at most {MAX_ORIGINS}"
+        );
+        self.seqs = vec![0; n as usize];
+    }
+
+    /// The handler about to run is origin `o`: what it schedules is keyed by `o` and `o`'s own
+    /// count. A no-op for a run that names no origins.
+    #[inline]
+    pub fn set_origin(&mut self, o: u32) {
+        if self.seqs.is_empty() {
+            return;
+        }
+        let cur = (self.origin >> SEQ_BITS) as usize;
+        // An origin's count stays below 2^36 (a run 10^4 times the longest we know of).
+        assert!(self.next_seq < 1 << SEQ_BITS, "origin {cur} scheduled 2^36 events");
+        self.seqs[cur] = self.next_seq;
+        self.next_seq = self.seqs[o as usize];
+        self.origin = (o as u64) << SEQ_BITS;
+    }
+
+    /// The key of an event at `at` from the current origin (taking the origin's next sequence
+    /// number): for an event another queue will hold ([`EventQueue::schedule_key`]).
+    #[inline]
+    pub fn next_key(&mut self, at: SimTime) -> u128 {
+        let key = ((at.0 as u128) << 64) | (self.origin | self.next_seq) as u128;
+        self.next_seq += 1;
+        key
+    }
+
+    /// Schedules `ev` with a key another queue made ([`EventQueue::next_key`]).
+    pub fn schedule_key(&mut self, key: u128, ev: Event) {
+        self.push_slot(Slot { key, ev });
+    }
+
+    /// Keeps only the pending events `keep` accepts, with their keys (a partition keeps the
+    /// events of what it owns).
+    pub fn retain(&mut self, mut keep: impl FnMut(&Event) -> bool) {
+        let mut all = Vec::with_capacity(self.len());
+        while let Some(s) = self.pop_slot() {
+            all.push(s);
+        }
+        for s in all.into_iter().filter(|s| keep(&s.ev)) {
+            self.push_slot(s);
+        }
+    }
+
+    /// Takes the next slot without counting it as fired.
+    fn pop_slot(&mut self) -> Option<Slot> {
+        let heap_key = self.heap_first().map_or(u128::MAX, |s| s.key);
+        if heap_key == u128::MAX && self.lane_min == u128::MAX {
+            return None;
+        }
+        if self.lane_min < heap_key {
+            return Some(self.pop_lane());
+        }
+        self.fill_hole();
+        let top = *self.heap.first()?;
+        if self.heap.len() == 1 {
+            self.heap.clear();
+        } else {
+            self.hole = true;
+        }
+        Some(top)
+    }
+
     /// Schedules `ev` at `at`, scheduled at `now`, in the lane of its lead time `at − now` if
     /// one has it or is free to take it; else in the heap. For events whose lead recurs (a
     /// link's propagation delay): `now` never decreasing from one call to the next keeps each
@@ -79,7 +167,7 @@ impl EventQueue {
                 None => return self.schedule(at, ev),
             },
         };
-        let key = ((at.0 as u128) << 64) | self.next_seq as u128;
+        let key = ((at.0 as u128) << 64) | (self.origin | self.next_seq) as u128;
         let q = &mut self.lanes[lane];
         if q.back().is_some_and(|b| b.key > key) {
             return self.schedule(at, ev);
@@ -111,8 +199,13 @@ impl EventQueue {
 
     #[inline]
     pub fn schedule(&mut self, at: SimTime, ev: Event) {
-        let new = Slot { key: ((at.0 as u128) << 64) | self.next_seq as u128, ev };
+        let key = ((at.0 as u128) << 64) | (self.origin | self.next_seq) as u128;
         self.next_seq += 1;
+        self.push_slot(Slot { key, ev });
+    }
+
+    #[inline]
+    fn push_slot(&mut self, new: Slot) {
         if self.hole {
             self.hole = false;
             Self::sift_down(&mut self.heap, 0, new);

@@ -102,6 +102,7 @@ impl World {
         let mut events = EventQueue::with_lanes(max_lanes());
         let mut sender_hosts: std::collections::HashMap<String, u32> =
             std::collections::HashMap::new();
+        let mut starts = Vec::with_capacity(plans.len());
         for &(spec_i, pair) in &plans {
             {
                 let spec = &sc.flows[spec_i];
@@ -202,7 +203,7 @@ impl World {
                         SimTime(rng.range_u64(a.0, b.0))
                     }
                 };
-                events.schedule(start, Event::FlowStart(FlowId(f)));
+                starts.push(start);
                 flows.push(FlowRt {
                     group: spec.group.clone(),
                     cc: spec.cc_name(),
@@ -228,6 +229,21 @@ impl World {
             }
         }
         super::page::add_connections(&mut flows, &mut routes, &mut eps, seed);
+        // A graph that may be split over threads orders simultaneous events by origin
+        // (engine/queue.rs), whatever the thread count: the dumbbell, the cellular tree and
+        // the Wi-Fi BSS always run on one and keep the plain scheduling order.
+        let origins = super::Origins::new(links.len(), eps.len(), flows.len());
+        let canonical = classic.is_none() && g.wifi.is_none();
+        if canonical {
+            events.name_origins(origins.count());
+        }
+        for (f, &start) in starts.iter().enumerate() {
+            if canonical {
+                events.set_origin(origins.flow + f as u32);
+            }
+            events.schedule(start, Event::FlowStart(FlowId(f as u32)));
+        }
+        events.set_origin(0);
         let n_flows = flows.len();
         let ids: std::collections::HashMap<&str, LinkId> =
             links.iter().enumerate().map(|(i, l)| (l.name.as_str(), LinkId(i as u32))).collect();
@@ -309,6 +325,10 @@ impl World {
             rpm,
             wifi,
             wifi_from,
+            canonical,
+            origins,
+            part: None,
+            events_extra: 0,
         })
     }
 }

@@ -6,6 +6,7 @@ use super::{Endpoint, World};
 use crate::metrics::{
     DelayMeasure, EngineMeasure, FlowMeasure, LinkMeasure, RunMeasure, VideoMeasure,
 };
+use crate::net::PacketPool;
 use crate::queue::QueueDisc;
 use crate::tcp::TcpSocket;
 use crate::udp::video;
@@ -262,9 +263,12 @@ impl World {
 
     /// Every packet ever sent is delivered, dropped (and counted where) or still in the
     /// network: per flow, per link, and for the pool as a whole.
-    pub(super) fn check_conservation(&self) -> Result<(), String> {
+    /// `others`: the packet pools of a parallel run's other partitions.
+    pub(super) fn check_conservation(&self, others: &[PacketPool]) -> Result<(), String> {
         let mut live = vec![0u64; self.flows.len()];
-        self.pool.for_each_live(|p| live[p.flow.idx()] += 1);
+        let pools = || std::iter::once(&self.pool).chain(others);
+        pools().for_each(|pool| pool.for_each_live(|p| live[p.flow.idx()] += 1));
+        let pool_live: u64 = pools().map(|p| p.live() as u64).sum();
         for (i, f) in self.pkts.iter().enumerate() {
             if f.sent != f.delivered + f.dropped + live[i] {
                 return Err(format!(
@@ -279,11 +283,9 @@ impl World {
             in_links += l.inside();
         }
         in_links += self.wifi.as_ref().map_or(0, |w| w.bss.inside());
-        if in_links != self.pool.live() as u64 {
+        if in_links != pool_live {
             return Err(format!(
-                "conservation violated: {} packets alive in the pool but {} inside links",
-                self.pool.live(),
-                in_links
+                "conservation violated: {pool_live} packets alive in the pool but {in_links} inside links"
             ));
         }
         for ep in &self.eps {
@@ -373,7 +375,7 @@ impl World {
         let bottleneck = bn.measure(self.end);
         let engine = EngineMeasure {
             wall_s,
-            events: self.events.processed(),
+            events: self.events.processed() + self.events_extra,
             bottleneck_packets: bn.transmitted_by(self.end),
             setup_s: 0.0, // the caller times the build (api::run_value)
             transmissions: Some(self.links.iter().map(|l| l.transmitted_by(self.end)).sum()),

@@ -25,6 +25,8 @@ mod graph;
 mod lookahead;
 mod measure;
 mod page;
+mod parallel;
+mod partition;
 mod path;
 mod rpm;
 mod web;
@@ -33,6 +35,8 @@ mod wifi;
 use build::RouteKey;
 pub(crate) use measure::Counters;
 use page::PageRt;
+pub use parallel::run_parallel;
+pub use partition::{plan, Plan};
 use web::WebRt;
 
 /// A transport endpoint of any kind.
@@ -141,6 +145,49 @@ pub struct World {
     /// The Wi-Fi BSS (world/wifi.rs) and the index of its first link (u32::MAX: none).
     wifi: Option<Box<wifi::WifiRt>>,
     wifi_from: u32,
+    /// Simultaneous events are ordered by origin (a graph that may run on several threads).
+    canonical: bool,
+    origins: Origins,
+    /// This world's share of a parallel run (world/parallel.rs); None: the whole run.
+    part: Option<Box<parallel::Part>>,
+    /// Events the other partitions and the parallel driver ran (the summary counts them all).
+    events_extra: u64,
+}
+
+/// Where each kind of event handler's origins start (engine/queue.rs): 0 is the run itself
+/// (samples, the warm-up's end), then every link's transmissions, every link's arrivals,
+/// every endpoint, every flow, the RPM test's clock and the Wi-Fi BSS.
+#[derive(Debug, Clone, Copy)]
+struct Origins {
+    arrive: u32,
+    sock: u32,
+    flow: u32,
+    flows: u32,
+}
+
+impl Origins {
+    fn new(links: usize, eps: usize, flows: usize) -> Origins {
+        let arrive = 1 + links as u32;
+        let sock = arrive + links as u32;
+        Origins { arrive, sock, flow: sock + eps as u32, flows: flows as u32 }
+    }
+
+    fn count(&self) -> u64 {
+        (self.flow + self.flows + 2) as u64
+    }
+
+    #[inline]
+    fn of(&self, ev: &Event) -> u32 {
+        match *ev {
+            Event::LinkTxDone(l) => 1 + l.0,
+            Event::LinkArrive(l, _) => self.arrive + l.0,
+            Event::Timer(s, _) => self.sock + s.0,
+            // Ids past the flows: the RPM test's clock.
+            Event::FlowStart(f) | Event::AppNext(f) => self.flow + f.0.min(self.flows),
+            Event::Sample | Event::WarmupEnd => 0,
+            Event::Wifi => self.flow + self.flows + 1,
+        }
+    }
 }
 
 impl World {
@@ -159,6 +206,9 @@ impl World {
         while let Some((t, ev)) = self.events.pop_until(self.end) {
             self.now = t;
             self.prefetch_ahead();
+            if self.canonical {
+                self.events.set_origin(self.origins.of(&ev));
+            }
             self.dispatch(ev);
             // The clock is read once per 2^20 events only.
             if self.events.processed() & 0xF_FFFF == 0 {
@@ -181,7 +231,7 @@ impl World {
             return Err(format!("pcap capture failed: {e}"));
         }
         self.close_windows();
-        self.check_conservation()?;
+        self.check_conservation(&[])?;
         let measure = self.measure(wall.elapsed().as_secs_f64());
         Ok(Outcome { measure, series: self.series })
     }

@@ -223,9 +223,15 @@ impl World {
     fn launched(&mut self, l: LinkId, launch: Launch) {
         match launch {
             Launch::Lost => {}
-            Launch::Out(pid) => self.forward(pid),
+            Launch::Out(pid) => {
+                debug_assert!(!self.crosses(l, self.now, pid), "a link without delay is cut");
+                self.forward(pid)
+            }
             Launch::Propagating(at, pid) => {
-                self.events.schedule_ahead(self.now, at, Event::LinkArrive(l, pid))
+                // A parallel run's cut link hands the packet to the far end's partition.
+                if !self.crosses(l, at, pid) {
+                    self.events.schedule_ahead(self.now, at, Event::LinkArrive(l, pid))
+                }
             }
         }
     }

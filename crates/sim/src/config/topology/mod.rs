@@ -35,6 +35,9 @@ pub struct NodeCfg {
     pub name: String,
     /// A host (runs endpoints, never forwards) or a router.
     pub host: bool,
+    /// A preset's hint of which nodes belong together when a run is split over threads (a
+    /// fat-tree's pod, a leaf and its hosts); None: any partition (world/partition.rs).
+    pub group: Option<u32>,
 }
 
 /// A link between nodes `a` and `b`: one-way links a→b (`name`, `link.rate`, `link.loss`,
@@ -139,7 +142,7 @@ impl GraphCfg {
             return false;
         }
         self.index.insert(name.to_string(), self.nodes.len() as u32);
-        self.nodes.push(NodeCfg { name: name.to_string(), host });
+        self.nodes.push(NodeCfg { name: name.to_string(), host, group: None });
         true
     }
 

@@ -47,6 +47,14 @@ fn nodes(g: &mut GraphCfg, names: impl Iterator<Item = String>, host: bool) {
     }
 }
 
+/// Marks the named nodes as one group for the parallel engine's partitioning.
+fn group(g: &mut GraphCfg, names: impl Iterator<Item = String>, id: usize) {
+    for n in names {
+        let i = g.node(&n).expect("preset node") as usize;
+        g.nodes[i].group = Some(id as u32);
+    }
+}
+
 /// Adds the link a–b named "a-b" with one queue configuration for both directions.
 fn join(g: &mut GraphCfg, a: &str, b: &str, cfg: &LinkCfg, q: &QueueCfg, rq: &QueueCfg) -> Res<()> {
     let (na, nb) = (g.node(a).expect("preset node"), g.node(b).expect("preset node"));
@@ -129,6 +137,10 @@ fn leaf_spine(t: &mut Table) -> Res<GraphCfg> {
         join(&mut g, &format!("h{h}"), &format!("leaf{}", h / per), &host_link, &q, &q)?;
     }
     for i in 0..leaves {
+        let hosts = (i * per..(i + 1) * per).map(|h| format!("h{h}"));
+        group(&mut g, std::iter::once(format!("leaf{i}")).chain(hosts), i);
+    }
+    for i in 0..leaves {
         for j in 0..spines {
             join(&mut g, &format!("leaf{i}"), &format!("spine{j}"), &fabric, &q, &q)?;
         }
@@ -158,6 +170,11 @@ fn fat_tree(t: &mut Table) -> Res<GraphCfg> {
     for n in 0..k * k * k / 4 {
         let (p, i) = (n / (h * h), n / h % h);
         join(&mut g, &format!("h{n}"), &format!("edge{p}_{i}"), &l, &q, &q)?;
+    }
+    for p in 0..k {
+        let switches = (0..h).flat_map(|j| [format!("agg{p}_{j}"), format!("edge{p}_{j}")]);
+        let hosts = (p * h * h..(p + 1) * h * h).map(|n| format!("h{n}"));
+        group(&mut g, switches.chain(hosts), p);
     }
     for p in 0..k {
         for i in 0..h {

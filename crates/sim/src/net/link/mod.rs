@@ -480,6 +480,23 @@ impl Link {
         self.stats.delivered += 1;
     }
 
+    /// A propagating packet leaves this copy of the link for the partition at its far end
+    /// (world/parallel.rs): the far end's copy counts it from now on.
+    pub fn cross_out(&mut self) {
+        self.propagating -= 1;
+    }
+
+    /// A propagating packet from the partition that owns the link reaches this (far-end) copy.
+    pub fn cross_in(&mut self) {
+        self.propagating += 1;
+    }
+
+    /// Takes over what the far end's copy of the link counted of the packets that crossed.
+    pub fn absorb_arrivals(&mut self, far: &Link) {
+        self.propagating += far.propagating;
+        self.stats.delivered += far.stats.delivered;
+    }
+
     /// Decides whether the packet that just finished serialization is lost on the wire:
     /// by the deterministic list first (the n-th packet to cross), then at random.
     #[inline]
