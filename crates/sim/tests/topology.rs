@@ -4,7 +4,7 @@
 //! determinism.
 
 mod common;
-use common::{f, run, run_seeded};
+use common::{f, random_graph, run, run_seeded};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -435,68 +435,6 @@ fn leaf_spine_incast_and_two_way_traffic() {
     // The incast's last hop into h0 is the congested one.
     assert_eq!(s["bottleneck"]["drops"], s["links"][0]["drops"]);
     assert!(f(&s, "links.0.drops") > 0.0);
-}
-
-/// A random small graph: a random tree over the routers plus extra router links, each host
-/// on a random router, random rates, delays, queues and loss; random flows between hosts.
-#[allow(clippy::too_many_arguments)] // the proptest strategy's draws, one argument each
-fn random_graph(
-    routers: usize,
-    hosts: usize,
-    extra: &[(usize, usize)],
-    attach: &[usize],
-    rates: &[u32],
-    flows: &[(usize, usize, u8)],
-    ecmp: bool,
-    aqm: bool,
-) -> String {
-    let mut t = String::from("duration = \"2s\"\n[topology]\nkind = \"graph\"\n");
-    t += if ecmp { "ecmp = \"hash\"\n" } else { "" };
-    t += &format!(
-        "hosts = [{}]\n",
-        (0..hosts).map(|h| format!("\"h{h}\"")).collect::<Vec<_>>().join(", ")
-    );
-    t += &format!(
-        "routers = [{}]\n",
-        (0..routers).map(|r| format!("\"r{r}\"")).collect::<Vec<_>>().join(", ")
-    );
-    let mut k = 0;
-    let mut link = |t: &mut String, a: String, b: String| {
-        let rate = rates[k % rates.len()];
-        let q = if aqm && k % 2 == 0 {
-            "{ kind = \"codel\", limit = \"30p\" }"
-        } else {
-            "{ limit = \"20p\" }"
-        };
-        let loss = if k % 3 == 0 { 0.01 } else { 0.0 };
-        *t += &format!("[[topology.links]]\nname = \"l{k}\"\na = \"{a}\"\nb = \"{b}\"\nrate = \"{rate}Mbps\"\ndelay = \"{}ms\"\nloss = {loss}\nreverse_loss = {loss}\nqueue = {q}\nreverse_queue = {q}\n", k % 4);
-        k += 1;
-    };
-    for r in 1..routers {
-        link(&mut t, format!("r{}", extra[r % extra.len()].0 % r), format!("r{r}"));
-    }
-    for &(a, b) in extra {
-        let (a, b) = (a % routers, b % routers);
-        if a != b {
-            link(&mut t, format!("r{a}"), format!("r{b}"));
-        }
-    }
-    for h in 0..hosts {
-        link(&mut t, format!("h{h}"), format!("r{}", attach[h % attach.len()] % routers));
-    }
-    for &(s, d, kind) in flows {
-        let (s, d) = (s % hosts, d % hosts);
-        if s == d {
-            continue;
-        }
-        t += &match kind % 3 {
-            0 => format!("[[flows]]\ncc = \"cubic\"\nsrc = \"h{s}\"\ndst = \"h{d}\"\n"),
-            1 => format!("[[flows]]\ncc = \"reno\"\nsrc = \"h{s}\"\ndst = \"h{d}\"\nsize = \"200KB\"\nstart = \"0.3s\"\n"),
-            _ => format!("[[flows]]\ntransport = \"udp\"\nrate = \"2Mbps\"\nsrc = \"h{s}\"\ndst = \"h{d}\"\n"),
-        };
-    }
-    t += "[[flows]]\ncc = \"bbr\"\nsrc = \"h0\"\ndst = \"h1\"\n";
-    t
 }
 
 proptest! {

@@ -53,6 +53,28 @@ impl Lane {
         super::prefetch(&self.buf[(self.head + self.len + AHEAD) & mask], 1);
     }
 
+    /// Inserts `s` in key order if at most `max` slots at the back have larger keys (they move
+    /// one place back); false, and nothing changed, if more do.
+    #[inline]
+    pub(super) fn insert_near_back(&mut self, s: Slot, max: usize) -> bool {
+        let mut i = self.len;
+        while i > 0 && self.get(i - 1).is_some_and(|b| b.key > s.key) {
+            if self.len - i == max {
+                return false;
+            }
+            i -= 1;
+        }
+        self.push_back(s);
+        let mask = self.buf.len() - 1;
+        let mut j = self.len - 1;
+        while j > i {
+            self.buf[(self.head + j) & mask] = self.buf[(self.head + j - 1) & mask];
+            j -= 1;
+        }
+        self.buf[(self.head + i) & mask] = s;
+        true
+    }
+
     #[inline]
     pub(super) fn pop_front(&mut self) -> Option<Slot> {
         if self.len == 0 {
@@ -87,6 +109,29 @@ mod tests {
     use std::collections::VecDeque;
 
     proptest! {
+        /// Inserting near the back keeps the lane sorted, or refuses and changes nothing.
+        #[test]
+        fn inserts_near_the_back_in_order(keys in proptest::collection::vec(0u128..50, 0..300), pops in proptest::collection::vec(any::<bool>(), 0..300)) {
+            let mut lane = Lane::new();
+            let mut model: Vec<u128> = Vec::new();
+            for (i, k) in keys.into_iter().enumerate() {
+                let s = Slot { key: k, ev: Event::Sample };
+                let larger = model.iter().rev().take_while(|&&m| m > k).count();
+                let ok = lane.insert_near_back(s, 3);
+                prop_assert_eq!(ok, larger <= 3);
+                if ok {
+                    model.insert(model.len() - larger, k);
+                }
+                if pops.get(i).copied().unwrap_or(false) {
+                    prop_assert_eq!(lane.pop_front().map(|s| s.key), (!model.is_empty()).then(|| model.remove(0)));
+                }
+                prop_assert_eq!(lane.len(), model.len());
+                for (j, m) in model.iter().enumerate() {
+                    prop_assert_eq!(lane.get(j).map(|s| s.key), Some(*m));
+                }
+            }
+        }
+
         /// Pushes and pops in any interleaving behave as a plain FIFO, across growth.
         #[test]
         fn is_a_fifo(ops in proptest::collection::vec(0u8..3, 0..600)) {

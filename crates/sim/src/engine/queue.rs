@@ -33,6 +33,9 @@ const ARITY: usize = 4;
 /// A lane's events carry the same (time, sequence) keys as the heap's, so the merged order is
 /// the same total order whichever lane or the heap an event went to; a lane event costs a push
 /// and a pop, not a sift.
+/// How far back into a lane an event out of order may go before it goes to the heap instead.
+const NEAR_BACK: usize = 8;
+
 /// Bits of a key below the origin: an origin's own sequence numbers (64 G events each).
 const SEQ_BITS: u32 = 36;
 /// Origins a run may name (the bits of a key's low half above the sequence).
@@ -170,7 +173,17 @@ impl EventQueue {
         let key = ((at.0 as u128) << 64) | (self.origin | self.next_seq) as u128;
         let q = &mut self.lanes[lane];
         if q.back().is_some_and(|b| b.key > key) {
-            return self.schedule(at, ev);
+            // Simultaneous events of several origins (runs that name origins) come out of
+            // origin order: a few steps back into the lane, else the heap.
+            if !q.insert_near_back(Slot { key, ev }, NEAR_BACK) {
+                return self.schedule(at, ev);
+            }
+            self.next_seq += 1;
+            let head = q.front().expect("a lane just inserted into").key;
+            if head < self.lane_min {
+                (self.lane_min, self.lane_min_at) = (head, lane);
+            }
+            return;
         }
         self.next_seq += 1;
         if q.len() == 0 && key < self.lane_min {
@@ -204,7 +217,7 @@ impl EventQueue {
         self.push_slot(Slot { key, ev });
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_slot(&mut self, new: Slot) {
         if self.hole {
             self.hole = false;

@@ -301,3 +301,87 @@ fn bfs(adj: &[Vec<u32>], from: u32, dist: &mut [u32]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(toml_text: &str) -> Scenario {
+        let v = serde_json::to_value(toml::from_str::<toml::Value>(toml_text).unwrap()).unwrap();
+        Scenario::from_value(&v).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    const FAT_TREE: &str = "duration = \"1ms\"\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+        link = { rate = \"10Gbps\", delay = \"3us\" }\n[[flows]]\ncc = \"reno\"\n\
+        pattern = \"permutation\"\n";
+
+    #[test]
+    fn a_fat_tree_splits_by_whole_pods_and_clamps_to_its_pods() {
+        let sc = scenario(FAT_TREE);
+        let g = sc.topology.graph.as_deref().unwrap();
+        for threads in [2, 3, 4] {
+            let p = plan(&sc, Some(threads));
+            assert_eq!(p.parts, threads as usize);
+            assert_eq!(p.lookahead, Dur::from_micros(3));
+            assert!(p.note.is_none());
+            // Every pod (group) lies in one partition.
+            for n in &g.nodes {
+                let same = g.nodes.iter().enumerate().filter(|(_, m)| m.group == n.group);
+                let parts: std::collections::BTreeSet<u16> =
+                    same.map(|(i, _)| p.node_part[i]).collect();
+                assert!(n.group.is_none() || parts.len() == 1, "{} split", n.name);
+            }
+        }
+        let p = plan(&sc, Some(8));
+        assert_eq!(p.parts, 4);
+        let note = p.note.unwrap();
+        assert!(note.contains("threads = 8: 4 used"), "{note}");
+        // One thread asked, or "auto" on 16 hosts: serial, nothing said.
+        assert_eq!(plan(&sc, Some(1)).parts, 1);
+        let auto = plan(&sc, None);
+        assert!(auto.parts == 1 && auto.note.is_none());
+    }
+
+    #[test]
+    fn what_runs_on_one_thread_says_why() {
+        let dumbbell = scenario(
+            "duration = \"1s\"\n[topology]\nbottleneck = { rate = \"10Mbps\", delay = \"5ms\" }\n\
+             [[flows]]\ncc = \"reno\"\n",
+        );
+        let p = plan(&dumbbell, Some(2));
+        assert_eq!(p.parts, 1);
+        assert!(p.note.unwrap().contains("dumbbell"));
+        let web = scenario(&FAT_TREE.replace(
+            "pattern = \"permutation\"",
+            "pattern = \"permutation\"\napp = \"web\"\nsize = \"10KB\"\nrequest = \"300B\"",
+        ));
+        assert!(plan(&web, Some(2)).note.unwrap().contains("web"));
+        // Without a delay anywhere there is nothing to cut.
+        let flat = scenario(&FAT_TREE.replace("delay = \"3us\"", "delay = \"0us\""));
+        let p = plan(&flat, Some(2));
+        assert_eq!(p.parts, 1);
+        assert!(p.note.unwrap().contains("no link with a delay"));
+    }
+
+    #[test]
+    fn a_graph_grows_regions_and_never_cuts_a_link_without_delay() {
+        // Two routers joined by a 1 ms link, two hosts each; r1-h3 has no delay.
+        let sc = scenario(
+            "duration = \"1s\"\n[topology]\nkind = \"graph\"\nhosts = [\"h0\", \"h1\", \"h2\", \"h3\"]\n\
+             routers = [\"r0\", \"r1\"]\n\
+             links = [{ name = \"a\", a = \"h0\", b = \"r0\", rate = \"1Gbps\", delay = \"1ms\" },\n\
+                      { name = \"b\", a = \"h1\", b = \"r0\", rate = \"1Gbps\", delay = \"1ms\" },\n\
+                      { name = \"c\", a = \"r0\", b = \"r1\", rate = \"1Gbps\", delay = \"2ms\" },\n\
+                      { name = \"d\", a = \"h2\", b = \"r1\", rate = \"1Gbps\", delay = \"1ms\" },\n\
+                      { name = \"e\", a = \"h3\", b = \"r1\", rate = \"1Gbps\", delay = \"0ms\" }]\n\
+             [[flows]]\ncc = \"reno\"\nsrc = \"h0\"\ndst = \"h3\"\n",
+        );
+        let g = sc.topology.graph.as_deref().unwrap();
+        let p = plan(&sc, Some(2));
+        assert_eq!(p.parts, 2);
+        let at = |n: &str| p.node_part[g.node(n).unwrap() as usize];
+        assert_eq!(at("h3"), at("r1"), "the link without delay is cut");
+        assert_ne!(at("h0"), at("h3"), "the seeds are hosts far apart");
+        assert!(p.lookahead >= Dur::from_millis(1));
+    }
+}

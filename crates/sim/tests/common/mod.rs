@@ -69,3 +69,65 @@ pub fn refused(toml: &str, path: &str, fragment: &str) {
         Ok(_) => panic!("expected bad input at {path}, the run succeeded"),
     }
 }
+
+/// A random small graph: a random tree over the routers plus extra router links, each host
+/// on a random router, random rates, delays, queues and loss; random flows between hosts.
+#[allow(clippy::too_many_arguments)] // the proptest strategy's draws, one argument each
+pub fn random_graph(
+    routers: usize,
+    hosts: usize,
+    extra: &[(usize, usize)],
+    attach: &[usize],
+    rates: &[u32],
+    flows: &[(usize, usize, u8)],
+    ecmp: bool,
+    aqm: bool,
+) -> String {
+    let mut t = String::from("duration = \"2s\"\n[topology]\nkind = \"graph\"\n");
+    t += if ecmp { "ecmp = \"hash\"\n" } else { "" };
+    t += &format!(
+        "hosts = [{}]\n",
+        (0..hosts).map(|h| format!("\"h{h}\"")).collect::<Vec<_>>().join(", ")
+    );
+    t += &format!(
+        "routers = [{}]\n",
+        (0..routers).map(|r| format!("\"r{r}\"")).collect::<Vec<_>>().join(", ")
+    );
+    let mut k = 0;
+    let mut link = |t: &mut String, a: String, b: String| {
+        let rate = rates[k % rates.len()];
+        let q = if aqm && k % 2 == 0 {
+            "{ kind = \"codel\", limit = \"30p\" }"
+        } else {
+            "{ limit = \"20p\" }"
+        };
+        let loss = if k % 3 == 0 { 0.01 } else { 0.0 };
+        *t += &format!("[[topology.links]]\nname = \"l{k}\"\na = \"{a}\"\nb = \"{b}\"\nrate = \"{rate}Mbps\"\ndelay = \"{}ms\"\nloss = {loss}\nreverse_loss = {loss}\nqueue = {q}\nreverse_queue = {q}\n", k % 4);
+        k += 1;
+    };
+    for r in 1..routers {
+        link(&mut t, format!("r{}", extra[r % extra.len()].0 % r), format!("r{r}"));
+    }
+    for &(a, b) in extra {
+        let (a, b) = (a % routers, b % routers);
+        if a != b {
+            link(&mut t, format!("r{a}"), format!("r{b}"));
+        }
+    }
+    for h in 0..hosts {
+        link(&mut t, format!("h{h}"), format!("r{}", attach[h % attach.len()] % routers));
+    }
+    for &(s, d, kind) in flows {
+        let (s, d) = (s % hosts, d % hosts);
+        if s == d {
+            continue;
+        }
+        t += &match kind % 3 {
+            0 => format!("[[flows]]\ncc = \"cubic\"\nsrc = \"h{s}\"\ndst = \"h{d}\"\n"),
+            1 => format!("[[flows]]\ncc = \"reno\"\nsrc = \"h{s}\"\ndst = \"h{d}\"\nsize = \"200KB\"\nstart = \"0.3s\"\n"),
+            _ => format!("[[flows]]\ntransport = \"udp\"\nrate = \"2Mbps\"\nsrc = \"h{s}\"\ndst = \"h{d}\"\n"),
+        };
+    }
+    t += "[[flows]]\ncc = \"bbr\"\nsrc = \"h0\"\ndst = \"h1\"\n";
+    t
+}
