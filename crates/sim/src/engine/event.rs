@@ -10,7 +10,11 @@ pub enum TimerKind {
     Pace = 2,
 }
 
+/// Aligned to 8 bytes: copied as two whole words (an event moves through the queue's slots
+/// and the loop's return values at every step; at its natural 4-byte alignment the copies
+/// were split into pieces that stalled the loads that read them back).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(align(8))]
 pub enum Event {
     /// A link finished serializing its current packet.
     LinkTxDone(LinkId),
@@ -38,4 +42,41 @@ pub enum Event {
 pub(super) struct Slot {
     pub(super) key: u128,
     pub(super) ev: Event,
+}
+
+/// Who each event is for, as a number (engine/queue.rs keys simultaneous events by it): 0 is
+/// the run itself (samples, the warm-up's end), then every link's transmissions, every link's
+/// arrivals, every endpoint, every flow, the RPM test's clock and the Wi-Fi BSS.
+#[derive(Debug, Clone, Copy)]
+pub struct Actors {
+    arrive: u32,
+    sock: u32,
+    flow: u32,
+    flows: u32,
+}
+
+impl Actors {
+    pub fn new(links: usize, endpoints: usize, flows: usize) -> Actors {
+        let arrive = 1 + links as u32;
+        let sock = arrive + links as u32;
+        Actors { arrive, sock, flow: sock + endpoints as u32, flows: flows as u32 }
+    }
+
+    pub fn count(&self) -> u64 {
+        (self.flow + self.flows + 2) as u64
+    }
+
+    /// The actor `ev` is for.
+    #[inline(always)]
+    pub fn of(&self, ev: &Event) -> u32 {
+        match *ev {
+            Event::LinkTxDone(l) => 1 + l.0,
+            Event::LinkArrive(l, _) => self.arrive + l.0,
+            Event::Timer(s, _) => self.sock + s.0,
+            // Ids past the flows: the RPM test's clock.
+            Event::FlowStart(f) | Event::AppNext(f) => self.flow + f.0.min(self.flows),
+            Event::Sample | Event::WarmupEnd => 0,
+            Event::Wifi => self.flow + self.flows + 1,
+        }
+    }
 }

@@ -9,7 +9,7 @@ mod prefetch;
 mod queue;
 mod rng;
 
-pub use event::{Event, TimerKind};
+pub use event::{Actors, Event, TimerKind};
 pub use prefetch::{line_span, prefetch, prefetch_addr, prefetch_lines};
 pub use queue::EventQueue;
 pub use rng::{SimRng, Stream};

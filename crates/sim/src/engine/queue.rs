@@ -1,15 +1,14 @@
-//! Event queue: a 4-ary min-heap on (time, origin, sequence number). Events at the same
-//! instant fire by origin, then in the order their origin scheduled them, so a run is a pure
+//! Event queue: a 4-ary min-heap on (time, actor, sequence number), so a run is a pure
 //! function of (scenario, seed).
 //!
-//! The origin is whatever handler scheduled the event (a link, a socket, a flow: the world
-//! names it with [`EventQueue::set_origin`] before each event it dispatches). A run that never
-//! names one has a single origin, 0, and its events fire in scheduling order, as a plain
-//! (time, counter) queue would. Runs that may be split over threads (world/parallel.rs) name
-//! them: then the order of simultaneous events does not depend on which partition scheduled
-//! what when, only on each origin's own history, which one partition owns.
+//! A run that names no actors ([`Actors`]) keys every event by one counter: events at the
+//! same instant fire in the order they were scheduled. Runs that may be split over threads
+//! (world/parallel.rs) name them: an event is keyed by the actor it is for (the link whose
+//! transmission ends, the link whose packet arrives, the socket whose timer fires, ...) and
+//! that actor's own count. Only the partition that owns an actor schedules its events, so the
+//! order of simultaneous events is the same whichever partitions run them.
 
-use super::event::{Event, Slot};
+use super::event::{Actors, Event, Slot};
 use super::lane::Lane;
 use crate::units::SimTime;
 
@@ -33,30 +32,29 @@ const ARITY: usize = 4;
 /// A lane's events carry the same (time, sequence) keys as the heap's, so the merged order is
 /// the same total order whichever lane or the heap an event went to; a lane event costs a push
 /// and a pop, not a sift.
-/// How far back into a lane an event out of order may go before it goes to the heap instead.
-const NEAR_BACK: usize = 8;
-
-/// Bits of a key below the origin: an origin's own sequence numbers (64 G events each).
+/// Bits of a key below the actor: an actor's own sequence numbers (64 G events each).
 const SEQ_BITS: u32 = 36;
-/// Origins a run may name (the bits of a key's low half above the sequence).
-pub const MAX_ORIGINS: u64 = 1 << (64 - SEQ_BITS);
+/// Actors a run may name (the bits of a key's low half above the sequence).
+pub const MAX_ACTORS: u64 = 1 << (64 - SEQ_BITS);
 
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: Vec<Slot>,
     /// `heap[0]` is a hole (already popped); the live slots are `heap[1..]`.
     hole: bool,
-    /// The current origin's next sequence number, and the origin shifted into place.
+    /// The next sequence number of a run without actors.
     next_seq: u64,
-    origin: u64,
-    /// Every origin's next sequence number (the current one's is `next_seq`); empty when the
-    /// run names no origins.
+    /// The run's actors, if it names them, and each one's next sequence number.
+    actors: Option<Actors>,
     seqs: Vec<u64>,
     popped: u64,
     lanes: Vec<Lane>,
     /// The lead time of each lane's events (`u64::MAX`: none yet). An empty lane takes the
     /// lead of the next event no lane has, so the lanes follow the leads in use.
     lane_lead: Vec<u64>,
+    /// Each lane's smallest key (its next to pop; `u128::MAX`: empty), side by side: a pop
+    /// compares them all.
+    heads: Vec<u128>,
     /// The smallest key at the head of a lane (`u128::MAX`: all lanes empty), and its lane.
     lane_min: u128,
     lane_min_at: usize,
@@ -78,42 +76,44 @@ impl EventQueue {
     pub fn with_lanes(n: usize) -> Self {
         let mut q = Self::new();
         q.lanes = (0..n).map(|_| Lane::new()).collect();
+        q.heads = vec![u128::MAX; n];
         q.lane_lead = vec![u64::MAX; n];
         q
     }
 
-    /// Orders simultaneous events by origin from now on, for origins `0 .. n` (the current
-    /// one is 0). Call before anything is scheduled.
-    pub fn name_origins(&mut self, n: u64) {
-        assert!(
-            self.next_seq == 0 && n <= MAX_ORIGINS,
-            "origins named once, at most {MAX_ORIGINS}"
-        );
+    /// Keys events by actor from now on (call before anything is scheduled).
+    pub fn name_actors(&mut self, actors: Actors) {
+        let n = actors.count();
+        assert!(self.next_seq == 0 && n <= MAX_ACTORS, "actors named once, at most {MAX_ACTORS}");
+        self.actors = Some(actors);
         self.seqs = vec![0; n as usize];
     }
 
-    /// The handler about to run is origin `o`: what it schedules is keyed by `o` and `o`'s own
-    /// count. A no-op for a run that names no origins.
-    #[inline]
-    pub fn set_origin(&mut self, o: u32) {
-        if self.seqs.is_empty() {
-            return;
-        }
-        let cur = (self.origin >> SEQ_BITS) as usize;
-        // An origin's count stays below 2^36 (a run 10^4 times the longest we know of).
-        assert!(self.next_seq < 1 << SEQ_BITS, "origin {cur} scheduled 2^36 events");
-        self.seqs[cur] = self.next_seq;
-        self.next_seq = self.seqs[o as usize];
-        self.origin = (o as u64) << SEQ_BITS;
+    /// The key of `ev` at `at`, taking a sequence number.
+    #[inline(always)]
+    fn key(&mut self, at: SimTime, ev: &Event) -> u128 {
+        let low = match &self.actors {
+            None => {
+                self.next_seq += 1;
+                self.next_seq - 1
+            }
+            Some(a) => {
+                let o = a.of(ev);
+                let s = &mut self.seqs[o as usize];
+                // An actor's count stays below 2^36 (a run 10^4 times the longest we know of).
+                assert!(*s < 1 << SEQ_BITS, "actor {o} was scheduled 2^36 events");
+                *s += 1;
+                ((o as u64) << SEQ_BITS) | (*s - 1)
+            }
+        };
+        ((at.0 as u128) << 64) | low as u128
     }
 
-    /// The key of an event at `at` from the current origin (taking the origin's next sequence
-    /// number): for an event another queue will hold ([`EventQueue::schedule_key`]).
+    /// The key of `ev` at `at` (taking its actor's next sequence number), for an event another
+    /// queue will hold ([`EventQueue::schedule_key`]).
     #[inline]
-    pub fn next_key(&mut self, at: SimTime) -> u128 {
-        let key = ((at.0 as u128) << 64) | (self.origin | self.next_seq) as u128;
-        self.next_seq += 1;
-        key
+    pub fn next_key(&mut self, at: SimTime, ev: &Event) -> u128 {
+        self.key(at, ev)
     }
 
     /// Schedules `ev` with a key another queue made ([`EventQueue::next_key`]).
@@ -170,40 +170,34 @@ impl EventQueue {
                 None => return self.schedule(at, ev),
             },
         };
-        let key = ((at.0 as u128) << 64) | (self.origin | self.next_seq) as u128;
+        let key = self.key(at, &ev);
         let q = &mut self.lanes[lane];
-        if q.back().is_some_and(|b| b.key > key) {
-            // Simultaneous events of several origins (runs that name origins) come out of
-            // origin order: a few steps back into the lane, else the heap.
-            if !q.insert_near_back(Slot { key, ev }, NEAR_BACK) {
-                return self.schedule(at, ev);
-            }
-            self.next_seq += 1;
-            let head = q.front().expect("a lane just inserted into").key;
-            if head < self.lane_min {
-                (self.lane_min, self.lane_min_at) = (head, lane);
-            }
-            return;
-        }
-        self.next_seq += 1;
-        if q.len() == 0 && key < self.lane_min {
-            self.lane_min = key;
-            self.lane_min_at = lane;
+        // Time order is all a lane needs (it orders each instant's keys itself).
+        if q.back().is_some_and(|b| b.key >> 64 > key >> 64) {
+            return self.push_slot(Slot { key, ev });
         }
         q.push_back(Slot { key, ev });
+        // Smaller than the lane's front: the lane was empty, or the key joins its front
+        // instant and is the smallest there.
+        if key < self.heads[lane] {
+            self.heads[lane] = key;
+            if key < self.lane_min {
+                (self.lane_min, self.lane_min_at) = (key, lane);
+            }
+        }
     }
 
     /// Pops the head of the lane holding the smallest head and finds the new smallest head.
-    #[inline]
+    #[inline(always)]
     fn pop_lane(&mut self) -> Slot {
         self.last_lane = self.lane_min_at;
-        let s = self.lanes[self.lane_min_at].pop_front().expect("lane_min names a non-empty lane");
+        let q = &mut self.lanes[self.lane_min_at];
+        let s = q.pop_front().expect("lane_min names a non-empty lane");
+        self.heads[self.lane_min_at] = q.front().map_or(u128::MAX, |h| h.key);
         let (mut m, mut at) = (u128::MAX, 0);
-        for (i, q) in self.lanes.iter().enumerate() {
-            if let Some(h) = q.front() {
-                if h.key < m {
-                    (m, at) = (h.key, i);
-                }
+        for (i, &h) in self.heads.iter().enumerate() {
+            if h < m {
+                (m, at) = (h, i);
             }
         }
         (self.lane_min, self.lane_min_at) = (m, at);
@@ -212,8 +206,7 @@ impl EventQueue {
 
     #[inline]
     pub fn schedule(&mut self, at: SimTime, ev: Event) {
-        let key = ((at.0 as u128) << 64) | (self.origin | self.next_seq) as u128;
-        self.next_seq += 1;
+        let key = self.key(at, &ev);
         self.push_slot(Slot { key, ev });
     }
 
@@ -283,7 +276,7 @@ impl EventQueue {
 
     /// Pops the next event if it is due at or before `end` (the event loop's one call per
     /// event: the heap's and the lanes' heads are compared once).
-    #[inline]
+    #[inline(always)]
     pub fn pop_until(&mut self, end: SimTime) -> Option<(SimTime, Event)> {
         let heap_key = self.heap_first().map_or(u128::MAX, |s| s.key);
         let key = heap_key.min(self.lane_min);

@@ -7,7 +7,7 @@ use super::{Counters, Endpoint, FlowPkts, FlowRt, PageRt, RouteRt, WebRt, World}
 use crate::cc;
 use crate::config::{Scenario, StartSpec, Transport};
 use crate::dccp::DccpEndpoint;
-use crate::engine::{Event, EventQueue, SimRng, Stream};
+use crate::engine::{Actors, Event, EventQueue, SimRng, Stream};
 use crate::gateway;
 use crate::ids::{FlowId, LinkId, RouteId, SockId};
 use crate::metrics::Series;
@@ -229,21 +229,15 @@ impl World {
             }
         }
         super::page::add_connections(&mut flows, &mut routes, &mut eps, seed);
-        // A graph that may be split over threads orders simultaneous events by origin
+        // A graph that may be split over threads keys simultaneous events by actor
         // (engine/queue.rs), whatever the thread count: the dumbbell, the cellular tree and
         // the Wi-Fi BSS always run on one and keep the plain scheduling order.
-        let origins = super::Origins::new(links.len(), eps.len(), flows.len());
-        let canonical = classic.is_none() && g.wifi.is_none();
-        if canonical {
-            events.name_origins(origins.count());
+        if classic.is_none() && g.wifi.is_none() {
+            events.name_actors(Actors::new(links.len(), eps.len(), flows.len()));
         }
         for (f, &start) in starts.iter().enumerate() {
-            if canonical {
-                events.set_origin(origins.flow + f as u32);
-            }
             events.schedule(start, Event::FlowStart(FlowId(f as u32)));
         }
-        events.set_origin(0);
         let n_flows = flows.len();
         let ids: std::collections::HashMap<&str, LinkId> =
             links.iter().enumerate().map(|(i, l)| (l.name.as_str(), LinkId(i as u32))).collect();
@@ -325,8 +319,6 @@ impl World {
             rpm,
             wifi,
             wifi_from,
-            canonical,
-            origins,
             part: None,
             events_extra: 0,
         })

@@ -75,7 +75,7 @@ impl Endpoint {
 impl World {
     /// Called by the loop before each event: starts loading what the next event (the queue's
     /// top) and, on large topologies, the next arrivals of the current lane will touch.
-    #[inline]
+    #[inline(always)]
     pub(super) fn prefetch_ahead(&self) {
         if cfg!(feature = "no-prefetch") {
             return;
@@ -90,7 +90,7 @@ impl World {
 
     /// What event `ev` will touch first (usually the next to fire: events the current one
     /// schedules almost always come later).
-    #[inline]
+    #[inline(always)]
     fn prefetch_for(&self, ev: Event) {
         match ev {
             Event::LinkTxDone(l) => self.links[l.idx()].prefetch(),

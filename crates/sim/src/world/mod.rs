@@ -145,49 +145,10 @@ pub struct World {
     /// The Wi-Fi BSS (world/wifi.rs) and the index of its first link (u32::MAX: none).
     wifi: Option<Box<wifi::WifiRt>>,
     wifi_from: u32,
-    /// Simultaneous events are ordered by origin (a graph that may run on several threads).
-    canonical: bool,
-    origins: Origins,
     /// This world's share of a parallel run (world/parallel.rs); None: the whole run.
     part: Option<Box<parallel::Part>>,
     /// Events the other partitions and the parallel driver ran (the summary counts them all).
     events_extra: u64,
-}
-
-/// Where each kind of event handler's origins start (engine/queue.rs): 0 is the run itself
-/// (samples, the warm-up's end), then every link's transmissions, every link's arrivals,
-/// every endpoint, every flow, the RPM test's clock and the Wi-Fi BSS.
-#[derive(Debug, Clone, Copy)]
-struct Origins {
-    arrive: u32,
-    sock: u32,
-    flow: u32,
-    flows: u32,
-}
-
-impl Origins {
-    fn new(links: usize, eps: usize, flows: usize) -> Origins {
-        let arrive = 1 + links as u32;
-        let sock = arrive + links as u32;
-        Origins { arrive, sock, flow: sock + eps as u32, flows: flows as u32 }
-    }
-
-    fn count(&self) -> u64 {
-        (self.flow + self.flows + 2) as u64
-    }
-
-    #[inline]
-    fn of(&self, ev: &Event) -> u32 {
-        match *ev {
-            Event::LinkTxDone(l) => 1 + l.0,
-            Event::LinkArrive(l, _) => self.arrive + l.0,
-            Event::Timer(s, _) => self.sock + s.0,
-            // Ids past the flows: the RPM test's clock.
-            Event::FlowStart(f) | Event::AppNext(f) => self.flow + f.0.min(self.flows),
-            Event::Sample | Event::WarmupEnd => 0,
-            Event::Wifi => self.flow + self.flows + 1,
-        }
-    }
 }
 
 impl World {
@@ -206,9 +167,6 @@ impl World {
         while let Some((t, ev)) = self.events.pop_until(self.end) {
             self.now = t;
             self.prefetch_ahead();
-            if self.canonical {
-                self.events.set_origin(self.origins.of(&ev));
-            }
             self.dispatch(ev);
             // The clock is read once per 2^20 events only.
             if self.events.processed() & 0xF_FFFF == 0 {
@@ -250,7 +208,7 @@ impl World {
         );
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkTxDone(l) => self.tx_done(l),

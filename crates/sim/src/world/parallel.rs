@@ -6,7 +6,7 @@
 //! least one lookahead after it left), which `ingest` checks and aborts on if not.
 //!
 //! Every world is built whole from the scenario (the same ids, routes and random streams
-//! everywhere) and runs only what it owns: events are keyed by their origin
+//! everywhere) and runs only what it owns: events are keyed by their actor
 //! (engine/queue.rs), so the order of simultaneous events is the same whether one world runs
 //! them all or several share them, and the results are byte for byte those of one thread.
 //!
@@ -99,7 +99,7 @@ impl World {
         if to == part.me as usize {
             return false;
         }
-        let key = self.events.next_key(at);
+        let key = self.events.next_key(at, &Event::LinkArrive(l, pid));
         let pkt = *self.pool.get(pid);
         self.pool.free(pid);
         self.links[l.idx()].cross_out();
@@ -142,7 +142,6 @@ impl World {
         while let Some((t, ev)) = self.events.pop_until(until) {
             self.now = t;
             self.prefetch_ahead();
-            self.events.set_origin(self.origins.of(&ev));
             self.dispatch(ev);
         }
         if let Some(p) = self.part.as_deref_mut() {
@@ -328,7 +327,7 @@ pub fn run_parallel(
                     gs.iter().map(|w| w.next_time()).min().unwrap_or(u64::MAX)
                 };
                 // The run's own events due before any partition's next one run now (their
-                // origin, 0, puts them first among events of their instant).
+                // actor, 0, puts them first among events of their instant).
                 while let Some(tg) = globals.peek_time().filter(|t| *t <= end) {
                     if tg.0 > next_part(&gs) {
                         break;

@@ -258,26 +258,18 @@ fn by_growth(g: &GraphCfg, units: &mut Units, parts: usize) -> Vec<u16> {
         weight[p] = 1;
         fronts.push(std::collections::VecDeque::from([s]));
     }
-    loop {
-        // The lightest region that can still grow takes its next free neighbour.
-        let Some(p) =
-            (0..seeds.len()).filter(|&p| !fronts[p].is_empty()).min_by_key(|&p| (weight[p], p))
-        else {
-            break;
-        };
-        let mut took = false;
+    // The lightest region that can still grow takes its next free neighbour, until none can.
+    while let Some(p) =
+        (0..seeds.len()).filter(|&p| !fronts[p].is_empty()).min_by_key(|&p| (weight[p], p))
+    {
         while let Some(&v) = fronts[p].front() {
             if let Some(&w) = adj[v as usize].iter().find(|&&w| part[w as usize] == FREE) {
                 part[w as usize] = p as u16;
                 weight[p] += 1;
                 fronts[p].push_back(w);
-                took = true;
                 break;
             }
             fronts[p].pop_front();
-        }
-        if !took && fronts[p].is_empty() {
-            continue;
         }
     }
     // Nodes no region reached (another component of the graph) join partition 0.
