@@ -173,7 +173,7 @@ def _fake_case(same: bool) -> dict:
     run = {"threads": 1, "threads_used": 1, "setup_s": 0.1, "wall_s": 2.0, "events": 10, "transmissions": 100,
            "transmissions_per_wall_s": 50.0, "peak_rss_mb": 10.0, "flows": 16, "flows_completed": 15,
            "summary_sha256": "a", "speedup": 1.0, "same_bytes": True}
-    other = {**run, "threads": 2, "threads_used": 2, "wall_s": 1.0, "speedup": 2.0, "same_bytes": same}
+    other = {**run, "threads": 8, "threads_used": 4, "wall_s": 1.0, "speedup": 2.0, "same_bytes": same}
     return {"name": "e5", "scenario": "days-e5", "description": "E5", "k": 32, "simulated_s": 1.0,
             "to_completion": True, "runs": [run, other]}
 
@@ -186,11 +186,12 @@ def test_bench_cases_table_and_a_difference_is_a_loud_failure(monkeypatch, same)
     monkeypatch.setenv("COLUMNS", "200")
     r = CliRunner().invoke(main, ["bench", "--scale", "--cases", "e5"], catch_exceptions=False)
     assert "parallel cases" in r.stdout and "15/16" in r.stdout and "2.00" in r.stdout
+    assert "8 (4)" in r.stdout  # threads asked (used)
     assert "not every flow completed" in r.stdout
     if same:
         assert r.exit_code == 0, r.stderr
         assert "BUG" not in r.stdout and "NO (bug)" not in r.stdout
     else:
         assert r.exit_code == 1
-        assert "NO (bug)" in r.stdout and "BUG: e5 on 2 threads" in r.stdout
-        assert "e5 on 2 threads" in r.stderr and "a bug in the parallel engine" in r.stderr
+        assert "NO (bug)" in r.stdout and "BUG: e5 on 8 threads" in r.stdout
+        assert "e5 on 8 threads" in r.stderr and "a bug in the parallel engine" in r.stderr
