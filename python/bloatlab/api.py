@@ -61,6 +61,9 @@ def run(
             ``["flows[0].cc=reno", "duration=10s"]`` (values parsed as TOML
             literals, else taken as strings, like ``--set``) or
             ``{"flows[0].cc": "reno"}`` (values used as they are).
+            ``set={"threads": 4}`` runs a graph topology on 4 threads (``"auto"``,
+            the default: every core for 128 hosts or more); the results are the
+            same bytes for any thread count (docs/scenario.md, ``threads``).
         series: collect the sampled time series (``Result.timeseries``,
             ``Result.queues``). Turn off to save memory on long runs.
 

@@ -5,14 +5,18 @@ time series off, so that its peak resident set size (``ru_maxrss``) belongs to
 that run alone. Speeds come from the summary's ``engine`` block. The 400 Mbit/s
 scenario runs at two simulated durations: with series off, memory must not
 grow with simulated time. ``--scale`` instead runs a growing number of flows
-(1 to 100,000) on a 10 Gbit/s dumbbell, one process per point.
+(1 to 100,000) on a 10 Gbit/s dumbbell and a fat-tree, one process per point, on one thread;
+then the parallel cases (Days' E5, the 4,096-flow fat-tree) at several thread counts, each
+run in its own process too, checking that every thread count gives the same summary.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -151,9 +155,24 @@ def _child() -> int:
         print(json.dumps({"error": f"{type(e).__name__}: {msg}"}))
         return 1
     summary = json.loads(summary_json)
+    flows = summary.get("flows", [])
     print(json.dumps({"engine": summary.get("engine", {}), "baseline_rss_bytes": baseline,
-                      "peak_rss_bytes": _maxrss_bytes()}))
+                      "peak_rss_bytes": _maxrss_bytes(),
+                      # What the parallel cases compare with the one-thread run, and their flows.
+                      "summary_sha256": hashlib.sha256(stable_summary(summary_json).encode()).hexdigest(),
+                      "flows": len(flows),
+                      "flows_completed": sum(1 for f in flows if f.get("fct_s") is not None)}))
     return 0
+
+
+#: The summary's wall-clock fields: the only ones that may differ between two runs of a scenario.
+_WALL_CLOCK = re.compile(r'("(?:wall_s|packets_per_wall_s|setup_s)"\s*:\s*)(?:[-+0-9.eE]+|null)')
+
+
+def stable_summary(summary_json: str) -> str:
+    """The summary text with the wall-clock values (``engine.wall_s``, ``engine.packets_per_wall_s``,
+    ``engine.setup_s``) blanked: everything else is the same bytes for any thread count."""
+    return _WALL_CLOCK.sub(lambda m: m.group(1) + "X", summary_json)
 
 
 def _run_child(scenario: dict[str, Any], what: str) -> dict[str, Any]:
@@ -172,6 +191,8 @@ def _run_child(scenario: dict[str, Any], what: str) -> dict[str, Any]:
         raise BenchError(f"bench {what}: child exited {proc.returncode}: " + " | ".join(tail)) from None
     if "error" in out or proc.returncode != 0:
         raise BenchError(f"bench {what}: {out.get('error', f'child exited {proc.returncode}')}")
+    # The core's notes (e.g. how many threads a run used when it asked for more than it could).
+    out["notes"] = [ln[len("note: "):] for ln in proc.stderr.splitlines() if ln.startswith("note: ")]
     return out
 
 
@@ -299,6 +320,8 @@ def scale_fat_tree(flows: int, duration_s: float) -> dict[str, Any]:
         "name": f"scale-fat-tree-{flows}",
         "duration": f"{max(1, round(duration_s * 1e6))}us",
         "seed": 1,
+        # The curve is a per-core measure (the parallel cases below time threads).
+        "threads": 1,
         "metrics": {"interval": "0s"},
         "topology": {"kind": "fat_tree", "k": k, "link": {"rate": "10Gbps", "delay": "1us"}, "ecmp": "hash"},
         "tcp": {"mss": "1448B", "recovery": "sack"},
@@ -445,6 +468,191 @@ def render_scale(report: dict[str, Any], console: Any) -> None:
     if report.get("repeat", 1) > 1:
         console.print(f"  each point: its run of median wall time of {report['repeat']}, the curve run "
                       f"{report['repeat']} times round after round")
+
+
+# --------------------------------------------------------------------------- parallel cases
+
+
+def days_e5(duration_s: float = 1.0, k: int = 32) -> dict[str, Any]:
+    """Days' E5 (the iQua/days benchmark): the k = 32 fat-tree (8,192 hosts), 100 Gbit/s 1 µs
+    links, 200-packet drop-tail queues, ECMP by flow hash, one 1 MiB CUBIC flow per host in a
+    permutation, SACK, sampling off. Run to completion: 1 s simulated is enough (the last flows
+    wait out Linux's 200 ms minimum RTO); the bench checks that every flow has an ``fct_s``.
+    ``k`` is for tests (a smaller tree, the same shape)."""
+    return {
+        "name": "days-e5" if k == 32 else f"days-e5-k{k}",
+        "duration": f"{max(1, round(duration_s * 1e6))}us",
+        "seed": 1,
+        "metrics": {"interval": "0s"},
+        "topology": {"kind": "fat_tree", "k": k, "link": {"rate": "100Gbps", "delay": "1us"},
+                     "queue": {"kind": "droptail", "limit": "200p"}, "ecmp": "hash"},
+        "tcp": {"mss": "1448B", "recovery": "sack"},
+        "flows": [{"transport": "tcp", "cc": "cubic", "pattern": "permutation", "size": "1MiB"}],
+    }
+
+
+def fat_tree_4096(duration_s: float = 1.0, k: int = 16) -> dict[str, Any]:
+    """The scale curve's 4,096-flow k = 16 fat-tree (:func:`scale_fat_tree`; 4 long CUBIC flows
+    per host), its threads set per run. ``k`` is for tests (k³ flows, 4 per host)."""
+    return scale_fat_tree(k**3, duration_s)
+
+
+@dataclass(frozen=True)
+class ParallelCase:
+    key: str
+    description: str
+    #: (simulated seconds, k) -> scenario.
+    build: Callable[[float, int], dict[str, Any]]
+    #: The tree's k at full size.
+    k: int
+    #: Simulated seconds: fixed (run to completion), or None (``--case-time``).
+    fixed_s: float | None
+
+
+#: The cases of ``bloatlab bench --scale`` that time the parallel engine, by ``--cases`` name.
+PARALLEL_CASES: dict[str, ParallelCase] = {
+    "e5": ParallelCase("e5", "Days' E5: k = 32 fat-tree, 8,192 hosts, 100 Gbit/s 1 us links, 200p drop-tail, "
+                       "one 1 MiB CUBIC flow per host (permutation), to completion", days_e5, 32, 1.0),
+    "fat_tree_4096": ParallelCase("fat_tree_4096", "k = 16 fat-tree, 1,024 hosts, 10 Gbit/s 1 us links, 1000p "
+                                  "drop-tail, 4 long CUBIC flows per host (permutation)", fat_tree_4096, 16, None),
+}
+#: ``--case-time`` default: full, --quick (fat_tree_4096; 1 s is about two hours of one core).
+CASE_TIME_S = (1.0, 0.002)
+#: The most threads a run may ask for (the core's limit).
+MAX_THREADS = 1024
+
+
+def parse_threads(text: str) -> list[int]:
+    """``--threads``: comma-separated thread counts (1..1024) or ``all`` (every core), in order,
+    duplicates dropped, 1 first (the reference of the speed-up and of ``same_bytes``).
+    Raises ValueError naming ``--threads``."""
+    out = [1]
+    for item in (t.strip() for t in text.split(",")):
+        if item == "all":
+            n = os.cpu_count() or 1
+        elif item.isdigit() and 1 <= int(item) <= MAX_THREADS:
+            n = int(item)
+        else:
+            raise ValueError(f"--threads: must be thread counts from 1 to {MAX_THREADS} or all, separated by "
+                             f"commas, e.g. 1,2,all (got {text!r})")
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def parse_cases(text: str) -> list[str]:
+    """``--cases``: comma-separated names of :data:`PARALLEL_CASES`, or ``none``. Raises
+    ValueError naming ``--cases`` and the allowed values."""
+    names = [t.strip() for t in text.split(",")]
+    allowed = ", ".join([*PARALLEL_CASES, "none"])
+    if names == ["none"]:
+        return []
+    for name in names:
+        if name not in PARALLEL_CASES:
+            why = "none goes alone" if name == "none" else f"unknown case {name!r}"
+            raise ValueError(f"--cases: {why} (allowed: {allowed})")
+    return list(dict.fromkeys(names))
+
+
+def _threads_used(asked: int, notes: list[str]) -> int:
+    """How many threads a run used: the core says so (``threads = 8: 4 used (...)``) when it
+    used fewer than asked."""
+    for note in notes:
+        m = re.match(rf"threads = {asked}: (\d+) used", note)
+        if m:
+            return int(m.group(1))
+    return asked
+
+
+def parallel_run(doc: dict[str, Any], threads: int, what: str) -> dict[str, Any]:
+    """Runs ``doc`` on ``threads`` threads in its own process (as the scale points are)."""
+    doc = {**doc, "threads": threads}
+    out = _run_child(doc, f"{what}, {threads} threads")
+    e = out["engine"]
+    wall = float(e.get("wall_s") or 0.0)
+    tx = int(e.get("transmissions") or 0)
+    return {
+        "threads": threads,
+        "threads_used": _threads_used(threads, out["notes"]),
+        "setup_s": float(e.get("setup_s") or 0.0),
+        "wall_s": wall,
+        "events": int(e.get("events") or 0),
+        "transmissions": tx,
+        "transmissions_per_wall_s": tx / wall if wall > 0 else None,
+        "peak_rss_mb": out["peak_rss_bytes"] / 2**20,
+        "flows": out["flows"],
+        "flows_completed": out["flows_completed"],
+        "summary_sha256": out["summary_sha256"],
+    }
+
+
+def run_parallel_cases(
+    names: list[str], *, threads: list[int], case_time_s: float, k: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Each case of ``names`` at each thread count of ``threads`` (the first is 1: the
+    reference), each run in its own process; what ``bloatlab bench --scale --json`` reports
+    under ``cases``. Per run: the speed-up (wall time of one thread / this run's) and
+    ``same_bytes`` (its summary, wall-clock fields aside, is the one-thread run's byte for
+    byte; false is a bug). ``k`` builds every case's tree at that k instead (tests)."""
+    if not threads or threads[0] != 1:
+        raise ValueError("threads: the first run is the one-thread reference")
+    cases = []
+    for name in names:
+        case = PARALLEL_CASES[name]
+        d = case.fixed_s if case.fixed_s is not None else case_time_s
+        doc = case.build(d, k or case.k)
+        runs: list[dict[str, Any]] = []
+        for n in threads:
+            if progress:
+                progress(f"bench --scale: {name} ({doc['name']}), {d:g} s simulated, {n} thread(s) ...")
+            r = parallel_run(doc, n, f"--scale {name}")
+            ref = runs[0] if runs else r
+            r["speedup"] = ref["wall_s"] / r["wall_s"] if r["wall_s"] > 0 else None
+            r["same_bytes"] = r["summary_sha256"] == ref["summary_sha256"]
+            runs.append(r)
+        description = case.description if doc["topology"]["k"] == case.k else \
+            f"{case.description} -- built here at k = {doc['topology']['k']}"
+        cases.append({"name": name, "scenario": doc["name"], "description": description,
+                      "k": doc["topology"]["k"], "simulated_s": d, "to_completion": case.fixed_s is not None,
+                      "runs": runs})
+    return cases
+
+
+def cases_all_same(cases: list[dict[str, Any]]) -> bool:
+    """Whether every run of every case gave the one-thread run's summary."""
+    return all(r["same_bytes"] for c in cases for r in c["runs"])
+
+
+def render_cases(cases: list[dict[str, Any]], console: Any) -> None:
+    from .outputs.numbers import num, per_second
+
+    rows = []
+    for c in cases:
+        for r in c["runs"]:
+            done = f"{r['flows_completed']}/{r['flows']}" if c["to_completion"] else "-"
+            same = "yes" if r["same_bytes"] else "[bold red]NO (bug)[/]"
+            threads = str(r["threads"])
+            if r["threads_used"] != r["threads"]:
+                threads += f" ({r['threads_used']})"
+            rows.append([c["name"], threads, num(r["setup_s"], ".3f"), num(r["wall_s"], ".2f"),
+                         num(r["speedup"], ".2f"), per_second(r["transmissions_per_wall_s"]),
+                         num(r["peak_rss_mb"], ".1f"), done, same])
+    _print_table(console, "parallel cases (series off)",
+                 ["case", "threads", "setup s", "wall s", "speed-up", "tx/s", "RSS MiB", "done", "same"], rows)
+    for c in cases:
+        console.print(f"  [bold]{c['name']}[/]: {c['description']}; {c['simulated_s']:g} s simulated")
+    console.print("  threads: asked (used, when fewer); speed-up: wall time of 1 thread / this run's; done: flows "
+                  "with a completion time; same: the summary (wall-clock fields aside) is the 1-thread run's, "
+                  "byte for byte")
+    for c in cases:
+        for r in c["runs"]:
+            if not r["same_bytes"]:
+                console.print(f"[bold red]BUG: {c['name']} on {r['threads']} threads: the summary differs from "
+                              "the one-thread run's (it must be the same bytes)[/]")
+        if c["to_completion"] and any(r["flows_completed"] < r["flows"] for r in c["runs"]):
+            console.print(f"[bold yellow]note: {c['name']}: not every flow completed in "
+                          f"{c['simulated_s']:g} s simulated[/]")
 
 
 # --------------------------------------------------------------------------- sweeps

@@ -17,7 +17,7 @@ POINT_KEYS = {
 
 def test_scale_json_shape_and_files(tmp_path):
     proc = cli("bench", "--scale", "--max-flows", "10", "--quick", "--time-scale", "0.1", "--json",
-               "--out", str(tmp_path), timeout=600)
+               "--out", str(tmp_path), "--cases", "none", timeout=600)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     pts = report["points"]
@@ -32,12 +32,14 @@ def test_scale_json_shape_and_files(tmp_path):
     # Ten flows send more than one; a fat-tree flow crosses up to 6 links.
     assert pts[1]["transmissions"] > pts[0]["transmissions"]
     assert pts[3]["transmissions"] > 2 * pts[3]["bottleneck_packets"]
+    assert report["cases"] == []  # --cases none: the curve alone
     assert json.loads((tmp_path / "scale.json").read_text())["points"] == pts
     assert (tmp_path / "scale.svg").read_text().lstrip().startswith("<?xml")
 
 
 def test_scale_table_caps_at_an_uneven_max():
-    proc = cli("bench", "--scale", "--max-flows", "3", "--quick", "--time-scale", "0.02", timeout=600)
+    proc = cli("bench", "--scale", "--max-flows", "3", "--quick", "--time-scale", "0.02", "--cases", "none",
+               timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "bench --scale" in proc.stdout and "RSS MiB" in proc.stdout
     # 1 and the cap itself.
@@ -108,6 +110,7 @@ def test_scale_fat_tree_is_the_documented_one():
     assert doc["flows"] == [{"transport": "tcp", "cc": "cubic", "pattern": "permutation", "count": 4,
                              "size": "unlimited"}]
     assert doc["duration"] == "10000us"
+    assert doc["threads"] == 1  # the curve is a per-core measure
     assert bench._flows_in(doc) == 4096
 
 
@@ -133,12 +136,13 @@ def test_the_fat_tree_target_file_is_the_bench_scenario():
 
 def test_scale_repeat_on_the_command_line():
     proc = cli("bench", "--scale", "--max-flows", "1", "--quick", "--time-scale", "0.02", "--repeat", "2", "--json",
-               timeout=600)
+               "--cases", "none", timeout=600)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["repeat"] == 2
     for p in report["points"]:
         assert set(p) == POINT_KEYS | {"wall_s_runs"}
         assert len(p["wall_s_runs"]) == 2 and p["wall_s"] == min(p["wall_s_runs"])
-    proc = cli("bench", "--scale", "--max-flows", "1", "--quick", "--time-scale", "0.02", "--repeat", "2", timeout=600)
+    proc = cli("bench", "--scale", "--max-flows", "1", "--quick", "--time-scale", "0.02", "--repeat", "2",
+               "--cases", "none", timeout=600)
     assert proc.returncode == 0 and "median wall time of 2" in proc.stdout
