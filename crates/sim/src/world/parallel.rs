@@ -249,10 +249,20 @@ pub fn run_parallel(
     let setup = Instant::now();
     let n = plan.parts;
     assert!(n > 1, "a parallel run has partitions");
+    // The worlds are built at once, one a thread (a large graph takes a good fraction of a
+    // second each).
+    let built: Vec<Result<World, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|p| {
+                let dir = if p == 0 { capture_dir } else { None };
+                s.spawn(move || World::new(sc, seed, dir, series && p == 0))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("building a partition's world")).collect()
+    });
     let mut worlds = Vec::with_capacity(n);
-    for p in 0..n {
-        let dir = if p == 0 { capture_dir } else { None };
-        worlds.push(World::new(sc, seed, dir, series && p == 0)?);
+    for w in built {
+        worlds.push(w?);
     }
     let owned = Owned::of(&worlds[0], plan);
     // pcap writers go to the partition that owns their link.
