@@ -4,7 +4,7 @@
 //! determinism.
 
 mod common;
-use common::{f, random_graph, run, run_seeded};
+use common::{f, random_graphs, run, run_seeded};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -444,17 +444,9 @@ proptest! {
     /// same seed gives the same summary bytes.
     #[test]
     fn random_graphs_conserve_packets_and_are_deterministic(
-        routers in 1usize..5,
-        hosts in 2usize..6,
-        extra in proptest::collection::vec((0usize..5, 0usize..5), 1..4),
-        attach in proptest::collection::vec(0usize..5, 1..6),
-        rates in proptest::collection::vec(1u32..50, 1..5),
-        flows in proptest::collection::vec((0usize..6, 0usize..6, 0u8..3), 0..5),
-        ecmp in any::<bool>(),
-        aqm in any::<bool>(),
+        t in random_graphs(1..5, 2..6),
         seed in 1u64..1000,
     ) {
-        let t = random_graph(routers, hosts, &extra, &attach, &rates, &flows, ecmp, aqm);
         let a = comparable(run_seeded(&t, Some(seed)));
         let b = comparable(run_seeded(&t, Some(seed)));
         prop_assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());

@@ -131,3 +131,26 @@ pub fn random_graph(
     t += "[[flows]]\ncc = \"bbr\"\nsrc = \"h0\"\ndst = \"h1\"\n";
     t
 }
+
+/// Random graph scenarios ([`random_graph`]) of `routers` routers and `hosts` hosts (the
+/// draws of the other parts scale with them).
+pub fn random_graphs(
+    routers: std::ops::Range<usize>,
+    hosts: std::ops::Range<usize>,
+) -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let (r, h) = (routers.end, hosts.end);
+    (
+        routers,
+        hosts,
+        proptest::collection::vec((0..r, 0..r), 1..4),
+        proptest::collection::vec(0..r, 1..h),
+        proptest::collection::vec(1u32..50, 1..5),
+        proptest::collection::vec((0..h, 0..h, 0u8..3), 0..5),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(routers, hosts, extra, attach, rates, flows, ecmp, aqm)| {
+            random_graph(routers, hosts, &extra, &attach, &rates, &flows, ecmp, aqm)
+        })
+}
