@@ -3,6 +3,10 @@
 
 use super::event::{Event, Slot};
 use super::lane::Lane;
+use super::timers::TimerHeap;
+
+/// `lane_min_at` naming the timer heap (engine/timers.rs), which is merged as a lane is.
+const TIMERS: usize = usize::MAX - 1;
 use crate::units::SimTime;
 
 /// Children per node: a 4-ary heap is half as deep as a binary one, and a node's children
@@ -39,8 +43,11 @@ pub struct EventQueue {
     /// The smallest key at the head of a lane (`u128::MAX`: all lanes empty), and its lane.
     lane_min: u128,
     lane_min_at: usize,
-    /// The lane of the last pop (`usize::MAX`: the heap).
+    /// The lane of the last pop (`usize::MAX`: the heap or the timers).
     last_lane: usize,
+    /// Endpoint timers, apart from the near events (engine/timers.rs); their head takes part
+    /// in `lane_min` as a lane's does (`lane_min_at == TIMERS`).
+    timers: TimerHeap,
 }
 
 impl EventQueue {
@@ -95,9 +102,14 @@ impl EventQueue {
     /// Pops the head of the lane holding the smallest head and finds the new smallest head.
     #[inline]
     fn pop_lane(&mut self) -> Slot {
-        self.last_lane = self.lane_min_at;
-        let s = self.lanes[self.lane_min_at].pop_front().expect("lane_min names a non-empty lane");
-        let (mut m, mut at) = (u128::MAX, 0);
+        let s = if self.lane_min_at == TIMERS {
+            self.last_lane = usize::MAX;
+            self.timers.pop()
+        } else {
+            self.last_lane = self.lane_min_at;
+            self.lanes[self.lane_min_at].pop_front().expect("lane_min names a non-empty lane")
+        };
+        let (mut m, mut at) = (self.timers.first_key(), TIMERS);
         for (i, q) in self.lanes.iter().enumerate() {
             if let Some(h) = q.front() {
                 if h.key < m {
@@ -113,6 +125,13 @@ impl EventQueue {
     pub fn schedule(&mut self, at: SimTime, ev: Event) {
         let new = Slot { key: ((at.0 as u128) << 64) | self.next_seq as u128, ev };
         self.next_seq += 1;
+        if let Event::Timer(..) = ev {
+            self.timers.push(new);
+            if new.key < self.lane_min {
+                (self.lane_min, self.lane_min_at) = (new.key, TIMERS);
+            }
+            return;
+        }
         if self.hole {
             self.hole = false;
             Self::sift_down(&mut self.heap, 0, new);
@@ -206,6 +225,9 @@ impl EventQueue {
     fn first(&self) -> Option<&Slot> {
         let h = self.heap_first();
         if self.lane_min < h.map_or(u128::MAX, |s| s.key) {
+            if self.lane_min_at == TIMERS {
+                return self.timers.first();
+            }
             return self.lanes[self.lane_min_at].front();
         }
         h
@@ -247,7 +269,9 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() - self.hole as usize + self.lanes.iter().map(Lane::len).sum::<usize>()
+        self.heap.len() - self.hole as usize
+            + self.timers.len()
+            + self.lanes.iter().map(Lane::len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
