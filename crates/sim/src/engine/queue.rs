@@ -4,10 +4,10 @@
 use super::event::{Event, Slot};
 use super::lane::Lane;
 use super::timers::TimerHeap;
+use crate::units::SimTime;
 
 /// `lane_min_at` naming the timer heap (engine/timers.rs), which is merged as a lane is.
 const TIMERS: usize = usize::MAX - 1;
-use crate::units::SimTime;
 
 /// Children per node: a 4-ary heap is half as deep as a binary one, and a node's children
 /// sit side by side (two cache lines).
@@ -40,7 +40,8 @@ pub struct EventQueue {
     /// The lead time of each lane's events (`u64::MAX`: none yet). An empty lane takes the
     /// lead of the next event no lane has, so the lanes follow the leads in use.
     lane_lead: Vec<u64>,
-    /// The smallest key at the head of a lane (`u128::MAX`: all lanes empty), and its lane.
+    /// The smallest key at the head of a lane or of the timers (`u128::MAX`: all empty), and
+    /// its lane (`TIMERS`: the timer heap).
     lane_min: u128,
     lane_min_at: usize,
     /// The lane of the last pop (`usize::MAX`: the heap or the timers).
