@@ -4,14 +4,14 @@
 //! timer) pending, tens to hundreds of milliseconds ahead, while links schedule their ends of
 //! transmission microseconds ahead. In one heap, at 10,000 flows, the ~36,000 pending slots
 //! are nearly all such timers, and every near event paid for them: pushed at the bottom, it
-//! climbed the heap's seven levels (a cold line each); the root's hole, filled with the last
-//! slot (a timer), sank it through all seven again. Kept apart, the event heap holds only
-//! what is due soon (a few hundred slots, in cache) and the timers pay their own depth once
-//! per timer event — a few per cent of the events.
+//! climbed ~5 of the heap's eight levels (a cold pair of lines each); the root's hole, filled
+//! with the last slot (a timer), sank it ~7 levels again. Kept apart, the event heap holds
+//! only what is due soon (~80 slots, in cache) and the timers pay their own depth once per
+//! timer event — 3 % of the events (docs/performance.md, "Per-flow cost at 10,000 flows").
 //!
 //! The order is unchanged: a timer's slot carries the same (time, sequence) key it would have
 //! had in the one heap, and the queue pops whichever head is smallest, so the merged order is
-//! the one total order of the keys (`EventQueue`'s proptests drive timers and other events
+//! the one total order of the keys (the proptest below drives timers, heap and lane events
 //! interleaved against one `BinaryHeap`).
 //!
 //! A plain 4-ary min-heap (Williams' binary heap, J. W. J. Williams, "Algorithm 232:
@@ -135,7 +135,7 @@ mod tests {
             for (op, x) in ops {
                 match op {
                     // A timer far or near, an ordinary event, a lane event (a recurring lead).
-                    0 | 1 | 2 => {
+                    0..=2 => {
                         let at = now + if op == 0 { x * 7 } else { x };
                         q.schedule(SimTime(at), ev(op < 2, seq));
                         model.push(Reverse((at, seq)));

@@ -104,6 +104,7 @@ pub struct DelayHist {
     /// moves the others (with one vector of counts grown a page at a time, every new page
     /// copied the old ones to a fresh block and left the old block behind; at 10,000 flows
     /// those copies touched twice the memory the pages need, a page fault per 4 KB).
+    #[allow(clippy::vec_box)] // the point: a page stays where it is when another is added
     counts: Vec<Box<[u64; PAGE]>>,
     /// Indices of samples already in `total` but not yet in `counts`: they are counted eight
     /// at a time, so a socket among thousands whose histogram's page has left the cache
