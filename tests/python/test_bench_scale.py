@@ -146,3 +146,18 @@ def test_scale_repeat_on_the_command_line():
     proc = cli("bench", "--scale", "--max-flows", "1", "--quick", "--time-scale", "0.02", "--repeat", "2",
                "--cases", "none", timeout=600)
     assert proc.returncode == 0 and "median wall time of 2" in proc.stdout
+
+
+def test_the_scale_rounds_script_runs_the_bench_dumbbell():
+    """scripts/scale_rounds.py (docs/performance.md's interleaved rounds) writes its dumbbell
+    points from a template of its own; it stays what `bench.scale_dumbbell` builds."""
+    import importlib.util
+    import tomllib
+
+    from helpers import REPO
+
+    spec = importlib.util.spec_from_file_location("scale_rounds", REPO / "scripts" / "scale_rounds.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for flows, seconds in [(10, 1.0), (10_000, 2.0), (3, 0.25)]:
+        assert tomllib.loads(mod.DUMBBELL.format(flows=flows, seconds=seconds)) == bench.scale_dumbbell(flows, seconds)

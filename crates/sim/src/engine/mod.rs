@@ -8,6 +8,7 @@ mod lane;
 mod prefetch;
 mod queue;
 mod rng;
+mod timers;
 
 pub use event::{Actors, Event, TimerKind};
 pub use prefetch::{line_span, prefetch, prefetch_addr, prefetch_lines};

@@ -10,7 +10,11 @@
 
 use super::event::{Actors, Event, Slot};
 use super::lane::Lane;
+use super::timers::TimerHeap;
 use crate::units::SimTime;
+
+/// `lane_min_at` naming the timer heap (engine/timers.rs), which is merged as a lane is.
+const TIMERS: usize = usize::MAX - 1;
 
 /// Children per node: a 4-ary heap is half as deep as a binary one, and a node's children
 /// sit side by side (two cache lines).
@@ -55,11 +59,15 @@ pub struct EventQueue {
     /// Each lane's smallest key (its next to pop; `u128::MAX`: empty), side by side: a pop
     /// compares them all.
     heads: Vec<u128>,
-    /// The smallest key at the head of a lane (`u128::MAX`: all lanes empty), and its lane.
+    /// The smallest key at the head of a lane or of the timers (`u128::MAX`: all empty), and
+    /// its lane (`TIMERS`: the timer heap).
     lane_min: u128,
     lane_min_at: usize,
-    /// The lane of the last pop (`usize::MAX`: the heap).
+    /// The lane of the last pop (`usize::MAX`: the heap or the timers).
     last_lane: usize,
+    /// Endpoint timers, apart from the near events (engine/timers.rs); their head takes part
+    /// in `lane_min` as a lane's does (`lane_min_at == TIMERS`).
+    timers: TimerHeap,
 }
 
 impl EventQueue {
@@ -118,7 +126,7 @@ impl EventQueue {
 
     /// Schedules `ev` with a key another queue made ([`EventQueue::next_key`]).
     pub fn schedule_key(&mut self, key: u128, ev: Event) {
-        self.push_slot(Slot { key, ev });
+        self.insert(Slot { key, ev });
     }
 
     /// Keeps only the pending events `keep` accepts, with their keys (a partition keeps the
@@ -129,7 +137,7 @@ impl EventQueue {
             all.push(s);
         }
         for s in all.into_iter().filter(|s| keep(&s.ev)) {
-            self.push_slot(s);
+            self.insert(s);
         }
     }
 
@@ -187,14 +195,21 @@ impl EventQueue {
         }
     }
 
-    /// Pops the head of the lane holding the smallest head and finds the new smallest head.
+    /// Pops the head of the lane (or the timer heap) holding the smallest head and finds the
+    /// new smallest head.
     #[inline(always)]
     fn pop_lane(&mut self) -> Slot {
-        self.last_lane = self.lane_min_at;
-        let q = &mut self.lanes[self.lane_min_at];
-        let s = q.pop_front().expect("lane_min names a non-empty lane");
-        self.heads[self.lane_min_at] = q.front().map_or(u128::MAX, |h| h.key);
-        let (mut m, mut at) = (u128::MAX, 0);
+        let s = if self.lane_min_at == TIMERS {
+            self.last_lane = usize::MAX;
+            self.timers.pop()
+        } else {
+            self.last_lane = self.lane_min_at;
+            let q = &mut self.lanes[self.lane_min_at];
+            let s = q.pop_front().expect("lane_min names a non-empty lane");
+            self.heads[self.lane_min_at] = q.front().map_or(u128::MAX, |h| h.key);
+            s
+        };
+        let (mut m, mut at) = (self.timers.first_key(), TIMERS);
         for (i, &h) in self.heads.iter().enumerate() {
             if h < m {
                 (m, at) = (h, i);
@@ -207,7 +222,20 @@ impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, at: SimTime, ev: Event) {
         let key = self.key(at, &ev);
-        self.push_slot(Slot { key, ev });
+        self.insert(Slot { key, ev });
+    }
+
+    /// Endpoint timers to their own heap, every other event to the main one.
+    #[inline(always)]
+    fn insert(&mut self, s: Slot) {
+        if let Event::Timer(..) = s.ev {
+            self.timers.push(s);
+            if s.key < self.lane_min {
+                (self.lane_min, self.lane_min_at) = (s.key, TIMERS);
+            }
+            return;
+        }
+        self.push_slot(s);
     }
 
     #[inline(always)]
@@ -305,6 +333,9 @@ impl EventQueue {
     fn first(&self) -> Option<&Slot> {
         let h = self.heap_first();
         if self.lane_min < h.map_or(u128::MAX, |s| s.key) {
+            if self.lane_min_at == TIMERS {
+                return self.timers.first();
+            }
             return self.lanes[self.lane_min_at].front();
         }
         h
@@ -346,7 +377,9 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() - self.hole as usize + self.lanes.iter().map(Lane::len).sum::<usize>()
+        self.heap.len() - self.hole as usize
+            + self.timers.len()
+            + self.lanes.iter().map(Lane::len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {

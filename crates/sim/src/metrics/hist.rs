@@ -100,8 +100,12 @@ pub struct DelayHist {
     /// Page slot per page of the layout (`NONE`: no sample there yet); empty until the first
     /// sample.
     table: Vec<u16>,
-    /// The pages' counts, slot after slot ([`PAGE`] counts each), grown a page at a time.
-    counts: Vec<u64>,
+    /// The pages' counts by slot, each page an allocation of its own: a page added never
+    /// moves the others (with one vector of counts grown a page at a time, every new page
+    /// copied the old ones to a fresh block and left the old block behind; at 10,000 flows
+    /// those copies touched twice the memory the pages need, a page fault per 4 KB).
+    #[allow(clippy::vec_box)] // the point: a page stays where it is when another is added
+    counts: Vec<Box<[u64; PAGE]>>,
     /// Indices of samples already in `total` but not yet in `counts`: they are counted eight
     /// at a time, so a socket among thousands whose histogram's page has left the cache
     /// misses on it once per eight RTT samples, not on each. Readers see them counted.
@@ -151,7 +155,7 @@ impl DelayHist {
                 self.hot_slot = self.page_slot(p as usize) as u32;
                 self.hot_page = p;
             }
-            let c = &mut self.counts[((self.hot_slot as usize) << PAGE_BITS) + (i & (PAGE - 1))];
+            let c = &mut self.counts[self.hot_slot as usize][i & (PAGE - 1)];
             *c = c.saturating_add(1);
         }
         self.n_pending = 0;
@@ -181,17 +185,15 @@ impl DelayHist {
 
     #[cold]
     fn new_page(&mut self, p: usize) -> usize {
-        let s = self.counts.len() / PAGE;
-        // Exactly one page more: no spare capacity kept per histogram.
-        self.counts.reserve_exact(PAGE);
-        self.counts.resize(self.counts.len() + PAGE, 0);
+        let s = self.counts.len();
+        self.counts.push(Box::new([0; PAGE]));
         self.table[p] = s as u16;
         s
     }
 
     /// The counts of page slot `s`.
     fn page(&self, s: usize) -> &[u64] {
-        &self.counts[s * PAGE..(s + 1) * PAGE]
+        &self.counts[s][..]
     }
 
     /// Samples counted.
@@ -205,7 +207,9 @@ impl DelayHist {
 
     /// Forgets every sample (keeps the pages for reuse).
     pub fn reset(&mut self) {
-        self.counts.fill(0);
+        for page in &mut self.counts {
+            page.fill(0);
+        }
         self.total = 0;
         self.n_pending = 0;
     }
@@ -220,9 +224,7 @@ impl DelayHist {
                 continue;
             }
             let mine = self.page_slot(p);
-            for (c, o) in
-                self.counts[mine * PAGE..(mine + 1) * PAGE].iter_mut().zip(other.page(s as usize))
-            {
+            for (c, o) in self.counts[mine].iter_mut().zip(other.page(s as usize)) {
                 *c = c.saturating_add(*o);
             }
         }
@@ -265,7 +267,7 @@ impl DelayHist {
     /// Heap bytes held (pages and page table), the held-back samples' pages included.
     pub fn heap_bytes(&self) -> usize {
         let h = self.settled();
-        h.table.capacity() * 2 + h.counts.capacity() * 8
+        h.table.capacity() * 2 + h.counts.capacity() * 8 + h.counts.len() * PAGE * 8
     }
 }
 
