@@ -48,6 +48,8 @@ pub struct EventQueue {
     hole: bool,
     /// The next sequence number of a run without actors.
     next_seq: u64,
+    /// Lanes at the end of `lanes` kept for arrivals from other partitions.
+    inbox_lanes: usize,
     /// The run's actors, if it names them, and each one's next sequence number.
     actors: Option<Actors>,
     seqs: Vec<u64>,
@@ -167,31 +169,68 @@ impl EventQueue {
     #[inline]
     pub fn schedule_ahead(&mut self, now: SimTime, at: SimTime, ev: Event) {
         debug_assert!(at >= now, "an event scheduled in the past");
-        let lead = at.0 - now.0;
-        let lane = match self.lane_lead.iter().position(|&d| d == lead) {
-            Some(i) => i,
-            None => match self.lanes.iter().position(|q| q.len() == 0) {
-                Some(i) => {
-                    self.lane_lead[i] = lead;
-                    i
-                }
-                None => return self.schedule(at, ev),
-            },
+        let Some(lane) = self.lane_for(at.0 - now.0, 0..self.local_lanes()) else {
+            return self.schedule(at, ev);
         };
         let key = self.key(at, &ev);
+        self.push_lane(lane, Slot { key, ev });
+    }
+
+    /// Lanes `0..local_lanes()` take this queue's own events; those after, a partition's
+    /// arrivals from other partitions ([`EventQueue::schedule_key_ahead`]).
+    #[inline(always)]
+    fn local_lanes(&self) -> usize {
+        self.lanes.len() - self.inbox_lanes
+    }
+
+    /// The lane among `range` whose lead is `lead`, or an empty one of them (which takes it).
+    #[inline(always)]
+    fn lane_for(&mut self, lead: u64, range: std::ops::Range<usize>) -> Option<usize> {
+        let leads = &self.lane_lead[range.clone()];
+        if let Some(i) = leads.iter().position(|&d| d == lead) {
+            return Some(range.start + i);
+        }
+        let i = range.start + self.lanes[range].iter().position(|q| q.len() == 0)?;
+        self.lane_lead[i] = lead;
+        Some(i)
+    }
+
+    #[inline(always)]
+    fn push_lane(&mut self, lane: usize, s: Slot) {
         let q = &mut self.lanes[lane];
         // Time order is all a lane needs (it orders each instant's keys itself).
-        if q.back().is_some_and(|b| b.key >> 64 > key >> 64) {
-            return self.push_slot(Slot { key, ev });
+        if q.back().is_some_and(|b| b.key >> 64 > s.key >> 64) {
+            return self.push_slot(s);
         }
-        q.push_back(Slot { key, ev });
+        q.push_back(s);
         // Smaller than the lane's front: the lane was empty, or the key joins its front
         // instant and is the smallest there.
-        if key < self.heads[lane] {
-            self.heads[lane] = key;
-            if key < self.lane_min {
-                (self.lane_min, self.lane_min_at) = (key, lane);
+        if s.key < self.heads[lane] {
+            self.heads[lane] = s.key;
+            if s.key < self.lane_min {
+                (self.lane_min, self.lane_min_at) = (s.key, lane);
             }
+        }
+    }
+
+    /// Adds `n` lanes for arrivals handed over from other partitions: a window's arrivals
+    /// come in the order their senders launched them, so per lead they are in time order,
+    /// and a lane holds them as it holds local ones (in the heap they would each sift).
+    pub fn add_inbox_lanes(&mut self, n: usize) {
+        self.lanes.extend((0..n).map(|_| Lane::new()));
+        self.heads.extend(std::iter::repeat_n(u128::MAX, n));
+        self.lane_lead.extend(std::iter::repeat_n(u64::MAX, n));
+        self.inbox_lanes += n;
+    }
+
+    /// Schedules `ev` with a key another queue made, launched at `sent` by its sender: in an
+    /// inbox lane of its lead if there is one, else where [`EventQueue::schedule_key`] would.
+    pub fn schedule_key_ahead(&mut self, sent: SimTime, key: u128, ev: Event) {
+        let at = (key >> 64) as u64;
+        let inbox = self.local_lanes()..self.lanes.len();
+        match self.lane_for(at - sent.0, inbox) {
+            Some(lane) => self.push_lane(lane, Slot { key, ev }),
+            None => self.insert(Slot { key, ev }),
         }
     }
 

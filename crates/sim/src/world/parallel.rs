@@ -29,9 +29,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-/// A packet crossing the cut: its arrival's key, the link it propagates on, the packet.
+/// Event lanes a partition keeps for the arrivals handed to it (engine/queue.rs).
+const INBOX_LANES: usize = 4;
+
+/// A packet crossing the cut: its arrival's key, when it was launched, the link it
+/// propagates on, the packet.
 pub(super) struct Cross {
     key: u128,
+    sent: SimTime,
     link: LinkId,
     pkt: Packet,
 }
@@ -50,6 +55,10 @@ pub(super) struct Part {
     in_min: u64,
     /// Every event up to this time has run here.
     done: SimTime,
+    /// Packets this partition handed to others, and the time its thread spent running its
+    /// windows (for the progress report).
+    crossed: u64,
+    busy: std::time::Duration,
 }
 
 impl World {
@@ -79,6 +88,7 @@ impl World {
                 }
             }
         }
+        self.events.add_inbox_lanes(INBOX_LANES);
         self.part = Some(Box::new(Part {
             me,
             link_dst,
@@ -87,6 +97,8 @@ impl World {
             inbox: (0..n).map(|_| Vec::new()).collect(),
             in_min: u64::MAX,
             done: SimTime::ZERO,
+            crossed: 0,
+            busy: std::time::Duration::ZERO,
         }));
     }
 
@@ -103,7 +115,8 @@ impl World {
         let pkt = *self.pool.get(pid);
         self.pool.free(pid);
         self.links[l.idx()].cross_out();
-        part.out[to].push(Cross { key, link: l, pkt });
+        part.out[to].push(Cross { key, sent: self.now, link: l, pkt });
+        part.crossed += 1;
         part.out_min[to] = part.out_min[to].min(at.0);
         true
     }
@@ -125,7 +138,7 @@ impl World {
                 );
                 let pid = self.pool.alloc(c.pkt);
                 self.links[c.link.idx()].cross_in();
-                self.events.schedule_key(c.key, Event::LinkArrive(c.link, pid));
+                self.events.schedule_key_ahead(c.sent, c.key, Event::LinkArrive(c.link, pid));
             }
         }
         part.in_min = u64::MAX;
@@ -310,9 +323,13 @@ pub fn run_parallel(
     let stop = AtomicBool::new(false);
     let work = |p: usize| {
         guard(&mut || {
+            let t = Instant::now();
             let mut w = lock(p);
             w.ingest();
             w.run_window(SimTime(until.load(Ordering::Acquire)));
+            if let Some(part) = w.part.as_deref_mut() {
+                part.busy += t.elapsed();
+            }
         })
     };
     let mut windows = 0u64;
@@ -410,9 +427,17 @@ pub fn run_parallel(
     if progress.is_some() {
         // What the speed-up rests on (docs/performance.md): the balance and the window count.
         let per: Vec<u64> = gs.iter().map(|w| w.events.processed()).collect();
+        let crossed: u64 = gs.iter().map(|w| w.part.as_ref().map_or(0, |p| p.crossed)).sum();
+        let busy: Vec<String> = gs
+            .iter()
+            .map(|w| format!("{:.2}", w.part.as_ref().map_or(0.0, |p| p.busy.as_secs_f64())))
+            .collect();
         eprintln!(
-            "parallel: {n} partitions, lookahead {}, {windows} windows, events per partition {per:?}",
-            plan.lookahead
+            "parallel: {n} partitions, lookahead {}, {windows} windows, events per partition \
+             {per:?}, {crossed} packets crossed, busy s [{}] of {:.2} s",
+            plan.lookahead,
+            busy.join(", "),
+            wall.elapsed().as_secs_f64()
         );
     }
     let others: u64 = gs[1..].iter().map(|w| w.events.processed()).sum();
@@ -524,7 +549,12 @@ mod tests {
             hdr: Header::Udp(UdpHeader::default()),
         };
         let part = w.part.as_deref_mut().unwrap();
-        part.inbox[1].push(Cross { key: 4_000u128 << 64, link: LinkId(0), pkt });
+        part.inbox[1].push(Cross {
+            key: 4_000u128 << 64,
+            sent: SimTime(3_000),
+            link: LinkId(0),
+            pkt,
+        });
         w.ingest();
     }
 }
