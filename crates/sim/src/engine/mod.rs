@@ -3,6 +3,7 @@
 
 // The prefetch intrinsic is the crate's one `unsafe`: see the module's SAFETY notes.
 mod event;
+mod heap;
 mod lane;
 #[allow(unsafe_code)]
 mod prefetch;

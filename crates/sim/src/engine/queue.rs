@@ -9,16 +9,13 @@
 //! order of simultaneous events is the same whichever partitions run them.
 
 use super::event::{Actors, Event, Slot};
+use super::heap::{self, ARITY};
 use super::lane::Lane;
 use super::timers::TimerHeap;
 use crate::units::SimTime;
 
 /// `lane_min_at` naming the timer heap (engine/timers.rs), which is merged as a lane is.
 const TIMERS: usize = usize::MAX - 1;
-
-/// Children per node: a 4-ary heap is half as deep as a binary one, and a node's children
-/// sit side by side (two cache lines).
-const ARITY: usize = 4;
 
 /// A 4-ary min-heap of [`Slot`]s. Keys are unique, so any correct heap pops them in one order:
 /// runs are those of the `BinaryHeap` this replaced, event for event.
@@ -281,47 +278,10 @@ impl EventQueue {
     fn push_slot(&mut self, new: Slot) {
         if self.hole {
             self.hole = false;
-            Self::sift_down(&mut self.heap, 0, new);
+            heap::sift_down(&mut self.heap, 0, new);
             return;
         }
-        // Sift up: parents with a larger key move down (usually none: most events are
-        // scheduled after every pending one).
-        let mut i = self.heap.len();
-        self.heap.push(new);
-        let h = &mut self.heap[..];
-        while i > 0 {
-            let p = (i - 1) / ARITY;
-            if h[p].key <= new.key {
-                break;
-            }
-            h[i] = h[p];
-            i = p;
-        }
-        h[i] = new;
-    }
-
-    /// Puts `s` at `i`, a hole, and sinks it: the smallest child moves up while it is smaller.
-    #[inline]
-    fn sift_down(h: &mut [Slot], mut i: usize, s: Slot) {
-        let n = h.len();
-        loop {
-            let c = ARITY * i + 1;
-            if c >= n {
-                break;
-            }
-            let mut m = c;
-            for j in c + 1..(c + ARITY).min(n) {
-                if h[j].key < h[m].key {
-                    m = j;
-                }
-            }
-            if h[m].key >= s.key {
-                break;
-            }
-            h[i] = h[m];
-            i = m;
-        }
-        h[i] = s;
+        heap::push(&mut self.heap, new);
     }
 
     /// Fills a pending hole at the root with the last slot.
@@ -331,7 +291,7 @@ impl EventQueue {
             self.hole = false;
             let last = self.heap.pop().expect("a hole has a live slot after it");
             if !self.heap.is_empty() {
-                Self::sift_down(&mut self.heap, 0, last);
+                heap::sift_down(&mut self.heap, 0, last);
             }
         }
     }

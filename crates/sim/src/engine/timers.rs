@@ -14,12 +14,10 @@
 //! the one total order of the keys (the proptest below drives timers, heap and lane events
 //! interleaved against one `BinaryHeap`).
 //!
-//! A plain 4-ary min-heap (Williams' binary heap, J. W. J. Williams, "Algorithm 232:
-//! Heapsort", CACM 7(6), 1964, with four children a node, as the event heap has).
+//! A plain 4-ary min-heap, the event heap's steps (heap.rs).
 
 use super::event::Slot;
-
-const ARITY: usize = 4;
+use super::heap;
 
 #[derive(Debug, Default)]
 pub(super) struct TimerHeap {
@@ -46,18 +44,7 @@ impl TimerHeap {
     /// a level or two.
     #[inline]
     pub(super) fn push(&mut self, s: Slot) {
-        let mut i = self.heap.len();
-        self.heap.push(s);
-        let h = &mut self.heap[..];
-        while i > 0 {
-            let p = (i - 1) / ARITY;
-            if h[p].key <= s.key {
-                break;
-            }
-            h[i] = h[p];
-            i = p;
-        }
-        h[i] = s;
+        heap::push(&mut self.heap, s);
     }
 
     /// Removes and returns the smallest slot (the caller knows there is one).
@@ -65,29 +52,9 @@ impl TimerHeap {
     pub(super) fn pop(&mut self) -> Slot {
         let top = self.heap[0];
         let last = self.heap.pop().expect("pop of an empty timer heap");
-        let h = &mut self.heap[..];
-        let n = h.len();
-        if n > 0 {
-            // The last slot sinks from the root: the smallest child moves up while smaller.
-            let mut i = 0;
-            loop {
-                let c = ARITY * i + 1;
-                if c >= n {
-                    break;
-                }
-                let mut m = c;
-                for j in c + 1..(c + ARITY).min(n) {
-                    if h[j].key < h[m].key {
-                        m = j;
-                    }
-                }
-                if h[m].key >= last.key {
-                    break;
-                }
-                h[i] = h[m];
-                i = m;
-            }
-            h[i] = last;
+        if !self.heap.is_empty() {
+            // The last slot sinks from the root.
+            heap::sift_down(&mut self.heap, 0, last);
         }
         top
     }
