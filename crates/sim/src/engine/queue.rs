@@ -17,6 +17,11 @@ use crate::units::SimTime;
 /// `lane_min_at` naming the timer heap (engine/timers.rs), which is merged as a lane is.
 const TIMERS: usize = usize::MAX - 1;
 
+/// Bits of a key below the actor: an actor's own sequence numbers (64 G events each).
+const SEQ_BITS: u32 = 36;
+/// Actors a run may name (the bits of a key's low half above the sequence).
+pub const MAX_ACTORS: u64 = 1 << (64 - SEQ_BITS);
+
 /// A 4-ary min-heap of [`Slot`]s. Keys are unique, so any correct heap pops them in one order:
 /// runs are those of the `BinaryHeap` this replaced, event for event.
 ///
@@ -30,14 +35,10 @@ const TIMERS: usize = usize::MAX - 1;
 /// (every packet leaving a link with propagation delay D arrives at now + D; one launched at
 /// the start of a folded transmission at now + serialization + D). Events of one lead are
 /// scheduled in time order, so a lane holds those of one lead, whatever link they come from.
-/// A lane's events carry the same (time, sequence) keys as the heap's, so the merged order is
-/// the same total order whichever lane or the heap an event went to; a lane event costs a push
-/// and a pop, not a sift.
-/// Bits of a key below the actor: an actor's own sequence numbers (64 G events each).
-const SEQ_BITS: u32 = 36;
-/// Actors a run may name (the bits of a key's low half above the sequence).
-pub const MAX_ACTORS: u64 = 1 << (64 - SEQ_BITS);
-
+/// A lane's events carry the same keys as the heap's, so the merged order is the same total
+/// order whichever lane or the heap an event went to; a lane event costs a push and a pop, not
+/// a sift. Endpoint timers have a heap of their own (timers.rs), merged as a lane is; a
+/// partition of a parallel run adds lanes for the arrivals handed to it.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: Vec<Slot>,
