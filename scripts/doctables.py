@@ -121,44 +121,41 @@ def _grade(o: dict[str, Any]) -> str:
     return o["grade"] if lat == o["grade"] else f"{o['grade']}, {lat} by latency"
 
 
-def fixes() -> str:
-    """`bloatlab fixes` (defaults: 30 s, 4 CUBIC flows each way, seed 1), one cell per base."""
-    results = _fixes()
+def _per_fix(cell) -> str:
+    """One row per fix (in `bloatlab fixes` order), one column per base, ``cell(result)`` in each."""
     cells: dict[tuple[str, str], str] = {}
     order: list[str] = []
-    for r in results:
+    for r in _fixes():
         if r["fix"] not in order:
             order.append(r["fix"])
-        o = r["outcome"]
-        cells[(r["fix"], r["base"])] = (
-            "–" if o is None else
-            f"{o['download_mbps']:.2f} / {o['upload_mbps']:.2f}, "
-            f"{_ms(o['added_latency_ms'])} ms, {o['probe_loss_pct']:.1f} % lost ({_grade(o)})")
+        cells[(r["fix"], r["base"])] = cell(r)
     rows = [[fix] + [cells.get((fix, base), "–") for base, _ in FIX_BASES] for fix in order]
     return table(["fix"] + [label for _, label in FIX_BASES], rows,
                  ["---"] + ["---:"] * len(FIX_BASES))
+
+
+def fixes() -> str:
+    """`bloatlab fixes` (defaults: 30 s, 4 CUBIC flows each way, seed 1), one cell per base."""
+    def cell(r) -> str:
+        o = r["outcome"]
+        return ("–" if o is None else
+                f"{o['download_mbps']:.2f} / {o['upload_mbps']:.2f}, "
+                f"{_ms(o['added_latency_ms'])} ms, {o['probe_loss_pct']:.1f} % lost ({_grade(o)})")
+    return _per_fix(cell)
 
 
 def fixes_felt() -> str:
     """`bloatlab fixes` (defaults), what a person feels: video frame delay p95 (frames lost),
     page load time, RPM, and the mean of the fix's ranks, one cell per base."""
-    results = _fixes()
-    cells: dict[tuple[str, str], str] = {}
-    order: list[str] = []
-    for r in results:
-        if r["fix"] not in order:
-            order.append(r["fix"])
+    def cell(r) -> str:
         f = r.get("felt")
         if f is None:
-            cells[(r["fix"], r["base"])] = "–"
-            continue
+            return "–"
         video = "–" if f["frame_p95_ms"] is None else f"{f['frame_p95_ms']:.0f} ms ({f['frame_loss_pct']:.1f} %)"
         page = "–" if f["plt_mean_s"] is None else f"{f['plt_mean_s']:.2f} s"
         rpm = "–" if f["rpm"] is None else f"{f['rpm']:.0f} {f['rpm_class']}"
-        cells[(r["fix"], r["base"])] = f"{video}, {page}, {rpm}"
-    rows = [[fix] + [cells.get((fix, base), "–") for base, _ in FIX_BASES] for fix in order]
-    return table(["fix"] + [label for _, label in FIX_BASES], rows,
-                 ["---"] + ["---:"] * len(FIX_BASES))
+        return f"{video}, {page}, {rpm}"
+    return _per_fix(cell)
 
 
 def fixes_35g_seeds() -> str:

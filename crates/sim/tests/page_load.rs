@@ -3,8 +3,7 @@
 //! refusals of bad page settings, and same seed, same bytes.
 
 mod common;
-use bloatlab_sim::{run_toml, RunOptions};
-use common::{f, refused, run};
+use common::{f, refused, run, summary_and_series};
 
 /// An idle 20 ms path: 100 Mbit/s, 1000-packet drop-tail buffer, base RTT
 /// 2 · (2.5 + 5 + 2.5) ms = 20 ms.
@@ -112,13 +111,7 @@ fn an_upload_slows_pages_on_a_bloated_link_and_flow_queueing_brings_them_back() 
 fn same_seed_same_bytes_for_a_page_flow() {
     let upload = "[[flows]]\ncc = \"reno\"\ndirection = \"reverse\"\n";
     let toml = format!("{}\n{upload}start = {{ uniform = [\"0s\", \"1s\"] }}\n", idle(""));
-    let go = || {
-        let opts = RunOptions { seed: Some(7), series: true, ..Default::default() };
-        let out = run_toml(&toml, &opts).unwrap();
-        let mut v: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();
-        v["engine"] = serde_json::Value::Null;
-        serde_json::to_string(&v).unwrap() + &format!("{:?}", out.tables)
-    };
+    let go = || summary_and_series(&toml, 7);
     assert_eq!(go(), go());
 }
 

@@ -11,8 +11,7 @@
 //! - SCReAM-L4S beside CUBIC on DualPI2: packets' one-way p95 22.4 ms, frame delay p95 39.4 ms.
 
 mod common;
-use bloatlab_sim::{run_toml, RunOptions};
-use common::{f, refused, run};
+use common::{f, refused, run, summary_and_series};
 
 const BASE_OWD_MS: f64 = 20.0;
 
@@ -112,13 +111,7 @@ fn same_seed_same_bytes_for_a_video_flow() {
     let toml = path(r#"{ kind = "droptail", limit = "200p" }"#, &flows)
         .replace("30s", "8s")
         .replace("10s", "1s");
-    let go = || {
-        let opts = RunOptions { seed: Some(7), series: true, ..Default::default() };
-        let out = run_toml(&toml, &opts).unwrap();
-        let mut v: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();
-        v["engine"] = serde_json::Value::Null;
-        serde_json::to_string(&v).unwrap() + &format!("{:?}", out.tables)
-    };
+    let go = || summary_and_series(&toml, 7);
     let a = go();
     assert!(a.contains("frame_delay_p95_ms"));
     assert_eq!(a, go());

@@ -15,6 +15,16 @@ pub fn run_seeded(toml: &str, seed: Option<u64>) -> Value {
     serde_json::from_str(&out.summary_json).expect("summary is JSON")
 }
 
+/// A run's summary (engine fields blanked) and series, as one string: what "same seed, same
+/// bytes" tests compare between two runs.
+pub fn summary_and_series(toml: &str, seed: u64) -> String {
+    let opts = RunOptions { seed: Some(seed), series: true, ..Default::default() };
+    let out = run_toml(toml, &opts).unwrap_or_else(|e| panic!("run failed: {e}"));
+    let mut v: Value = serde_json::from_str(&out.summary_json).expect("summary is JSON");
+    v["engine"] = Value::Null;
+    serde_json::to_string(&v).unwrap() + &format!("{:?}", out.tables)
+}
+
 pub fn f(v: &Value, path: &str) -> f64 {
     let mut cur = v;
     for part in path.split('.') {
