@@ -341,3 +341,135 @@ def test_one_real_cell_end_to_end(tmp_path):
     assert c["emulation"]["kernel"]
     assert sorted(p.name for p in out.iterdir()) == ["heatmap.png", "report.html", "report.md", "validate.json"]
     assert data["summary"] in r.stdout
+
+
+# --- a second rate, the both-ways slice, Linux's spread (issue 34) --------------------------
+
+def test_rate_100_keeps_buffers_in_bdp_and_marks_ids():
+    ten, hundred = matrix.full_matrix(), matrix.full_matrix(100)
+    assert len(hundred) == 126 and all(c.id.endswith("-r100") for c in hundred)
+    assert [c.id for c in ten] == [c.id.removesuffix("-r100") for c in hundred]
+    for a, b in zip(ten, hundred, strict=True):
+        assert b.buffer_bytes == 10 * a.buffer_bytes  # the same BDPs at ten times the rate
+        assert matrix.scenario(b, 30.0, 1)["topology"]["bottleneck"]["rate"] == "100Mbps"
+    assert set(matrix.quick_matrix(100)) <= set(hundred)
+    assert matrix.parse_rate("100") == 100 and matrix.parse_rate("10Mbps") == 10
+    for bad in ("50", "x", ""):
+        with pytest.raises(ValueError, match=r"--rate: .* \(allowed: 10, 100 Mbit/s\)"):
+            matrix.parse_rate(bad)
+
+
+def test_both_ways_slice_and_its_scenario():
+    from bloatlab.emulate.runner import plan
+
+    cells = matrix.both_ways_matrix()
+    assert len(cells) == 3 * 2 * 2 and all(c.both_ways and c.id.endswith("-both") for c in cells)
+    assert matrix.quick_both_ways_matrix() == [c for c in cells if c.buffer_bdp == 8.0 and c.flows == 1]
+    c = matrix.Cell("cubic", 8.0, 40, 0.0, 4, both_ways=True)
+    doc = matrix.scenario(c, 30.0, 1)
+    t = doc["topology"]
+    assert t["bottleneck"] == {"rate": "10Mbps", "delay": "20000us", "reverse_rate": "2500kbps"}
+    assert t["bottleneck_queue"] == {"kind": "droptail", "limit": "400000B"}  # 8 × 10 Mbit/s × 40 ms
+    assert t["reverse_queue"] == {"kind": "droptail", "limit": "100000B"}  # 8 × 2.5 Mbit/s × 40 ms
+    assert doc["flows"] == [{"cc": "cubic", "count": 4}, {"cc": "cubic", "count": 4, "direction": "reverse"}]
+    assert run.reverse_ids(c) == frozenset({4, 5, 6, 7})
+    for cell in cells + matrix.both_ways_matrix(100):
+        plan(matrix.scenario(cell, 30.0, 1))  # the emulator takes every cell
+
+
+def _flow(i, goodput, retx):
+    return {"id": i, "goodput_mbps": goodput, "retransmits": retx}
+
+
+def test_extract_splits_directions_in_either_engines_shape():
+    rev = {"name": "bottleneck_rev", "mean_sojourn_ms": 150.0, "p95_sojourn_ms": 280.0, "drops": 9}
+    fwd = {"mean_sojourn_ms": 90.0, "p95_sojourn_ms": 180.0, "drops": 4}
+    flows = [_flow(0, 7.0, 4), _flow(1, 2.2, 9)]
+    sim = {"flows": flows, "bottleneck": fwd, "links": [dict(fwd, name="bottleneck"), rev],
+           "fairness": {"jain_goodput": 0.77}}
+    linux = {"flows": flows, "bottleneck": fwd, "emulation": {"reverse": rev}, "fairness": {"jain_goodput": 0.77}}
+    want = {"goodput_mbps": 7.0, "queue_delay_mean_ms": 90.0, "queue_delay_p95_ms": 180.0, "retransmits": 4.0,
+            "jain": 0.77, "drops": 4, "up_goodput_mbps": 2.2, "up_queue_delay_mean_ms": 150.0,
+            "up_queue_delay_p95_ms": 280.0, "up_retransmits": 9.0, "up_drops": 9}
+    assert metrics.extract(sim, frozenset({1})) == want
+    assert metrics.extract(linux, frozenset({1})) == want
+    # A one-way cell has no up_* keys, so nothing about uploads is judged there.
+    assert "up_goodput_mbps" not in metrics.extract(sim)
+
+
+def test_both_ways_judges_drops_and_the_uploads():
+    e = {"goodput_mbps": 0.0, "queue_delay_mean_ms": 0.0, "retransmits": 0.0, "drops": 0.3,
+         "up_goodput_mbps": -0.06, "up_queue_delay_mean_ms": 0.0, "up_retransmits": 0.0, "up_drops": 0.2}
+    assert metrics.outside(e, both_ways=True) == ["drops", "up_goodput_mbps"]
+    assert metrics.outside(e) == ["up_goodput_mbps"]  # drops are reported only in the matrix
+    assert metrics.score(e, both_ways=True) == pytest.approx(1.2)
+
+
+def test_within_linuxs_spread():
+    sims = [{"retransmits": 30.0}, {"retransmits": 34.0}, {"retransmits": 32.0}]
+    linux = [{"retransmits": 18.0}, {"retransmits": 35.0}, {"retransmits": 36.0}]
+    s = metrics.spread(sims, linux, ["retransmits"])
+    assert s["sim_mean"] == {"retransmits": 32.0} and s["within"] == {"retransmits": True}
+    # Linux 18-20, sim 40: 40 > 20 + 25 % of 20 (the widened range ends at 25): outside.
+    far = metrics.spread([{"retransmits": 40.0}] * 2, [{"retransmits": 18.0}, {"retransmits": 20.0}], ["retransmits"])
+    assert far["within"] == {"retransmits": False}
+    # The widening uses the metric's floor: 0 retransmissions on Linux allows 5 (25 % of 20).
+    zero = metrics.spread([{"retransmits": 5.0}], [{"retransmits": 0.0}], ["retransmits"])
+    assert zero["within"] == {"retransmits": True}
+    missing = metrics.spread([{"retransmits": None}], [{"retransmits": 1.0}], ["retransmits"])
+    assert missing["within"] == {"retransmits": False}
+
+
+def test_spread_reruns_outside_cells_and_can_turn_the_verdict(monkeypatch):
+    cell = matrix.Cell("reno", 0.5, 40, 0.0, 1)
+    runs = {1: (40.0, 18.0), 2: (38.0, 35.0), 3: (39.0, 36.0)}  # seed: (sim, linux) retransmissions
+
+    def fake_run_cell(c, *, duration_s, seed, sim_only, stored=None):
+        base = {"goodput_mbps": 9.0, "queue_delay_mean_ms": 7.0, "jain": 1.0}
+        s, lx = runs[seed]
+        rec = {"id": c.id, "params": c.params(), "sim": dict(base, retransmits=s),
+               "linux": dict(base, retransmits=lx)}
+        run._judge(rec)
+        return rec
+
+    monkeypatch.setattr(run, "run_cell", fake_run_cell)
+    head = run.header(quick=False, duration_s=30.0, seed=1, sim_only=False, filters={}, spread=3)
+    result = run.validate([cell], head=head)
+    c = result["cells"][0]
+    assert c["outside"] == ["retransmits"] and c["verdict"] == "within-spread"
+    assert c["spread"]["extra_seeds"] == [2, 3] and c["spread"]["linux"]["retransmits"] == [18.0, 35.0, 36.0]
+    assert result["counts"]["within_spread"] == 1 and "1 of 1 within Linux's own spread" in result["summary"]
+    runs[2], runs[3] = (40.0, 18.0), (40.0, 19.0)
+    c = run.validate([cell], head=head)["cells"][0]
+    assert c["verdict"] == "outside" and c["spread"]["within"] == {"retransmits": False}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--rate", "50"], "--rate: \"50\" (allowed: 10, 100 Mbit/s)"),
+    (["--spread", "1"], "--spread: \"1\" (allowed: a number of seeds from 2 to 5)"),
+    (["--spread", "many"], "--spread: \"many\" (allowed: a number of seeds from 2 to 5)"),
+    (["--spread", "3"], "--spread: not with --sim-only"),
+    (["--both-ways", "--quick", "--filter", "buffer_bdp=2"],
+     "--filter: no cell of the quick both-ways matrix matches buffer_bdp=2"),
+])
+def test_bad_new_options_exit_2_and_create_nothing(tmp_path, args, message):
+    out = tmp_path / "out"
+    r = invoke(*args, "--out", str(out), "--sim-only")
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_both_ways_sim_only_at_100_mbps(tmp_path, monkeypatch):
+    monkeypatch.setattr(vcli, "_is_root", lambda: False)
+    out = tmp_path / "out"
+    r = invoke("--both-ways", "--quick", "--rate", "100", "--filter", "cc=cubic", "--duration", "5",
+               "--sim-only", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    data = json.loads((out / "validate.json").read_text())
+    assert (data["matrix"], data["rate_mbps"], data["reverse_rate_mbps"]) == ("quick both-ways", 100, 25.0)
+    (c,) = data["cells"]
+    assert c["id"] == "cubic-droptail-b8-rtt40-loss0-f1-both-r100"
+    # Both directions carry their flow within their rates: the upload most of its 25 Mbit/s; the
+    # download, whose ACKs wait behind the upload's 320 ms queue, still ramping after 5 s.
+    assert 10 < c["sim"]["goodput_mbps"] <= 100 and 15 < c["sim"]["up_goodput_mbps"] <= 25
+    assert "upload goodput" in (out / "report.md").read_text()

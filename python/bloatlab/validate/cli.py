@@ -20,6 +20,7 @@ from ..clikit import EXIT_FAILURE, EXIT_INVALID, cli_errors, fail
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s)?\s*$")
 MIN_DURATION_S = 4.0
 MAX_DURATION_S = 3600.0
+MAX_SPREAD = 5
 
 
 def _is_root() -> bool:
@@ -35,6 +36,12 @@ def parse_duration(text: str) -> float:
     return float(m.group(1))
 
 
+def parse_spread(text: str) -> int:
+    if not text.strip().isdigit() or not 2 <= int(text) <= MAX_SPREAD:
+        raise ValueError(f"--spread: \"{text}\" (allowed: a number of seeds from 2 to {MAX_SPREAD})")
+    return int(text)
+
+
 def _say(msg: str) -> None:
     click.echo(msg, err=True)
 
@@ -44,7 +51,8 @@ def _progress(rec: dict, i: int, n: int) -> str:
         extra = rec.get("error", "")
         return f"[{i + 1}/{n}] {rec['id']}: {rec['verdict']} {extra}".rstrip()
     e = rec["errors"]
-    parts = [f"{k} {e[k] * 100:+.1f} %" for k in ("goodput_mbps", "queue_delay_mean_ms", "retransmits")
+    parts = [f"{k} {e[k] * 100:+.1f} %" for k in ("goodput_mbps", "queue_delay_mean_ms", "retransmits",
+                                                   "up_goodput_mbps", "up_queue_delay_mean_ms", "up_retransmits")
              if e.get(k) is not None]
     return f"[{i + 1}/{n}] {rec['id']}: {rec['verdict']} ({', '.join(parts)})"
 
@@ -62,6 +70,15 @@ def _progress(rec: dict, i: int, n: int) -> str:
               help="Keep the cells whose KEY (cc, buffer_bdp, rtt_ms, loss_pct, flows, gateway) is one of "
               "the values, e.g. --filter cc=cubic,bbr --filter flows=1. Repeatable.")
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True, help="Seed of every cell.")
+@click.option("--rate", "rate_text", metavar="MBPS",
+              help="Bottleneck rate of every cell: 10 (the default) or 100 Mbit/s; buffers stay in BDP.")
+@click.option("--both-ways", is_flag=True,
+              help="The both-ways slice instead of the matrix: as many bulk flows up as down over a "
+              "4:1 asymmetric link, drop-tail buffers of 2 and 8 BDP each way, reno/cubic/bbr, 1 and 4 "
+              "flows each way, 40 ms (12 cells; 3 with --quick); upload metrics and drops are judged too.")
+@click.option("--spread", "spread_text", metavar="N",
+              help="Run every cell outside its targets again at N-1 more seeds (seed+1, ...) on both "
+              "engines and judge it against Linux's own spread over the N runs (2-5; default: off).")
 @click.option("--sim-only", is_flag=True,
               help="Run only the simulator (no root needed): the sim column, no errors.")
 @click.option("--linux-from", "linux_from", type=click.Path(path_type=Path), metavar="FILE",
@@ -69,7 +86,8 @@ def _progress(rec: dict, i: int, n: int) -> str:
               "--duration and --seed) emulated, and emulate only the others: re-checks a changed "
               "simulator in seconds, without root when FILE covers every cell.")
 def validate(quick: bool, out: Path, duration_text: str | None, filters: tuple[str, ...], seed: int,
-             sim_only: bool, linux_from: Path | None) -> None:
+             rate_text: str | None, both_ways: bool, spread_text: str | None, sim_only: bool,
+             linux_from: Path | None) -> None:
     """Simulator vs real Linux TCP over a matrix of scenarios (needs root).
 
     Runs every cell in the simulator and in the emulator (kernel TCP in network namespaces,
@@ -84,17 +102,22 @@ def validate(quick: bool, out: Path, duration_text: str | None, filters: tuple[s
         duration_s = (parse_duration(duration_text) if duration_text is not None
                       else matrix.QUICK_DURATION_S if quick else matrix.DEFAULT_DURATION_S)
         chosen = matrix.parse_filter(filters)
+        rate = matrix.RATE_MBPS if rate_text is None else matrix.parse_rate(rate_text)
+        spread = 1 if spread_text is None else parse_spread(spread_text)
     except ValueError as e:
         fail(EXIT_INVALID, str(e))
-    cells = matrix.select(matrix.quick_matrix() if quick else matrix.full_matrix(), chosen)
+    if spread > 1 and sim_only:
+        fail(EXIT_INVALID, "--spread: not with --sim-only (it compares with Linux's runs)")
+    cells = matrix.select(matrix.cells_of(quick=quick, both_ways=both_ways, rate_mbps=rate), chosen)
     if not cells:
-        fail(EXIT_INVALID, f"--filter: no cell of the {'quick' if quick else 'full'} matrix matches "
-             f"{' '.join(filters)}")
+        name = ("quick" if quick else "full") + (" both-ways" if both_ways else "")
+        fail(EXIT_INVALID, f"--filter: no cell of the {name} matrix matches {' '.join(filters)}")
     if out.exists() and not out.is_dir():
         fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
     from . import report, run
 
-    head = run.header(quick=quick, duration_s=duration_s, seed=seed, sim_only=sim_only, filters=chosen)
+    head = run.header(quick=quick, duration_s=duration_s, seed=seed, sim_only=sim_only, filters=chosen,
+                      rate_mbps=rate, both_ways=both_ways, spread=spread)
     stored: dict = {}
     if linux_from is not None:
         if sim_only:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..atomic import write_bytes
 from ..outputs.numbers import floats
-from .metrics import METRICS, score
+from .metrics import ALL_METRICS, Metric, is_both_ways, score, target
 
 FILES = ("validate.json", "report.md", "report.html", "heatmap.png")
 
@@ -28,9 +28,18 @@ def worst_first(cells: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Failed cells, then by distance to the targets (largest first); ties in matrix order."""
     def key(ic: tuple[int, Mapping[str, Any]]) -> tuple[float, int]:
         i, c = ic
-        s = float("inf") if c["verdict"] == "failed" else score(c.get("errors"))
+        s = float("inf") if c["verdict"] == "failed" else score(c.get("errors"), is_both_ways(c))
         return (-s, i)
     return [c for _, c in sorted(enumerate(cells), key=key)]
+
+
+def shown(result: Mapping[str, Any]) -> list[Metric]:
+    """The metrics some cell has (the ``up_*`` ones only in the both-ways slice)."""
+    have = {k for c in result["cells"] for k in (c.get("sim") or {})}
+    return [m for m in ALL_METRICS if m.key in have or (not have and m.key in _MAIN)]
+
+
+_MAIN = {"goodput_mbps", "queue_delay_mean_ms", "queue_delay_p95_ms", "retransmits", "jain", "drops"}
 
 
 def _num(x: Any) -> str:
@@ -54,6 +63,14 @@ def _notes(c: Mapping[str, Any]) -> str:
         notes.append(c["error"])
     if c.get("outside"):
         notes.append("outside: " + ", ".join(c["outside"]))
+    sp = c.get("spread")
+    if sp and sp.get("error"):
+        notes.append(f"spread not judged: {sp['error']}")
+    elif sp:
+        parts = [f"{k} sim mean {_num(sp['sim_mean'].get(k))} vs linux "
+                 f"{', '.join(_num(v) for v in sp['linux'].get(k, []))} ({'within' if ok else 'outside'})"
+                 for k, ok in sp["within"].items()]
+        notes.append(f"seeds +{', +'.join(str(x) for x in sp['extra_seeds'])}: " + "; ".join(parts))
     dist = (c.get("emulation") or {}).get("disturbed")
     if dist:
         notes.append("disturbed: " + "; ".join(dist))
@@ -67,7 +84,7 @@ def markdown(result: Mapping[str, Any]) -> str:
         "",
         f"{result['summary']}.",
         "",
-        f"{len(result['cells'])} cells, {result['rate_mbps']} Mbit/s dumbbell, {result['duration_s']:g} s per run "
+        f"{len(result['cells'])} cells, {_link(result)}, {result['duration_s']:g} s per run "
         f"(metrics after {result['warmup_s']:g} s), seed {result['seed']}. Error = {result['error_definition']}; "
         "each cell shows sim / linux (error). Worst first.",
         "",
@@ -77,12 +94,13 @@ def markdown(result: Mapping[str, Any]) -> str:
         n = sum(1 for c in result["cells"] if c.get("linux_from"))
         lines[-1:-1] = [f"The Linux side of {n} cells is from an earlier run ({', '.join(reused)}), "
                         "not emulated again.", ""]
-    cols = ["cell", "verdict"] + [m.label for m in METRICS] + ["notes"]
-    lines.append("| " + " | ".join(cols) + " |")
-    lines.append("|" + "---|" * len(cols))
+    metrics = shown(result)
+    head = ["cell", "verdict"] + [m.label for m in metrics] + ["notes"]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
     for c in worst_first(result["cells"]):
         vals = []
-        for m in METRICS:
+        for m in metrics:
             s, lnx, e = _cell_values(c, m.key)
             vals.append(f"{s} / {lnx} ({e})" if c.get("linux") else s)
         lines.append("| " + " | ".join([f"`{c['id']}`", c["verdict"], *vals, _notes(c).replace("|", "/")]) + " |")
@@ -95,23 +113,26 @@ def heatmap_png(result: Mapping[str, Any]) -> bytes | None:
     cells = [c for c in worst_first(result["cells"]) if c.get("errors")]
     if not cells:
         return None
+    cols = shown(result)
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    data = np.array([[np.nan if c["errors"].get(m.key) is None else c["errors"][m.key] for m in METRICS]
+    data = np.array([[np.nan if c["errors"].get(m.key) is None else c["errors"][m.key] for m in cols]
                      for c in cells])
     fig, ax = plt.subplots(figsize=(8.5, 1.6 + 0.26 * len(cells)))
     im = ax.imshow(np.clip(data, -1, 1), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-    labels = [m.label.replace(" ", "\n", 1) + (f"\n(±{m.target * 100:g} %)" if m.target else "") for m in METRICS]
-    ax.set_xticks(range(len(METRICS)), labels, fontsize=7)
+    both = "reverse_rate_mbps" in result
+    labels = [m.label.replace(" ", "\n", 1) + (f"\n(±{t * 100:g} %)" if (t := target(m, both)) else "") for m in cols]
+    ax.set_xticks(range(len(cols)), labels, fontsize=7)
     ax.set_yticks(range(len(cells)), [c["id"] for c in cells], fontsize=7)
     for i, row in enumerate(data):
         for j, v in enumerate(row):
-            m = METRICS[j]
-            bold = m.target is not None and not np.isnan(v) and abs(v) > m.target
+            m = cols[j]
+            t = target(m, is_both_ways(cells[i]))
+            bold = t is not None and not np.isnan(v) and abs(v) > t
             ax.text(j, i, "–" if np.isnan(v) else f"{v * 100:+.0f}%", ha="center", va="center", fontsize=6.5,
                     fontweight="bold" if bold else "normal",
                     color="white" if not np.isnan(v) and abs(v) > 0.6 else "black")
@@ -129,28 +150,36 @@ _CSS = ("body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse
         ".outside{background:#fde0dc}.failed{background:#f4b6b6}.within{background:#e3f4e1}")
 
 
+def _link(result: Mapping[str, Any]) -> str:
+    if "reverse_rate_mbps" in result:
+        return f"{result['rate_mbps']:g} / {result['reverse_rate_mbps']:g} Mbit/s dumbbell (both ways)"
+    return f"{result['rate_mbps']} Mbit/s dumbbell"
+
+
 def html_report(result: Mapping[str, Any], png: bytes | None) -> str:
     e = html.escape
+    cols = shown(result)
+    both = "reverse_rate_mbps" in result
     rows = []
     for c in worst_first(result["cells"]):
         tds = [f"<td class=l><code>{e(c['id'])}</code></td>", f"<td class=l>{e(c['verdict'])}</td>"]
-        for m in METRICS:
+        for m in cols:
             s, lnx, er = _cell_values(c, m.key)
             tds.append(f"<td>{e(s)}</td><td>{e(lnx)}</td><td>{e(er)}</td>")
         tds.append(f"<td class=l>{e(_notes(c))}</td>")
         rows.append(f"<tr class=\"{e(c['verdict'])}\">{''.join(tds)}</tr>")
     head1 = "<th rowspan=2>cell</th><th rowspan=2>verdict</th>" + "".join(
         f"<th colspan=3>{e(m.label)}{' (' + e(m.unit) + ')' if m.unit else ''}"
-        f"{'<br>target ±' + format(m.target * 100, 'g') + ' %' if m.target else ''}</th>" for m in METRICS
+        f"{'<br>target ±' + format(t * 100, 'g') + ' %' if (t := target(m, both)) else ''}</th>" for m in cols
     ) + "<th rowspan=2>notes</th>"
-    head2 = "<th>sim</th><th>linux</th><th>error</th>" * len(METRICS)
+    head2 = "<th>sim</th><th>linux</th><th>error</th>" * len(cols)
     img = (f"<img alt=\"error heat map\" src=\"data:image/png;base64,{base64.b64encode(png).decode()}\">"
            if png else "<p>No heat map: no cell was compared with Linux.</p>")
     meta = (f"{len(result['cells'])} cells ({e(result['matrix'])} matrix"
-            f"{', incomplete' if not result.get('complete') else ''}), {result['rate_mbps']} Mbit/s dumbbell, "
+            f"{', incomplete' if not result.get('complete') else ''}), {e(_link(result))}, "
             f"{result['duration_s']:g} s per run, metrics after {result['warmup_s']:g} s, seed {result['seed']}. "
             f"Error = {e(result['error_definition'])}; floors: "
-            + ", ".join(f"{e(m.label)} {m.floor:g} {e(m.unit)}".strip() for m in METRICS) + ".")
+            + ", ".join(f"{e(m.label)} {m.floor:g} {e(m.unit)}".strip() for m in cols) + ".")
     return (f"<!doctype html><html><head><meta charset=utf-8><title>bloatlab validate</title>"
             f"<style>{_CSS}</style></head><body><h1>bloatlab validate: simulator vs Linux</h1>"
             f"<p><b>{e(result['summary'])}</b></p><p>{meta}</p>"

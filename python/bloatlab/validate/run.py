@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from . import metrics
-from .matrix import RATE_MBPS, Cell, scenario, warmup_s
+from . import matrix, metrics
+from .matrix import Cell, scenario, warmup_s
 
 #: An emulated cell is flagged ``disturbed`` when its writes were this late on average (µs), or
 #: when a TUN device dropped packets outside the emulated queue: the machine did not keep up.
@@ -50,8 +50,13 @@ def scenario_digest(doc: Mapping[str, Any]) -> str:
 
 def _judge(rec: dict[str, Any]) -> None:
     rec["errors"] = metrics.errors(rec["sim"], rec["linux"])
-    rec["outside"] = metrics.outside(rec["errors"])
+    rec["outside"] = metrics.outside(rec["errors"], metrics.is_both_ways(rec))
     rec["verdict"] = "outside" if rec["outside"] else "within"
+
+
+def reverse_ids(cell: Cell) -> frozenset[int]:
+    """The uploads' flow ids of a both-ways cell (they follow the downloads)."""
+    return frozenset(range(cell.flows, 2 * cell.flows)) if cell.both_ways else frozenset()
 
 
 def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool,
@@ -71,7 +76,7 @@ def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool,
 
         plan(doc)  # a cell the emulation refuses fails before anything runs (a bug in the matrix)
     sim = run_resolved(doc, series=False)
-    rec["sim"] = metrics.extract(sim.summary)
+    rec["sim"] = metrics.extract(sim.summary, reverse_ids(cell))
     if sim_only:
         return rec
     if stored is not None:
@@ -93,7 +98,7 @@ def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool,
         rec["verdict"] = "failed"
         rec["error"] = f"{type(e).__name__}: {e}"
         return rec
-    rec["linux"] = metrics.extract(emu.summary)
+    rec["linux"] = metrics.extract(emu.summary, reverse_ids(cell))
     _judge(rec)
     health = _emulation_health(emu.summary)
     rec["emulation"] = {k: v for k, v in health.items() if k != "write_late_mean_us" and k != "write_late_max_us"}
@@ -106,23 +111,29 @@ def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool,
     return rec
 
 
-def header(*, quick: bool, duration_s: float, seed: int, sim_only: bool, filters: Mapping[str,
-                                                                                          Iterable[Any]]) -> dict[str,
-                                                                                                                  Any]:
-    return {
+def header(*, quick: bool, duration_s: float, seed: int, sim_only: bool,
+           filters: Mapping[str, Iterable[Any]], rate_mbps: int = matrix.RATE_MBPS, both_ways: bool = False,
+           spread: int = 1) -> dict[str, Any]:
+    head = {
         "tool": "bloatlab validate",
-        "matrix": "quick" if quick else "full",
+        "matrix": ("quick" if quick else "full") + (" both-ways" if both_ways else ""),
         "filter": {k: sorted(v, key=str) for k, v in sorted(filters.items())},
         "sim_only": sim_only,
-        "rate_mbps": RATE_MBPS,
+        "rate_mbps": rate_mbps,
         "duration_s": duration_s,
         "warmup_s": warmup_s(duration_s),
         "seed": seed,
         "error_definition": "(sim - linux) / max(|linux|, floor)",
-        "metrics": [{"key": m.key, "label": m.label, "unit": m.unit, "floor": m.floor, "target": m.target}
-                    for m in metrics.METRICS],
+        "metrics": [{"key": m.key, "label": m.label, "unit": m.unit, "floor": m.floor,
+                     "target": metrics.target(m, both_ways)}
+                    for m in (metrics.ALL_METRICS if both_ways else metrics.METRICS)],
         "host": {"kernel": platform.release(), "cpus": os.cpu_count()},
     }
+    if both_ways:
+        head["reverse_rate_mbps"] = rate_mbps / matrix.BOTH_WAYS_RATIO
+    if spread > 1:
+        head["spread_seeds"] = spread
+    return head
 
 
 def stored_linux(path: str, data: Any, head: Mapping[str, Any], cells: list[Cell]) -> dict[str, dict[str, Any]]:
@@ -161,14 +172,38 @@ def validate(
     result = dict(head, complete=False, cells=[])
     stored = stored or {}
     t = time.time()
+    seeds = head.get("spread_seeds", 1)
     for i, cell in enumerate(cells):
-        result["cells"].append(run_cell(cell, duration_s=head["duration_s"], seed=head["seed"],
-                                        sim_only=head["sim_only"], stored=stored.get(cell.id)))
+        rec = run_cell(cell, duration_s=head["duration_s"], seed=head["seed"],
+                       sim_only=head["sim_only"], stored=stored.get(cell.id))
+        if seeds > 1 and rec["verdict"] == "outside":
+            spread_cell(rec, cell, duration_s=head["duration_s"],
+                        seeds=[head["seed"] + k for k in range(1, seeds)])
+        result["cells"].append(rec)
         finish(result, complete=i + 1 == len(cells))
         result["wall_clock"] = {"started_unix_s": round(t), "elapsed_s": round(time.time() - t, 1)}
         if on_cell:
             on_cell(result, i, len(cells))
     return result
+
+
+def spread_cell(rec: dict[str, Any], cell: Cell, *, duration_s: float, seeds: list[int]) -> None:
+    """Runs a cell outside its targets again at ``seeds`` on both engines and judges it against
+    Linux's own run-to-run spread (:func:`metrics.within_spread`): the verdict becomes
+    ``within-spread`` when every metric outside is. A failed extra emulation leaves the verdict."""
+    sims = [rec["sim"]]
+    linuxes = [rec["linux"]]
+    for s in seeds:
+        extra = run_cell(cell, duration_s=duration_s, seed=s, sim_only=False)
+        if extra["verdict"] == "failed":
+            rec["spread"] = {"extra_seeds": seeds, "error": extra.get("error")}
+            return
+        sims.append(extra["sim"])
+        linuxes.append(extra["linux"])
+    rec["spread"] = metrics.spread(sims, linuxes, rec["outside"], cell.both_ways)
+    rec["spread"]["extra_seeds"] = seeds
+    if rec["outside"] and all(rec["spread"]["within"].values()):
+        rec["verdict"] = "within-spread"
 
 
 def finish(result: dict[str, Any], *, complete: bool) -> dict[str, Any]:
