@@ -35,14 +35,17 @@ fn video(cc: &str, extra: &str) -> String {
 
 fn report(label: &str, s: &serde_json::Value) {
     println!(
-        "{label}: goodput {:.2} Mbit/s, frame delay p50 {:.1} p95 {:.1} p99 {:.1} ms, owd p95 {:.1} ms, frame loss {:.2} %, freezes {}",
+        "{label}: goodput {:.2} Mbit/s, utilisation {:.1} %, frame delay p50 {:.1} p95 {:.1} p99 {:.1} ms, owd p95 {:.1} ms, frame loss {:.2} %, freezes {}, frames repaired {}, rtx packets {}",
         f(s, "flows.0.goodput_mbps"),
+        f(s, "bottleneck.utilization_pct"),
         f(s, "flows.0.frame_delay_p50_ms"),
         f(s, "flows.0.frame_delay_p95_ms"),
         f(s, "flows.0.frame_delay_p99_ms"),
         f(s, "flows.0.owd_p95_ms"),
         f(s, "flows.0.frame_loss_pct"),
         f(s, "flows.0.freezes"),
+        f(s, "flows.0.frames_repaired"),
+        f(s, "flows.0.rtx_packets"),
     );
 }
 
