@@ -26,6 +26,8 @@ VIDEO = ['flows[0]={ transport = "udp", app = "video", cc = "gcc" }']
          "flows[0].video.min_rate", ["max_rate"]),
         (VIDEO + ["flows[0].video.l4s=true"], "flows[0].video.l4s", ["scream"]),
         (VIDEO + ['flows[0].video.feedback="0s"'], "flows[0].video.feedback", []),
+        (VIDEO + ["flows[0].video.nack=1"], "flows[0].video.nack", ["true or false"]),
+        (VIDEO + ['flows[0].video.nack="on"'], "flows[0].video.nack", ["true or false"]),
     ],
 )
 def test_bad_video_flows(small_toml: Path, tmp_path: Path, overrides, path, needles):
