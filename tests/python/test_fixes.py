@@ -91,12 +91,15 @@ def test_flow_queueing_and_l4s_cut_the_added_latency_on_wang_i(tmp_path):
         assert o["grade"] == rrul.grade(o["added_latency_ms"], o["probe_loss_pct"]), (fix, o)
         assert o["latency_grade"] == rrul.grade(o["added_latency_ms"]), (fix, o)
     # What a person feels: the video call's frames wait seconds behind drop-tail's buffer and
-    # tens of ms with flow queueing; RPM is Fair with FQ-CoDel and CAKE, and drop-tail's RPM
-    # test completes no probe in its window (ranked last).
+    # a fraction of that with flow queueing, where the call repairs the packets CoDel drops
+    # (NACK/RTX: a repaired frame waits one more round trip, a few hundred ms at the call's
+    # ~0.4 Mbit/s share of 2 Mbit/s) and loses under the ranking's 5 % bound; RPM is Fair with
+    # FQ-CoDel and CAKE, and drop-tail's RPM test completes no probe in its window (ranked last).
     felt = {row["fix"]: row["felt"] for row in json.loads((out / "results.json").read_text())}
     assert felt["drop-tail"]["frame_p95_ms"] > 1000
     for fix in ("FQ-CoDel", "CAKE"):
-        assert felt[fix]["frame_p95_ms"] < 200, (fix, felt[fix])
+        assert felt[fix]["frame_p95_ms"] < felt["drop-tail"]["frame_p95_ms"] / 4, (fix, felt[fix])
+        assert felt[fix]["frame_loss_pct"] < fixes.FRAME_LOSS_BOUND_PCT, (fix, felt[fix])
         assert felt[fix]["rpm"] > 300 and felt["drop-tail"]["rpm"] is None, (fix, felt[fix])
     md = (out / "report.md").read_text()
     assert "| fix | added latency | video frame delay p95 | page load time | RPM | mean rank |" in md

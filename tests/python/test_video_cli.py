@@ -4,6 +4,7 @@ checks are in crates/sim/tests/video.rs.)"""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,8 @@ VIDEO = ['flows[0]={ transport = "udp", app = "video", cc = "gcc" }']
          "flows[0].video.min_rate", ["max_rate"]),
         (VIDEO + ["flows[0].video.l4s=true"], "flows[0].video.l4s", ["scream"]),
         (VIDEO + ['flows[0].video.feedback="0s"'], "flows[0].video.feedback", []),
+        (VIDEO + ["flows[0].video.nack=1"], "flows[0].video.nack", ["true or false"]),
+        (VIDEO + ['flows[0].video.nack="on"'], "flows[0].video.nack", ["true or false"]),
     ],
 )
 def test_bad_video_flows(small_toml: Path, tmp_path: Path, overrides, path, needles):
@@ -37,6 +40,18 @@ def test_the_run_table_shows_frame_delays(small_toml: Path):
     assert r.returncode == 0, r.stderr
     assert "frame" in r.stdout and "p95 ms" in r.stdout and "freezes" in r.stdout
     assert "gcc" in r.stdout
+
+
+def test_the_summary_counts_repairs(small_toml: Path):
+    """NACK/RTX is on by default: the summary carries the repair counters (0 when off)."""
+    for nack, args in ((True, []), (False, ["--set", "flows[0].video.nack=false"])):
+        r = cli("run", str(small_toml), "--json", "--set", VIDEO[0], "--set", "duration=3s", "--set", "warmup=0s",
+                *args)
+        assert r.returncode == 0, r.stderr
+        flow = json.loads(r.stdout)["flows"][0]
+        assert isinstance(flow["frames_repaired"], int) and isinstance(flow["rtx_packets"], int), flow
+        if not nack:
+            assert flow["frames_repaired"] == 0 and flow["rtx_packets"] == 0, flow
 
 
 def test_the_emulator_refuses_video(tmp_path: Path):

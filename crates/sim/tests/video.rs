@@ -3,11 +3,13 @@
 //! video settings, and same seed, same bytes.
 //!
 //! Numbers of this build (`cargo test --release -p bloatlab-sim --test video -- --nocapture`
-//! prints them), 30 s runs measured after a 10 s warm-up:
-//! - alone on FQ-CoDel: GCC 9.47 Mbit/s, frame delay p95 60.1 ms (frame loss 32 %: it
-//!   settles just above the link, FQ-CoDel drops and no packet is retransmitted); SCReAM
-//!   9.32 Mbit/s, p95 59.1 ms;
-//! - beside 2 CUBIC on a 1 s drop-tail buffer: p95 1032 ms (GCC), 2001 ms (SCReAM);
+//! prints them), 30 s runs measured after a 10 s warm-up, NACK/RTX on (the default):
+//! - alone on FQ-CoDel: GCC 9.34 Mbit/s, frame loss 0.00 % (31 frames repaired by 48
+//!   retransmissions; 32.22 % lost with `nack = false`), frame delay p95 95.7 ms (the
+//!   repaired frames: one NACK-RTX round trip late); SCReAM 9.35 Mbit/s, p95 59.8 ms;
+//! - 1 % random loss, GCC at 4 Mbit/s: frame loss 9.44 % without repair (theory 11.4 %),
+//!   0.00 % with it (52 frames repaired by 60 retransmissions for 60 losses);
+//! - beside 2 CUBIC on a 1 s drop-tail buffer: p95 1981 ms (GCC), 2001 ms (SCReAM);
 //! - SCReAM-L4S beside CUBIC on DualPI2: packets' one-way p95 22.4 ms, frame delay p95 39.4 ms.
 
 mod common;
@@ -35,14 +37,17 @@ fn video(cc: &str, extra: &str) -> String {
 
 fn report(label: &str, s: &serde_json::Value) {
     println!(
-        "{label}: goodput {:.2} Mbit/s, frame delay p50 {:.1} p95 {:.1} p99 {:.1} ms, owd p95 {:.1} ms, frame loss {:.2} %, freezes {}",
+        "{label}: goodput {:.2} Mbit/s, utilisation {:.1} %, frame delay p50 {:.1} p95 {:.1} p99 {:.1} ms, owd p95 {:.1} ms, frame loss {:.2} %, freezes {}, frames repaired {}, rtx packets {}",
         f(s, "flows.0.goodput_mbps"),
+        f(s, "bottleneck.utilization_pct"),
         f(s, "flows.0.frame_delay_p50_ms"),
         f(s, "flows.0.frame_delay_p95_ms"),
         f(s, "flows.0.frame_delay_p99_ms"),
         f(s, "flows.0.owd_p95_ms"),
         f(s, "flows.0.frame_loss_pct"),
         f(s, "flows.0.freezes"),
+        f(s, "flows.0.frames_repaired"),
+        f(s, "flows.0.rtx_packets"),
     );
 }
 
@@ -50,8 +55,20 @@ fn report(label: &str, s: &serde_json::Value) {
 /// issue's target). GCC gets there by probing (probe.rs): its 3× and 6× start probes and the
 /// 2× further probes find the link in 0.2 s, where the multiplicative ramp of
 /// draft-ietf-rmcat-gcc-02 §5.5 alone (8 %/s from 1 Mbit/s) averaged 5.1 Mbit/s over
-/// 10-30 s. Frame delay p95 ≤ base one-way delay + 50 ms for both (FQ-CoDel keeps the queue
+/// 10-30 s. SCReAM's frame delay p95 ≤ base one-way delay + 50 ms (FQ-CoDel keeps the queue
 /// near its 5 ms target; the rest is the frame's own transmission).
+///
+/// GCC sits at the link's rate, where FQ-CoDel drops some of its packets and the loss-based
+/// controller holds (draft §6: it tolerates < 10 % loss by design). NACK/RTX (on by default)
+/// repairs them: frame loss ≤ 2 % (a frame is lost only if a packet fails 10 requests or the
+/// run ends first; 2 % leaves room for a burst of drops on the RTX too), where the same run
+/// without repair (`nack = false`) loses > 10 % (32 %: a frame of ~30 packets loses one).
+/// A repaired frame arrives one NACK-RTX round trip (base RTT 40 ms, plus the flow's own
+/// queue) after it would have, so GCC's p95, which falls among the repaired frames when
+/// more than 5 % need a repair, is bounded by the issue's 50 ms plus one base RTT plus
+/// FQ-CoDel's 100 ms interval of queue it lets build before dropping: 20 + 50 + 40 + 100 ms.
+/// The issue's 70 ms is not met by GCC with repair (95.7 ms: 5.2 % of frames repaired, in
+/// one overshoot at 16.5-17.7 s); without repair its 60.1 ms p95 left out the 32 % lost.
 #[test]
 fn alone_on_fq_codel_the_link_fills_and_frames_stay_fast() {
     let q = r#"{ kind = "fq_codel" }"#;
@@ -60,19 +77,76 @@ fn alone_on_fq_codel_the_link_fills_and_frames_stay_fast() {
     let g = f(&gcc, "flows.0.goodput_mbps");
     assert!(g >= 8.0, "GCC goodput {g} Mbit/s of 10");
     assert!(f(&gcc, "bottleneck.utilization_pct") >= 80.0);
+    let loss = f(&gcc, "flows.0.frame_loss_pct");
+    assert!(loss <= 2.0, "GCC frame loss {loss} % with NACK/RTX");
+    assert!(f(&gcc, "flows.0.frames_repaired") > 0.0 && f(&gcc, "flows.0.rtx_packets") > 0.0);
+    let p95 = f(&gcc, "flows.0.frame_delay_p95_ms");
+    assert!(p95 <= BASE_OWD_MS + 50.0 + 40.0 + 100.0, "GCC frame delay p95 {p95} ms");
+    let bare = run(&path(q, &video("gcc", "video = { nack = false }")));
+    report("gcc alone, nack = false", &bare);
+    let bare_loss = f(&bare, "flows.0.frame_loss_pct");
+    assert!(bare_loss > 10.0, "without repair: {bare_loss} %");
+    assert_eq!(f(&bare, "flows.0.rtx_packets"), 0.0);
     let scream = run(&path(q, &video("scream", "")));
     report("scream alone", &scream);
     let s = f(&scream, "flows.0.goodput_mbps");
     assert!(s >= 8.0, "SCReAM goodput {s} Mbit/s of 10");
     assert!(f(&scream, "bottleneck.utilization_pct") >= 80.0);
+    assert!(f(&scream, "flows.0.frame_loss_pct") <= 2.0);
+    let p95 = f(&scream, "flows.0.frame_delay_p95_ms");
+    assert!(p95 <= BASE_OWD_MS + 50.0, "scream: frame delay p95 {p95} ms");
     for (name, v) in [("gcc", &gcc), ("scream", &scream)] {
-        let p95 = f(v, "flows.0.frame_delay_p95_ms");
-        assert!(p95 <= BASE_OWD_MS + 50.0, "{name}: frame delay p95 {p95} ms");
         assert!(
             f(v, "flows.0.frame_delay_p50_ms") >= BASE_OWD_MS,
             "{name}: below the path's delay"
         );
     }
+}
+
+/// Repair against theory, on a path without congestion: 1 % random loss on the 10 Mbit/s
+/// bottleneck (data direction only, so NACKs arrive), GCC capped at 4 Mbit/s (it reaches the
+/// cap: the path is not the limit). A frame is 4 Mbit/s / 30 fps = 16 667 B, k = 12 packets
+/// of at most 1460 B of media (1500 − 20 IP − 8 UDP − 12 RTP). Without repair a frame is lost
+/// when any of its packets is: 1 − 0.99^12 = 11.4 % of the 540 judged frames (20 s window
+/// less the 2 s grace, × 30), binomial standard deviation 1.4 points: ± 3 SD allowed. With
+/// repair a frame is lost only if a packet is lost 11 times (1e-22): none; the same share of
+/// frames is repaired instead; every random loss — of a packet or of its retransmission — is
+/// answered by one retransmission (± 3 at the window's edges); and a repaired frame arrives at
+/// most one frame interval (the lost packet may be a frame's last, seen missing only when the
+/// next frame starts) plus one base RTT (NACK out, RTX back) plus 5 ms (pacing and
+/// serialisation of a packet) after the median frame.
+#[test]
+fn nack_rtx_repairs_random_loss_as_theory_says() {
+    let lossy = |nack: bool| {
+        let toml = format!(
+            r#"
+            duration = "30s"
+            warmup = "10s"
+            [topology]
+            bottleneck = {{ rate = "10Mbps", delay = "15ms", loss = 0.01 }}
+            access = {{ rate = "100Mbps", delay = "2.5ms" }}
+            {}"#,
+            video("gcc", &format!("video = {{ max_rate = \"4Mbps\", nack = {nack} }}"))
+        );
+        run(&toml)
+    };
+    let (judged, k) = (540.0, (4e6_f64 / 30.0 / 8.0 / 1460.0).ceil());
+    let expect = 1.0 - 0.99_f64.powf(k);
+    let sd = (expect * (1.0 - expect) / judged).sqrt();
+    let bare = lossy(false);
+    report("gcc 4 Mbit/s, 1 % random loss, nack = false", &bare);
+    let lost = f(&bare, "flows.0.frame_loss_pct") / 100.0;
+    assert!((lost - expect).abs() <= 3.0 * sd, "lost {lost} vs 1 − 0.99^{k} = {expect}");
+    let s = lossy(true);
+    report("gcc 4 Mbit/s, 1 % random loss, nack = true", &s);
+    assert!(f(&s, "flows.0.goodput_mbps") >= 3.8, "at the cap");
+    assert_eq!(f(&s, "flows.0.frame_loss_pct"), 0.0);
+    let repaired = f(&s, "flows.0.frames_repaired") / judged;
+    assert!((repaired - expect).abs() <= 3.0 * sd, "repaired {repaired} vs {expect}");
+    let (rtx, losses) = (f(&s, "flows.0.rtx_packets"), f(&s, "bottleneck.random_losses"));
+    assert!((rtx - losses).abs() <= 3.0, "{rtx} retransmissions for {losses} losses");
+    let (p50, p99) = (f(&s, "flows.0.frame_delay_p50_ms"), f(&s, "flows.0.frame_delay_p99_ms"));
+    assert!(p99 <= p50 + 1000.0 / 30.0 + 2.0 * BASE_OWD_MS + 5.0, "p50 {p50} p99 {p99}");
 }
 
 /// Beside two CUBIC flows on a drop-tail buffer of 1 s (1.25 MB at 10 Mbit/s): CUBIC keeps it
@@ -92,7 +166,8 @@ fn beside_cubic_on_a_bloated_buffer_frames_wait_a_second() {
 /// packets see an almost empty L queue, one-way p95 ≤ base + 10 ms (the issue's bound).
 /// The frame delay adds what no queue can remove: the pacer spreads a frame over 1/1.5 of
 /// the 33.3 ms frame interval (SCReAMv2's PACKET_PACING_HEADROOM), 22.2 ms, so the frame
-/// bound is base + 10 ms + 22.2 ms; the issue's base + 10 ms is not met by frames (39.4 ms).
+/// bound is base + 10 ms + 22.2 ms; the issue's base + 10 ms is not met by frames (39.4 ms):
+/// the draft relaxes pacing only as the target nears `max_rate` (docs/latency-under-load.md).
 #[test]
 fn scream_l4s_on_dualpi2_keeps_its_packets_near_the_base_delay() {
     let flows = format!("{}[[flows]]\ncc = \"cubic\"\n", video("scream", "video = { l4s = true }"));
@@ -151,6 +226,12 @@ fn bad_video_settings_are_refused_with_their_key() {
         "greater than 0",
     );
     refused(&flow(&format!("{v}video = {{ l4s = true }}")), "flows[0].video.l4s", "SCReAM");
+    refused(&flow(&format!("{v}video = {{ nack = 1 }}")), "flows[0].video.nack", "true or false");
+    refused(
+        &flow(&format!("{v}video = {{ nack = \"yes\" }}")),
+        "flows[0].video.nack",
+        "true or false",
+    );
     refused(
         &flow(&format!("{v}video = {{ feedback = \"0s\" }}")),
         "flows[0].video.feedback",

@@ -114,6 +114,7 @@ const VIDEO_KEYS: &[&str] = &[
     "feedback",
     "freeze",
     "l4s",
+    "nack",
 ];
 /// Keys only the web application takes.
 const WEB_ONLY: &[&str] = &["request", "think", "requests"];
@@ -927,6 +928,8 @@ fn video_cfg(t: &mut Table) -> Res<crate::app::VideoCfg> {
     if l4s && cc != "scream" {
         return err(&v.key_path("l4s"), "the L4S mode is SCReAM's (cc = \"scream\")");
     }
+    // WebRTC negotiates NACK for video by default (RFC 4585 generic NACK, RFC 4588 RTX).
+    let nack = v.opt_bool("nack")?.unwrap_or(true);
     v.finish(VIDEO_KEYS)?;
     let controller = if cc == "gcc" { Controller::Gcc } else { Controller::Scream { l4s } };
     Ok(crate::app::VideoCfg {
@@ -940,6 +943,7 @@ fn video_cfg(t: &mut Table) -> Res<crate::app::VideoCfg> {
         encoder_lag,
         feedback,
         freeze,
+        nack,
     })
 }
 

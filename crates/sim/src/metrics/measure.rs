@@ -89,6 +89,11 @@ pub struct VideoMeasure {
     pub judged: u64,
     pub lost: u64,
     pub freezes: u64,
+    /// Judged frames completed by a retransmission, and retransmissions sent in the window.
+    #[serde(default)]
+    pub repaired: u64,
+    #[serde(default)]
+    pub rtx_packets: u64,
 }
 
 /// Delay samples: their count, sum and 95th percentile (each engine's own percentile method).
@@ -195,6 +200,8 @@ impl FlowMeasure {
                 }
             }),
             freezes: self.video.map(|v| v.freezes),
+            frames_repaired: self.video.map(|v| v.repaired),
+            rtx_packets: self.video.map(|v| v.rtx_packets),
         }
     }
 }

@@ -78,6 +78,13 @@ pub struct FlowSummary {
     pub frame_loss_pct: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub freezes: Option<u64>,
+    /// Video flows: judged frames that arrived whole only thanks to a retransmission
+    /// (NACK/RTX), and the
+    /// retransmissions sent in the window (0 with `video.nack = false`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames_repaired: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtx_packets: Option<u64>,
 }
 
 /// Response times of a web flow, with the mean's 95 % confidence interval (Student t).

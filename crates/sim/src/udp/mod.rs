@@ -196,9 +196,11 @@ impl UdpEndpoint {
     pub fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
         let now = cx.now;
         let Header::Udp(h) = pkt.hdr else { return };
+        // Payload bytes delivered to the application (a video receiver leaves out duplicates).
+        let mut delivered = h.len;
         match self.video.as_mut() {
             Some(video::Video::Sender(v)) => return v.on_feedback(pkt, cx, &mut self.stats),
-            Some(video::Video::Receiver(v)) => v.on_data(pkt, cx),
+            Some(video::Video::Receiver(v)) => delivered = v.on_data(pkt, cx),
             None => {}
         }
         let measuring = now >= self.metrics_from;
@@ -229,7 +231,7 @@ impl UdpEndpoint {
             return;
         }
         self.stats.pkts_received += 1;
-        self.stats.bytes_received += h.len as u64;
+        self.stats.bytes_received += delivered as u64;
         if self.cfg.app == UdpApp::Probe {
             let echo = Packet {
                 flow: self.flow,

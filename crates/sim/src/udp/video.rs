@@ -3,8 +3,11 @@
 //! controllers and the encoder are app/video/.
 //!
 //! - Packets: RTP over UDP (RFC 3550: 12-byte RTP header), a frame split into equal packets
-//!   of at most one MTU; the sender numbers every packet (a transport-wide sequence, as
-//!   RFC 8888 and transport-wide-cc do) and stamps the frame it belongs to.
+//!   of at most one MTU; each media packet has its media sequence number (the RTP sequence
+//!   of the media stream, extended), and the sender numbers every packet it sends — media,
+//!   padding and retransmissions — in a transport-wide sequence (as RFC 8888 and
+//!   transport-wide-cc do). The receiver finds a packet's frame from its media sequence number
+//!   (the frames' first numbers and sizes are the RTP timestamp and marker facts).
 //! - Pacing: the controller's pacing rate (GCC: WebRTC's 2.5 × target; SCReAM: 1.5 ×), one
 //!   packet at a time; a window-based controller (SCReAM) may also hold packets back.
 //! - Feedback: RFC 8888-style reports — each packet's arrival time and ECN — sent by the
@@ -28,9 +31,27 @@
 //!   packets (an MTU on the wire, no media payload, so not counted as goodput; the receiver
 //!   reports their arrival like any packet's).
 //!
-//! Simplified: a lost packet is not retransmitted (no NACK/RTX, no FEC) and a lost frame does
-//! not break the next P-frames' decoding; no jitter buffer (a frame renders when complete).
+//! - Repair (`nack = true`, the default, as WebRTC negotiates it; app/video/nack.rs): the
+//!   receiver puts the media sequence numbers a newer packet skipped on its NACK list and
+//!   sends a generic NACK (RFC 4585 §6.2.1) at once as its own packet on the reverse path,
+//!   then again every RTT (checked every 20 ms) up to 10 times; the sender resends a
+//!   requested packet from its history as an RTX packet (RFC 4588: the original sequence
+//!   number in 2 more payload bytes, its own transport-wide number, so congestion feedback
+//!   reports the original as lost — GCC's loss estimate counts loss before repair, as
+//!   WebRTC's does), ahead of new media in the pacer (libwebrtc's pacer sends
+//!   retransmissions first) and paced like media, so repairs spend the pacer's rate. The
+//!   receiver's jitter buffer renders frames in order: a complete frame waits for the
+//!   frames before it to complete or be given up (one of their packets given up by the NACK
+//!   list); a given-up frame is lost. Frame delay is still capture to completion, so a
+//!   repaired frame has its real delay. The receiver learns the RTT that the sender measures
+//!   (in RTP, RFC 3611 XR receiver reference time and DLRR blocks give it).
+//!
+//! Simplified: no FEC; a lost frame does not break the next P-frames' decoding (no key-frame
+//! request); with `nack = false` frames render as they complete (newer than the last
+//! rendered) and nothing is repaired. The encoder's target is not lowered by the rate spent
+//! on retransmissions (WebRTC subtracts its measured protection overhead).
 
+use crate::app::video::nack::{self, Arrival, NackList, RtxHistory};
 use crate::app::video::{self, PacketResult, RateControl, VideoCfg};
 use crate::engine::{Event, TimerKind};
 use crate::ids::{FlowId, RouteId, SockId};
@@ -46,23 +67,38 @@ use std::sync::{Arc, Mutex};
 const RTP_HEADER: u32 = 12;
 /// The most media payload a packet carries: an MTU less IP, UDP and RTP headers.
 const MAX_MEDIA: u64 = MTU_BYTES - UDP_HEADER_BYTES as u64 - RTP_HEADER as u64;
-/// Packet sequence numbers take the low 40 bits of the header's `seq`, the frame the rest.
-const SEQ_BITS: u32 = 40;
+/// A data packet's header `seq`: the transport-wide number in the low 32 bits, the media
+/// sequence number in the next 31, and the top bit set on a retransmission (RTX). A
+/// feedback packet's `seq` is its report's number, with the top bit set on a NACK.
+const SEQ_BITS: u32 = 32;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+const MEDIA_MASK: u64 = (1 << 31) - 1;
+const RTX_BIT: u64 = 1 << 63;
+/// RFC 4588 §4: an RTX payload starts with the 2-byte original sequence number.
+const OSN_BYTES: u32 = 2;
 /// A frame still incomplete this long after capture at the end of the run is lost.
 pub const LOSS_GRACE: Dur = Dur(2_000_000_000);
 /// The sender drops a frame that has waited this long in its own queue: far past any use
 /// in a conversation (ITU-T G.114: one-way delay above 400 ms is unacceptable for most
 /// interactive use); SCReAMv2 ("Media Rate Control") allows discarding frames to drain it.
 const SENDER_DISCARD: Dur = Dur(1_000_000_000);
-/// The frame number that marks a padding packet (the header's frame field is 24 bits).
-const PAD_FRAME: u64 = (1 << (64 - SEQ_BITS)) - 1;
+/// The media sequence number that marks a padding packet.
+const PAD_SEQ: u64 = MEDIA_MASK;
+/// At most this many retransmissions wait in the sender's queue.
+const RTX_QUEUE: usize = nack::MAX_LIST;
 
 #[derive(Debug, Clone, Copy)]
 struct FrameInfo {
     capture: SimTime,
+    /// The media sequence number of its first packet.
+    first_seq: u64,
     pkts: u32,
     got: u32,
     done: bool,
+    /// The receiver gave up on one of its packets (NACK list): lost.
+    given_up: bool,
+    /// A retransmitted packet completed it.
+    repaired: bool,
 }
 
 struct Report {
@@ -75,12 +111,23 @@ struct Report {
 }
 
 /// What the two ends share: the frames' RTP header facts (capture time, packet count: the
-/// receiver reads them from each packet's RTP header) and the reports in transit.
+/// receiver reads them from each packet's RTP header), the reports and NACKs in transit,
+/// and the sender's RTT (what RFC 3611 XR blocks would tell the receiver).
 #[derive(Default)]
 struct Shared {
     frames: Vec<FrameInfo>,
     reports: VecDeque<Report>,
     spare: Vec<Vec<(u64, SimTime, bool)>>,
+    nacks: VecDeque<(u64, Vec<u64>)>,
+    nack_spare: Vec<Vec<u64>>,
+    rtt: Option<Dur>,
+}
+
+impl Shared {
+    /// The frame a media sequence number belongs to.
+    fn frame_of(&self, seq: u64) -> usize {
+        self.frames.partition_point(|f| f.first_seq <= seq).saturating_sub(1)
+    }
 }
 
 /// One end of a video flow.
@@ -106,6 +153,10 @@ pub fn pair(
         enc: video::Encoder::new(&cfg),
         shared: shared.clone(),
         queue: VecDeque::new(),
+        rtx: VecDeque::with_capacity(if cfg.nack { 64 } else { 0 }),
+        history: cfg.nack.then(RtxHistory::new),
+        rtx_packets: 0,
+        next_media: 0,
         discarded: 0,
         hist: VecDeque::new(),
         hist_base: 0,
@@ -126,6 +177,12 @@ pub fn pair(
         cfg,
         shared,
         pending: Vec::new(),
+        nack: cfg.nack.then(NackList::new),
+        nack_armed: false,
+        next_nack: 0,
+        batch: Vec::new(),
+        gave_up: Vec::new(),
+        next_render: 0,
         next_from: 0,
         next_report: 0,
         fb_armed: false,
@@ -158,8 +215,16 @@ pub struct Sender {
     ctrl: Box<dyn RateControl>,
     enc: video::Encoder,
     shared: Arc<Mutex<Shared>>,
-    /// Packets of encoded frames waiting for the pacer: (frame, capture time, payload bytes).
-    queue: VecDeque<(u64, SimTime, u32)>,
+    /// Packets of encoded frames waiting for the pacer: (frame, media sequence number,
+    /// capture time, payload bytes).
+    queue: VecDeque<(u64, u64, SimTime, u32)>,
+    /// Retransmissions waiting for the pacer (sent first): (frame, media sequence, payload).
+    rtx: VecDeque<(u64, u64, u32)>,
+    /// Sent media packets kept for retransmission (`nack = true`).
+    history: Option<RtxHistory>,
+    /// Retransmissions sent from `frames_from` on.
+    pub rtx_packets: u64,
+    next_media: u64,
     /// Frames the sender dropped from its queue.
     pub discarded: u64,
     /// Sent packets not yet reported, from sequence `hist_base`: (send time, wire bytes,
@@ -200,22 +265,27 @@ impl Sender {
 
     fn capture(&mut self, cx: &mut Cx, stats: &mut super::UdpStats) {
         let now = cx.now;
-        let waited = self.queue.front().map_or(Dur::ZERO, |q| now.since(q.1));
+        let waited = self.queue.front().map_or(Dur::ZERO, |q| now.since(q.2));
         self.ctrl.on_frame(waited, self.cfg.frame_interval());
         let (bytes, _iframe) = self.enc.next_frame(now, self.ctrl.target_bps());
         let n = bytes.div_ceil(MAX_MEDIA).max(1);
         let frame = self.next_frame;
         self.next_frame += 1;
+        let first_seq = self.next_media;
         // Equal packets (the last may be a byte short), each with its RTP header.
         for i in 0..n {
             let share = bytes / n + u64::from(i < bytes % n);
-            self.queue.push_back((frame, now, share as u32 + RTP_HEADER));
+            self.queue.push_back((frame, self.next_media, now, share as u32 + RTP_HEADER));
+            self.next_media += 1;
         }
         self.shared.lock().unwrap().frames.push(FrameInfo {
             capture: now,
+            first_seq,
             pkts: n as u32,
             got: 0,
             done: false,
+            given_up: false,
+            repaired: false,
         });
         cx.events
             .schedule(now + self.cfg.frame_interval(), Event::Timer(self.id, TimerKind::DelAck));
@@ -225,7 +295,7 @@ impl Sender {
     fn try_send(&mut self, cx: &mut Cx, stats: &mut super::UdpStats) {
         let now = cx.now;
         // Frames that waited too long leave the queue whole (a partly sent one stays).
-        while let Some(&(frame, at, _)) = self.queue.front() {
+        while let Some(&(frame, _, at, _)) = self.queue.front() {
             if now.since(at) < SENDER_DISCARD {
                 break;
             }
@@ -238,7 +308,11 @@ impl Sender {
             self.probe = self.ctrl.take_probe(now).map(|c| (c, 0, 0));
         }
         loop {
-            let media = self.queue.front().copied();
+            // Retransmissions first, then media: (frame, media sequence, payload, is RTX).
+            let media = match self.rtx.front() {
+                Some(&(frame, seq, len)) => Some((frame, seq, len + OSN_BYTES, true)),
+                None => self.queue.front().map(|&(frame, seq, _, len)| (frame, seq, len, false)),
+            };
             if media.is_none() && self.probe.is_none() {
                 return;
             }
@@ -250,18 +324,29 @@ impl Sender {
                 return;
             }
             // Media, or (a probe with no media queued) a padding packet of an MTU.
-            let (frame, len, wire) = match media {
-                Some((frame, _, len)) => (frame, len, len + UDP_HEADER_BYTES),
-                None => (PAD_FRAME, 0, MTU_BYTES as u32),
+            let (mseq, len, wire, rtx) = match media {
+                Some((_, mseq, len, rtx)) => (mseq, len, len + UDP_HEADER_BYTES, rtx),
+                None => (PAD_SEQ, 0, MTU_BYTES as u32, false),
             };
             if self.probe.is_none() && !self.ctrl.may_send(self.in_flight, wire) {
                 return; // the next report reopens the window
             }
-            if media.is_some() {
-                self.queue.pop_front();
+            if let Some((frame, mseq, len, rtx)) = media {
+                if rtx {
+                    self.rtx.pop_front();
+                    if now >= self.frames_from {
+                        self.rtx_packets += 1;
+                    }
+                } else {
+                    self.queue.pop_front();
+                }
+                if let Some(h) = self.history.as_mut() {
+                    h.sent(mseq, frame, len - if rtx { OSN_BYTES } else { 0 }, now);
+                }
             }
-            let seq = self.next_seq;
+            let seq = self.next_seq & SEQ_MASK;
             self.next_seq += 1;
+            let rtx_bit = if rtx { RTX_BIT } else { 0 };
             let p = Packet {
                 flow: self.flow,
                 route: self.route,
@@ -271,7 +356,11 @@ impl Sender {
                 sent_at: now,
                 conn: 0,
                 pure_ack: None,
-                hdr: Header::Udp(UdpHeader { seq: frame << SEQ_BITS | seq, len, echo_of: None }),
+                hdr: Header::Udp(UdpHeader {
+                    seq: rtx_bit | mseq << SEQ_BITS | seq,
+                    len,
+                    echo_of: None,
+                }),
             };
             cx.out.push(cx.pool.alloc(p));
             stats.pkts_sent += 1;
@@ -300,6 +389,9 @@ impl Sender {
     /// A feedback packet arrived: read its report, tell the controller, send what it allows.
     pub fn on_feedback(&mut self, pkt: &Packet, cx: &mut Cx, stats: &mut super::UdpStats) {
         let Header::Udp(h) = pkt.hdr else { return };
+        if h.seq & RTX_BIT != 0 {
+            return self.on_nack(h.seq & !RTX_BIT, cx, stats);
+        }
         let now = cx.now;
         let shared = self.shared.clone();
         let mut sh = shared.lock().unwrap();
@@ -341,11 +433,37 @@ impl Sender {
             });
         }
         sh.spare.push(r.arrivals);
-        drop(sh);
         if let Some(r) = rtt {
             self.last_rtt = Dur(r.max(1));
+            sh.rtt = Some(self.last_rtt);
         }
+        drop(sh);
         self.ctrl.on_feedback(now, &self.results, self.last_rtt, self.in_flight);
+        self.try_send(cx, stats);
+    }
+
+    /// A NACK packet arrived: queue a retransmission of each requested packet the history
+    /// may resend (held, not sent within the last RTT, not already queued).
+    fn on_nack(&mut self, id: u64, cx: &mut Cx, stats: &mut super::UdpStats) {
+        let now = cx.now;
+        let shared = self.shared.clone();
+        let mut sh = shared.lock().unwrap();
+        // NACKs older than this one were lost on the way.
+        while sh.nacks.front().is_some_and(|n| n.0 < id) {
+            let (_, v) = sh.nacks.pop_front().unwrap();
+            sh.nack_spare.push(v);
+        }
+        let Some((_, seqs)) = sh.nacks.pop_front().filter(|n| n.0 == id) else { return };
+        if let Some(h) = self.history.as_ref() {
+            for &seq in &seqs {
+                let Some((frame, len)) = h.request(seq, now, self.last_rtt) else { continue };
+                if self.rtx.len() < RTX_QUEUE && !self.rtx.iter().any(|r| r.1 == seq) {
+                    self.rtx.push_back((frame, seq, len));
+                }
+            }
+        }
+        sh.nack_spare.push(seqs);
+        drop(sh);
         self.try_send(cx, stats);
     }
 
@@ -371,6 +489,14 @@ pub struct Receiver {
     cfg: VideoCfg,
     shared: Arc<Mutex<Shared>>,
     pending: Vec<(u64, SimTime, bool)>,
+    /// The NACK list (`nack = true`) and its process timer.
+    nack: Option<NackList>,
+    nack_armed: bool,
+    next_nack: u64,
+    batch: Vec<u64>,
+    gave_up: Vec<u64>,
+    /// The jitter buffer (`nack = true`): the next frame to render, in order.
+    next_render: usize,
     next_from: u64,
     next_report: u64,
     fb_armed: bool,
@@ -388,34 +514,116 @@ pub struct FrameStats {
     /// Frames captured in the window and judged (≥ LOSS_GRACE before the end).
     pub judged: u64,
     pub lost: u64,
+    /// Judged frames completed by a retransmitted packet.
+    pub repaired: u64,
 }
 
 impl Receiver {
-    /// A media packet arrived.
-    pub fn on_data(&mut self, pkt: &Packet, cx: &mut Cx) {
-        let Header::Udp(h) = pkt.hdr else { return };
+    /// A media packet arrived: the payload bytes it delivers that were not delivered before
+    /// (0 for padding, a duplicate or a packet given up on; an RTX packet's less its OSN).
+    pub fn on_data(&mut self, pkt: &Packet, cx: &mut Cx) -> u32 {
+        let Header::Udp(h) = pkt.hdr else { return 0 };
         let now = cx.now;
-        let seq = h.seq & ((1 << SEQ_BITS) - 1);
-        let frame = (h.seq >> SEQ_BITS) as usize;
-        self.pending.push((seq, now, pkt.ecn == Ecn::Ce));
+        let mseq = (h.seq >> SEQ_BITS) & MEDIA_MASK;
+        let rtx = h.seq & RTX_BIT != 0;
+        self.pending.push((h.seq & SEQ_MASK, now, pkt.ecn == Ecn::Ce));
         if !self.fb_armed {
             self.fb_armed = true;
             cx.events.schedule(now + self.cfg.feedback, Event::Timer(self.id, TimerKind::DelAck));
         }
-        if frame as u64 == PAD_FRAME {
-            return; // padding: reported, belongs to no frame
+        if mseq == PAD_SEQ {
+            return 0; // padding: reported, belongs to no frame
         }
-        let done = {
-            let mut sh = self.shared.lock().unwrap();
-            let f = &mut sh.frames[frame];
-            f.got += 1;
-            (f.got == f.pkts && !f.done).then(|| {
-                f.done = true;
-                f.capture
-            })
+        let arrival = match self.nack.as_mut() {
+            Some(n) => n.on_packet(mseq, &mut self.gave_up),
+            None => Arrival::New,
         };
-        if let Some(capture) = done {
-            self.frame_done(frame as u64, capture, now);
+        let mut delivered = 0;
+        if arrival != Arrival::Duplicate {
+            delivered = h.len - if rtx { OSN_BYTES } else { 0 };
+            let done = {
+                let mut sh = self.shared.lock().unwrap();
+                let i = sh.frame_of(mseq);
+                let f = &mut sh.frames[i];
+                f.got += 1;
+                f.repaired |= rtx;
+                (f.got == f.pkts && !f.done && !f.given_up).then(|| {
+                    f.done = true;
+                    (i, f.capture)
+                })
+            };
+            if let Some((i, capture)) = done {
+                self.frame_done(i as u64, capture, now);
+            }
+        }
+        if self.nack.is_some() {
+            // libwebrtc NACKs a new gap at once; the process timer repeats and gives up.
+            self.nack_send(cx, true);
+            self.settle(now);
+        }
+        delivered
+    }
+
+    /// NACK what is due (`fresh`: only what was never requested), mark the frames of what the
+    /// list gave up, and keep the process timer running while anything is listed.
+    fn nack_send(&mut self, cx: &mut Cx, fresh: bool) {
+        let Some(n) = self.nack.as_mut() else { return };
+        let now = cx.now;
+        let mut sh = self.shared.lock().unwrap();
+        let rtt = sh.rtt.unwrap_or(nack::DEFAULT_RTT);
+        self.batch.clear();
+        if fresh {
+            n.due_fresh(now, &mut self.batch);
+        } else {
+            n.due(now, rtt, &mut self.batch, &mut self.gave_up);
+        }
+        for &seq in &self.gave_up {
+            let i = sh.frame_of(seq);
+            let f = &mut sh.frames[i];
+            f.given_up |= !f.done;
+        }
+        self.gave_up.clear();
+        if !self.batch.is_empty() {
+            let id = self.next_nack;
+            self.next_nack += 1;
+            let mut seqs = sh.nack_spare.pop().unwrap_or_default();
+            seqs.clear();
+            seqs.extend_from_slice(&self.batch);
+            sh.nacks.push_back((id, seqs));
+            let p = Packet {
+                flow: self.flow,
+                route: self.route,
+                hop: 0,
+                wire_bytes: nack::nack_bytes(&self.batch) + UDP_HEADER_BYTES,
+                ecn: Ecn::NotEct,
+                sent_at: now,
+                conn: 0,
+                pure_ack: None,
+                hdr: Header::Udp(UdpHeader { seq: RTX_BIT | id, len: 0, echo_of: None }),
+            };
+            cx.out.push(cx.pool.alloc(p));
+        }
+        drop(sh);
+        if !self.nack_armed && !n.is_empty() {
+            self.nack_armed = true;
+            cx.events.schedule(now + nack::PROCESS, Event::Timer(self.id, TimerKind::Pace));
+        }
+    }
+
+    /// The jitter buffer (`nack = true`): render, in order, each frame that is complete once
+    /// every frame before it is complete or given up.
+    fn settle(&mut self, now: SimTime) {
+        loop {
+            let next = {
+                let sh = self.shared.lock().unwrap();
+                sh.frames.get(self.next_render).map(|f| (f.done, f.given_up))
+            };
+            match next {
+                Some((true, _)) => self.render(self.next_render as u64, now),
+                Some((false, true)) => {}
+                _ => return,
+            }
+            self.next_render += 1;
         }
     }
 
@@ -423,7 +631,15 @@ impl Receiver {
         if capture >= self.metrics_from {
             self.frame_delay.record(now.since(capture).0.clamp(1_000, 3_600_000_000_000));
         }
-        // Rendering: only a frame newer than the last rendered one shows.
+        // With repair the jitter buffer renders in order (settle); without, a frame renders
+        // when complete.
+        if self.nack.is_none() {
+            self.render(frame, now);
+        }
+    }
+
+    fn render(&mut self, frame: u64, now: SimTime) {
+        // Only a frame newer than the last rendered one shows.
         if self.last_render.is_some_and(|(f, _)| f >= frame) {
             return;
         }
@@ -448,6 +664,12 @@ impl Receiver {
 
     /// The feedback timer: report what arrived since the last report.
     pub fn on_timer(&mut self, kind: TimerKind, cx: &mut Cx) {
+        if kind == TimerKind::Pace {
+            // The NACK process: requests again, gives up, renders what that unblocks.
+            self.nack_armed = false;
+            self.nack_send(cx, false);
+            return self.settle(cx.now);
+        }
         if kind != TimerKind::DelAck {
             return;
         }
@@ -496,6 +718,7 @@ impl Receiver {
         for f in sh.frames.iter().filter(|f| f.capture >= from && f.capture <= last) {
             s.judged += 1;
             s.lost += u64::from(!f.done);
+            s.repaired += u64::from(f.done && f.repaired);
         }
         s
     }

@@ -409,6 +409,13 @@ impl World {
         let Some(video::Video::Receiver(r)) = &s.video else { return None };
         let h = &r.frame_delay;
         let st = r.frame_stats(from, self.end);
+        let rtx_packets = match &self.eps[f.client.idx()] {
+            Endpoint::Udp(c) => match &c.video {
+                Some(video::Video::Sender(v)) => v.rtx_packets,
+                _ => 0,
+            },
+            _ => 0,
+        };
         Some(VideoMeasure {
             frames: h.len(),
             p50_ns: h.value_at_quantile(0.50),
@@ -417,6 +424,8 @@ impl World {
             judged: st.judged,
             lost: st.lost,
             freezes: r.freezes,
+            repaired: st.repaired,
+            rtx_packets,
         })
     }
 }

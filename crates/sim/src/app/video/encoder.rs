@@ -72,6 +72,7 @@ mod tests {
             encoder_lag: Dur::from_millis(100),
             feedback: Dur::from_millis(20),
             freeze: Dur::from_millis(150),
+            nack: true,
         }
     }
 

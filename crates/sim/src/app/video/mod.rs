@@ -4,10 +4,12 @@
 //!
 //! Sources: RTP media over UDP with per-packet feedback in the style of RFC 8888 (RTP Control
 //! Protocol Feedback for Congestion Control); the controllers follow draft-ietf-rmcat-gcc-02
-//! (gcc.rs) and RFC 8298 / draft-johansson-ccwg-rfc8298bis-screamv2 (scream.rs).
+//! (gcc.rs) and RFC 8298 / draft-johansson-ccwg-rfc8298bis-screamv2 (scream.rs); lost packets
+//! are repaired by NACK (RFC 4585) and retransmission (RFC 4588) as WebRTC does (nack.rs).
 
 pub mod encoder;
 pub mod gcc;
+pub mod nack;
 pub mod probe;
 pub mod scream;
 
@@ -55,6 +57,8 @@ pub struct VideoCfg {
     /// The additive part of the freeze rule: a freeze is an inter-frame gap above
     /// max(3 × mean gap, mean gap + this) (W3C webrtc-stats, freezeCount: 150 ms).
     pub freeze: Dur,
+    /// Repair of lost packets by NACK and retransmission (nack.rs; RFC 4585, RFC 4588).
+    pub nack: bool,
 }
 
 impl VideoCfg {

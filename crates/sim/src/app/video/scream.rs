@@ -25,7 +25,9 @@
 //!   queue's delay beyond a quarter frame period, so the target sits below what the window
 //!   drains;
 //! - "Packet Pacing": max(50 kbit/s, target) × 1.5, relaxed up to 4× as the target nears its
-//!   maximum (from 80 % of it).
+//!   maximum (from 80 % of it) — the draft's only rule for pacing faster (read in the editor's
+//!   copy of draft-ietf-ccwg-rfc8298bis-screamv2, 2026): nothing relaxes it for a short
+//!   (L4S) queue, so a frame still leaves over 1/1.5 of the frame interval below the maximum.
 //!
 //! Simplified: no competing-flow compensation (qdelay_target stays at QDELAY_TARGET_LO, so
 //! beside loss-based flows on a deep drop-tail buffer SCReAM yields: the draft's own warning),
