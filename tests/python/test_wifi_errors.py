@@ -34,6 +34,8 @@ CASES = [
     ("", 'mcs = 7\ndelay = "2ms"', "topology.stations[0].delay", "no delay"),
     ('ap_queue = "fq_mac"\nqdisc = { kind = "fq_codel" }', "mcs = 7", "topology.qdisc", "only with"),
     ('uplink_queue = { kind = "fq_mac" }', "mcs = 7", "topology.uplink_queue.kind", "Wi-Fi AP"),
+    ('station_queue = "airtime"', "mcs = 7", "topology.station_queue", "fifo, fq_mac"),
+    ("station_queue = 3", "mcs = 7", "topology.station_queue", "fifo, fq_mac"),
 ]
 
 
