@@ -156,6 +156,17 @@ def wifi_ap(ap_queue: str) -> Callable[[Doc], Doc | None]:
     return apply
 
 
+def wifi_stations(station_queue: str) -> Callable[[Doc], Doc | None]:
+    """The stations' own queueing (docs/wifi.md): mac80211's FQ-MAC on their transmit path."""
+    def apply(doc: Doc) -> Doc | None:
+        t = doc["topology"]
+        if t.get("kind") != "wifi":
+            return None
+        t["station_queue"] = station_queue
+        return doc
+    return apply
+
+
 def both(*fixes: Callable[[Doc], Doc | None]) -> Callable[[Doc], Doc | None]:
     """Several edits at once (a gateway discipline with the senders it is made for)."""
     def apply(doc: Doc) -> Doc | None:
@@ -196,6 +207,12 @@ FIXES: list[tuple[str, str, Callable[[Doc], Doc | None]]] = [
     # Wi-Fi (Høiland-Jørgensen et al. 2017): the queueing moves into the AP's MAC.
     ("FQ-MAC", "Wi-Fi AP", wifi_ap("fq_mac")),
     ("Airtime fairness", "Wi-Fi AP", wifi_ap("airtime")),
+    # A station is a mac80211 device too: FQ-MAC on its transmit path gives the downloads' ACKs
+    # a flow of their own beside the uploads (docs/wifi.md, the stations' queue).
+    ("Station FQ-MAC", "Wi-Fi stations", wifi_stations("fq_mac")),
+    ("FQ-MAC, AP and stations", "Wi-Fi AP+stations", both(wifi_ap("fq_mac"), wifi_stations("fq_mac"))),
+    ("Airtime fairness + station FQ-MAC", "Wi-Fi AP+stations",
+     both(wifi_ap("airtime"), wifi_stations("fq_mac"))),
 ]
 
 
@@ -316,8 +333,8 @@ def plan(*, duration: str = "30s", warmup: str = "5s", flows: int = 4, seed: int
                 continue
             i, lo = edit(copy.deepcopy(idle)), edit(copy.deepcopy(loaded))
             if i is None or lo is None:
-                why = {"receiver": "needs a cellular radio link",
-                       "Wi-Fi AP": "needs a Wi-Fi access point"}.get(place, "needs a dumbbell's gateway router")
+                why = ("needs a Wi-Fi access point" if place.startswith("Wi-Fi") else
+                       {"receiver": "needs a cellular radio link"}.get(place, "needs a dumbbell's gateway router"))
                 skipped.append(Row(b, label, place, None, why))
                 continue
             runs.append((b, label, i, lo))

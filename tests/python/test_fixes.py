@@ -41,8 +41,13 @@ def test_plan_applies_each_fix_where_it_lives():
     assert lo["topology"]["qdisc"] == {"kind": "codel", "limit": "1000p"}
     _, lo = by[("wifi-home", "Airtime fairness")]
     assert lo["topology"]["ap_queue"] == "airtime" and "qdisc" not in lo["topology"]
+    _, lo = by[("wifi-home", "Station FQ-MAC")]
+    assert lo["topology"]["station_queue"] == "fq_mac" and lo["topology"]["ap_queue"] == "qdisc"
+    _, lo = by[("wifi-home", "Airtime fairness + station FQ-MAC")]
+    assert (lo["topology"]["ap_queue"], lo["topology"]["station_queue"]) == ("airtime", "fq_mac")
     wired = ("wang2016-I", "talau-1", "cellular-3.5g", "leo")
-    wifi_only = {(b, f) for b in wired for f in ("FQ-MAC", "Airtime fairness")}
+    wifi_only = {(b, f) for b in wired for f in ("FQ-MAC", "Airtime fairness", "Station FQ-MAC",
+                                                  "FQ-MAC, AP and stations", "Airtime fairness + station FQ-MAC")}
     assert {(r.base, r.fix) for r in skipped} == {
         ("wang2016-I", "ABRWDA"), ("talau-1", "ABRWDA"), ("leo", "ABRWDA"),
         ("cellular-3.5g", "EWT"), ("cellular-3.5g", "EWA"), ("cellular-3.5g", "AWM"),

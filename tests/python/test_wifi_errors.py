@@ -34,6 +34,8 @@ CASES = [
     ("", 'mcs = 7\ndelay = "2ms"', "topology.stations[0].delay", "no delay"),
     ('ap_queue = "fq_mac"\nqdisc = { kind = "fq_codel" }', "mcs = 7", "topology.qdisc", "only with"),
     ('uplink_queue = { kind = "fq_mac" }', "mcs = 7", "topology.uplink_queue.kind", "Wi-Fi AP"),
+    ('station_queue = "airtime"', "mcs = 7", "topology.station_queue", "fifo, fq_mac"),
+    ("station_queue = 3", "mcs = 7", "topology.station_queue", "fifo, fq_mac"),
 ]
 
 
@@ -67,3 +69,49 @@ def test_rrul_places_its_flows_on_the_stations():
     assert all(f["src"] == "server" for f in down) and all(f["dst"] == "server" for f in up)
     assert all("direction" not in f and "count" not in f for f in loaded["flows"])
     assert {f["group"] for f in idle["flows"]} == {"probe", "voip-down", "voip-up"}
+
+
+GRAPH = """
+name = "wifi-graph"
+duration = "1s"
+[topology]
+kind = "graph"
+hosts = ["server", "desk", "sta0"]
+routers = ["r1", "ap"]
+links = [{{ name = "wan", a = "server", b = "r1", rate = "1Gbps", delay = "4ms" }},
+         {{ name = "lan", a = "r1", b = "desk", rate = "100Mbps", delay = "1ms" }},
+         {{ name = "ap-link", a = "r1", b = "ap", rate = "1Gbps", delay = "1ms" }}]
+[topology.wifi]
+{wifi}
+[[topology.wifi.stations]]
+{station}
+[[flows]]
+cc = "cubic"
+src = "server"
+dst = "sta0"
+"""
+
+GRAPH_CASES = [
+    ('ap = "desk"', 'name = "sta0"\nmcs = 7', "topology.wifi.ap", "name a router"),
+    ('ap = "nowhere"', 'name = "sta0"\nmcs = 7', "topology.wifi.ap", "unknown node"),
+    ('ap = "ap"', 'name = "r1"\nmcs = 7', "topology.wifi.stations[0].name", "a station is a host"),
+    ('ap = "ap"', 'name = "sta9"\nmcs = 7', "topology.wifi.stations[0].name", "not a node"),
+    ('ap = "ap"\nstation_queue = "cake"', 'name = "sta0"\nmcs = 7', "topology.wifi.station_queue", "fifo, fq_mac"),
+    ('ap = "ap"\nuplink = { rate = "1Gbps" }', 'name = "sta0"\nmcs = 7', "topology.wifi.uplink", "unknown key"),
+]
+
+
+@pytest.mark.parametrize("wifi,station,path,needle", GRAPH_CASES)
+def test_bad_graph_bss_keys(tmp_path: Path, wifi: str, station: str, path: str, needle: str):
+    f = tmp_path / "s.toml"
+    f.write_text(GRAPH.format(wifi=wifi, station=station))
+    assert_invalid(cli("run", str(f), "--out", str(tmp_path / "out")), path, needle)
+
+
+def test_a_bss_in_a_graph_runs(tmp_path: Path):
+    f = tmp_path / "s.toml"
+    f.write_text(GRAPH.format(wifi='ap = "ap"\nstation_queue = "fq_mac"', station='name = "sta0"\nmcs = 7'))
+    proc = cli("run", str(f), "--json")
+    assert proc.returncode == 0, proc.stderr
+    w = json.loads(proc.stdout)["wifi"]
+    assert w["station_queue"] == "fq_mac" and w["stations"][0]["down_mbps"] > 10

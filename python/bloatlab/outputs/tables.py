@@ -146,7 +146,10 @@ def queue_rows(b: dict[str, Any]) -> list[tuple[str, str]]:
 def wifi_table(w: dict[str, Any]) -> Table:
     """The Wi-Fi BSS's stations (docs/wifi.md): rate, throughput each way, airtime share,
     aggregation, collisions and retries."""
-    table = Table(title=f"Wi-Fi ({w.get('ap_queue', DASH)}; Jain over airtime {num(w.get('jain_airtime'), '.3f')}, "
+    # station_queue is in the summary only when the stations run FQ-MAC (a FIFO run's is unchanged).
+    sta_q = f", stations {w['station_queue']}" if w.get("station_queue") else ""
+    table = Table(title=f"Wi-Fi ({w.get('ap_queue', DASH)}{sta_q}; "
+                        f"Jain over airtime {num(w.get('jain_airtime'), '.3f')}, "
                         f"{num(w.get('collision_events'), ',')} collisions)", title_justify="left")
     for col in ("station", "PHY Mbit/s", "down Mbit/s", "up Mbit/s", "airtime %", "MPDUs/agg", "retries"):
         table.add_column(col, justify="left" if col == "station" else "right")

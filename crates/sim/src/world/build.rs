@@ -273,12 +273,12 @@ impl World {
         }
         let ahead = super::lookahead::Lookahead::new(links.len(), &routes);
         let rpm = sc.rpm.as_ref().map(|c| super::rpm::RpmRt::new(c, flows.len(), &mut events));
-        // The Wi-Fi preset's station links (graph links 1..) stand last: the world hands
+        // A BSS's station links (the preset's or a graph's) stand last: the world hands
         // packets routed over them to the BSS.
         let (wifi, wifi_from) = match &g.wifi {
             Some(w) => {
-                let from = 2u32;
-                debug_assert!(g.order.is_empty() && links.len() == 2 + 2 * w.stations.len());
+                let from = 2 * g.wired_links().len() as u32;
+                debug_assert!(g.order.is_empty() && links.len() == 2 * g.links.len());
                 let rng = |i| SimRng::new(seed, Stream::LinkLoss, WIFI_STREAM + i);
                 let mut bss = crate::net::wifi::Bss::new((**w).clone(), rng(0), rng(1));
                 if counting {

@@ -161,7 +161,8 @@ pub(super) fn reported(sc: &Scenario, g: &GraphCfg) -> Vec<String> {
         let mean = |l: &crate::config::GraphLink| {
             l.link.rate.build(SimRng::new(0, Stream::LinkRate, 0)).mean_rate().0
         };
-        let slowest = g.links.iter().min_by_key(|l| mean(l)).expect("a graph has links");
+        // Not a BSS's station link: the BSS carries its packets, the wired link stands idle.
+        let slowest = g.wired_links().iter().min_by_key(|l| mean(l)).expect("a graph has links");
         add(&mut names, &slowest.name);
     }
     names

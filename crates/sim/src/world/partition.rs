@@ -355,6 +355,30 @@ mod tests {
         assert!(p.note.unwrap().contains("no link with a delay"));
     }
 
+    /// A written graph that splits in two stays whole with a Wi-Fi BSS in it (one shared
+    /// medium), and says why.
+    #[test]
+    fn a_graph_with_a_bss_runs_on_one_thread() {
+        let graph = "duration = \"1s\"\n[topology]\nkind = \"graph\"\n\
+             hosts = [\"h0\", \"h1\", \"s0\"]\nrouters = [\"r0\", \"r1\"]\n\
+             links = [{ name = \"a\", a = \"h0\", b = \"r0\", rate = \"1Gbps\", delay = \"1ms\" },\n\
+                      { name = \"c\", a = \"r0\", b = \"r1\", rate = \"1Gbps\", delay = \"2ms\" },\n\
+                      { name = \"d\", a = \"h1\", b = \"r1\", rate = \"1Gbps\", delay = \"1ms\" }]\n";
+        let flows = "[[flows]]\ncc = \"reno\"\nsrc = \"h0\"\ndst = \"h1\"\n";
+        // The same with a wired link to s0 in place of the BSS splits in two.
+        let wire = "{ name = \"s0\", a = \"r1\", b = \"s0\", rate = \"65Mbps\", delay = \"1ms\" }]";
+        let wired = scenario(&format!(
+            "{}{flows}",
+            graph.replacen("delay = \"1ms\" }]", &format!("delay = \"1ms\" }}, {wire}"), 1)
+        ));
+        assert_eq!(plan(&wired, Some(2)).parts, 2);
+        let bss =
+            "[topology.wifi]\nap = \"r1\"\n[[topology.wifi.stations]]\nname = \"s0\"\nmcs = 7\n";
+        let p = plan(&scenario(&format!("{graph}{bss}{flows}")), Some(2));
+        assert_eq!(p.parts, 1);
+        assert!(p.note.unwrap().contains("Wi-Fi BSS"));
+    }
+
     #[test]
     fn a_graph_grows_regions_and_never_cuts_a_link_without_delay() {
         // Two routers joined by a 1 ms link, two hosts each; r1-h3 has no delay.

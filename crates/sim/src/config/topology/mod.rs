@@ -22,7 +22,7 @@ use std::collections::HashMap;
 pub(super) const KINDS: &[&str] =
     &["dumbbell", "cellular", "graph", "parking_lot", "leaf_spine", "fat_tree", "wifi"];
 const GRAPH_KEYS: &[&str] =
-    &["kind", "nodes", "hosts", "routers", "links", "routes", "ecmp", "gateway"];
+    &["kind", "nodes", "hosts", "routers", "links", "wifi", "routes", "ecmp", "gateway"];
 const NODE_KEYS: &[&str] = &["name", "kind"];
 /// The keys of a graph link besides those of a dumbbell link (`rate`, `delay`, ...).
 const LINK_OWN_KEYS: &[&str] = &["a", "b", "name", "queue", "reverse_queue", "reverse_loss"];
@@ -105,8 +105,9 @@ pub struct GraphCfg {
     /// Per link, the name of its b→a direction where it is not NAME_rev (the dumbbell's
     /// `f0_src_down`, the cellular tree's `core_up`). Empty: NAME_rev throughout.
     pub reverse_names: Vec<String>,
-    /// The Wi-Fi BSS of the `wifi` preset: its station links (graph links 1..) are the BSS's
-    /// downlinks (a→b) and uplinks (b→a), built by net/wifi instead of as wired links.
+    /// The Wi-Fi BSS of the `wifi` preset or of a graph's `[topology.wifi]`: its station
+    /// links, the last `stations.len()` graph links, are the BSS's downlinks (a→b) and
+    /// uplinks (b→a), built by net/wifi instead of as wired links.
     pub wifi: Option<Box<crate::net::wifi::WifiCfg>>,
     index: HashMap<String, u32>,
     /// Every one-way link name taken (duplicate checks stay linear in the graph's size).
@@ -153,6 +154,12 @@ impl GraphCfg {
     /// Host node indices in declaration order.
     pub fn hosts(&self) -> Vec<u32> {
         (0..self.nodes.len() as u32).filter(|&n| self.nodes[n as usize].host).collect()
+    }
+
+    /// The links built as wired links: all but a BSS's station links (which stand last).
+    pub fn wired_links(&self) -> &[GraphLink] {
+        let n = self.wifi.as_ref().map_or(0, |w| w.stations.len());
+        &self.links[..self.links.len() - n]
     }
 
     /// Every one-way link's name in build order (a→b, then b→a, per link).
@@ -230,6 +237,10 @@ fn graph(t: &mut Table) -> Res<Read> {
                 "expected an array of links ([[topology.links]] with a, b, rate, delay)",
             )
         }
+    }
+    // A Wi-Fi BSS (config/topology/wifi.rs): its station links follow the graph's own.
+    if let Some(v) = t.get("wifi") {
+        wifi::graph_bss(v, &mut g)?;
     }
     match t.get("routes") {
         None => {}

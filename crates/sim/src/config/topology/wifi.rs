@@ -4,11 +4,15 @@
 //! `NAME_rev`: station → AP) — whose station links the world hands to the BSS instead of
 //! building wired links for them. Flows name `src`/`dst` hosts as on any graph (`server`
 //! to a station: download; the other way: upload). docs/wifi.md.
+//!
+//! A hand-written graph gets the same BSS from `[topology.wifi]` (`ap`, a router of the graph,
+//! the preset's BSS keys, and stations naming hosts of the graph): [`graph_bss`] appends one
+//! station link per station after the graph's own links, as the preset's stand last.
 
 use super::super::link::link;
 use super::super::{queue, LinkCfg, QueueCfg, RateSpec};
 use super::{push_link, Ecmp, GraphCfg, GraphLink};
-use crate::net::wifi::{self, phy, ApQueue, PhyKind, PhyRate, StationCfg, WifiCfg};
+use crate::net::wifi::{self, phy, ApQueue, PhyKind, PhyRate, StationCfg, StationQueue, WifiCfg};
 use crate::params::{err, Res, Table};
 use crate::units::{Dur, Rate};
 use serde_json::Value;
@@ -19,6 +23,7 @@ pub(super) const KEYS: &[&str] = &[
     "uplink_queue",
     "stations",
     "ap_queue",
+    "station_queue",
     "qdisc",
     "driver_limit",
     "access_category",
@@ -26,6 +31,19 @@ pub(super) const KEYS: &[&str] = &[
     "retry_limit",
     "airtime_quantum",
     "gateway",
+];
+/// A graph's `[topology.wifi]`: the AP node and the BSS keys the preset has too.
+const GRAPH_BSS_KEYS: &[&str] = &[
+    "ap",
+    "stations",
+    "ap_queue",
+    "station_queue",
+    "qdisc",
+    "driver_limit",
+    "access_category",
+    "aggregation",
+    "retry_limit",
+    "airtime_quantum",
 ];
 const STATION_KEYS: &[&str] =
     &["name", "rate", "phy", "mcs", "streams", "width", "short_gi", "mpdu_error"];
@@ -37,10 +55,120 @@ pub(super) fn preset(t: &mut Table) -> Res<GraphCfg> {
         None => default_uplink(),
     };
     let uplink_queue = queue::queue("topology.uplink_queue", t.get("uplink_queue"))?;
+    let cfg = bss(t)?;
+    let stations = &cfg.stations;
+    let mut g = GraphCfg::new("wifi", Ecmp::Lowest);
+    g.add_node("server", true);
+    g.add_node("ap", false);
+    for (i, s) in stations.iter().enumerate() {
+        if s.name == "server" || s.name == "ap" || !g.add_node(&s.name, true) {
+            return err(
+                &format!("topology.stations[{i}].name"),
+                format!("duplicate or reserved name \"{}\"", s.name),
+            );
+        }
+    }
+    let l = GraphLink {
+        name: "uplink".into(),
+        a: 0,
+        b: 1,
+        link: uplink,
+        reverse_loss: 0.0,
+        queue: uplink_queue.clone(),
+        reverse_queue: uplink_queue,
+    };
+    push_link(&mut g, "topology.uplink", l)?;
+    push_station_links(&mut g, 1, &cfg, &|i| format!("topology.stations[{i}]"))?;
+    g.report.push("uplink".into());
+    g.wifi = Some(Box::new(cfg));
+    Ok(g)
+}
+
+/// `[topology.wifi]` of a hand-written graph (read after its links): the BSS joins router
+/// `ap` and the hosts its stations name; their station links follow the graph's links.
+pub(super) fn graph_bss(v: &Value, g: &mut GraphCfg) -> Res<()> {
+    let mut t = Table::new("topology.wifi", v)?;
+    let ap_path = t.key_path("ap");
+    let ap_name = crate::params::as_str(&ap_path, t.require("ap")?)?;
+    let ap = match g.node(ap_name) {
+        Some(n) if !g.nodes[n as usize].host => n,
+        Some(_) => {
+            return err(
+                &ap_path,
+                format!(
+                    "\"{ap_name}\" is a host; the AP forwards between its stations and the rest \
+                     of the graph: name a router"
+                ),
+            )
+        }
+        None => return err(&ap_path, format!("unknown node \"{ap_name}\"")),
+    };
+    let cfg = bss(&mut t)?;
+    let sp = t.key_path("stations");
+    t.finish(GRAPH_BSS_KEYS)?;
+    let mut seen = std::collections::HashSet::new();
+    for (i, s) in cfg.stations.iter().enumerate() {
+        let p = format!("{sp}[{i}].name");
+        match g.node(&s.name) {
+            Some(n) if g.nodes[n as usize].host => {}
+            Some(_) => return err(&p, format!("\"{}\" is a router; a station is a host", s.name)),
+            None => {
+                return err(
+                    &p,
+                    format!(
+                        "\"{}\" is not a node of the graph (declare the station's host)",
+                        s.name
+                    ),
+                )
+            }
+        }
+        if !seen.insert(s.name.as_str()) {
+            return err(&p, format!("station \"{}\" is listed twice", s.name));
+        }
+    }
+    push_station_links(g, ap, &cfg, &|i| format!("{sp}[{i}]"))?;
+    g.wifi = Some(Box::new(cfg));
+    Ok(())
+}
+
+/// One link per station, AP `ap` → station host (`NAME`, back `NAME_rev`), after every other
+/// link: the world hands them to the BSS (world/wifi.rs). Its rate is the station's PHY rate
+/// (what shortest paths see); it has no delay.
+fn push_station_links(
+    g: &mut GraphCfg,
+    ap: u32,
+    cfg: &WifiCfg,
+    path: &dyn Fn(usize) -> String,
+) -> Res<()> {
+    for (i, s) in cfg.stations.iter().enumerate() {
+        let l = GraphLink {
+            name: s.name.clone(),
+            a: ap,
+            b: g.node(&s.name).expect("the station's host"),
+            link: LinkCfg {
+                rate: RateSpec::Constant(Rate(s.rate.bps() as u64)),
+                reverse_rate: None,
+                delay: Dur::ZERO,
+                loss: 0.0,
+                drop_packets: Vec::new(),
+                schedule: None,
+            },
+            reverse_loss: 0.0,
+            queue: QueueCfg::droptail(crate::queue::DEFAULT_LIMIT),
+            reverse_queue: QueueCfg::droptail(crate::queue::DEFAULT_LIMIT),
+        };
+        push_link(g, &path(i), l)?;
+    }
+    Ok(())
+}
+
+/// The BSS's keys (the preset's `topology` table or a graph's `topology.wifi`), in the order
+/// they are checked; the stations' names are checked by the caller.
+fn bss(t: &mut Table) -> Res<WifiCfg> {
     let ap_kind = t.opt_choice("ap_queue", "AP queueing", wifi::AP_QUEUES)?.unwrap_or("qdisc");
     let ap_queue = match ap_kind {
         "qdisc" => ApQueue::Qdisc {
-            qdisc: queue::queue("topology.qdisc", t.get("qdisc"))?,
+            qdisc: queue::queue(&t.key_path("qdisc"), t.get("qdisc"))?,
             driver_limit: t
                 .opt_int("driver_limit", 1, 1_000_000)?
                 .unwrap_or(wifi::ATH9K_QDEPTH as i64) as u32,
@@ -64,6 +192,19 @@ pub(super) fn preset(t: &mut Table) -> Res<GraphCfg> {
             }
         }
     };
+    // The stations' own queue: FIFO by default (every run before this key, byte for byte;
+    // docs/wifi.md says why FQ-MAC is not the default).
+    if t.get("station_queue").is_some_and(|v| !v.is_string()) {
+        return err(
+            &t.key_path("station_queue"),
+            format!("expected a string, one of: {}", wifi::STATION_QUEUES.join(", ")),
+        );
+    }
+    let station_queue =
+        match t.opt_choice("station_queue", "station queueing", wifi::STATION_QUEUES)? {
+            Some("fq_mac") => StationQueue::FqMac,
+            _ => StationQueue::Fifo,
+        };
     let ac = match t.opt_choice("access_category", "access category", wifi::AC_NAMES)? {
         Some(n) => wifi::Ac::from_name(n).expect("a listed category"),
         None => wifi::Ac::Be,
@@ -71,7 +212,7 @@ pub(super) fn preset(t: &mut Table) -> Res<GraphCfg> {
     let (mut max_mpdus, mut max_bytes, mut max_airtime) =
         (64u32, wifi::MAX_AMPDU_BYTES, wifi::MAX_AGGR_AIRTIME);
     if let Some(v) = t.get("aggregation") {
-        let mut at = Table::new("topology.aggregation", v)?;
+        let mut at = Table::new(&t.key_path("aggregation"), v)?;
         // 64: the block-ACK bitmap's length (10.24.7.7); 0 would send nothing.
         if let Some(n) = at.opt_int("max_mpdus", 1, 64)? {
             max_mpdus = n as u32;
@@ -93,81 +234,40 @@ pub(super) fn preset(t: &mut Table) -> Res<GraphCfg> {
         at.finish(AGGREGATION_KEYS)?;
     }
     let retry_limit = t.opt_int("retry_limit", 1, 255)?.unwrap_or(wifi::RETRY_LIMIT as i64) as u32;
+    let qp = t.key_path("airtime_quantum");
     let quantum = match t.opt_duration("airtime_quantum")? {
-        Some(d) if d == Dur::ZERO => return err("topology.airtime_quantum", "must be positive"),
+        Some(d) if d == Dur::ZERO => return err(&qp, "must be positive"),
         Some(_) if !matches!(ap_queue, ApQueue::Airtime) => {
-            return err("topology.airtime_quantum", "only with ap_queue = \"airtime\"")
+            return err(&qp, "only with ap_queue = \"airtime\"")
         }
         Some(d) => d,
         None => wifi::AIRTIME_QUANTUM,
     };
+    let sp = t.key_path("stations");
     let stations = match t.get("stations") {
         Some(Value::Array(a)) if !a.is_empty() && a.len() <= 1024 => a
             .iter()
             .enumerate()
-            .map(|(i, v)| station(&format!("topology.stations[{i}]"), i, v))
+            .map(|(i, v)| station(&format!("{sp}[{i}]"), i, v))
             .collect::<Res<Vec<_>>>()?,
         _ => {
             return err(
-                "topology.stations",
+                &sp,
                 "expected 1 to 1024 stations ([[topology.stations]] with a rate, or phy/mcs)",
             )
         }
     };
-    let mut g = GraphCfg::new("wifi", Ecmp::Lowest);
-    g.add_node("server", true);
-    g.add_node("ap", false);
-    for (i, s) in stations.iter().enumerate() {
-        if s.name == "server" || s.name == "ap" || !g.add_node(&s.name, true) {
-            return err(
-                &format!("topology.stations[{i}].name"),
-                format!("duplicate or reserved name \"{}\"", s.name),
-            );
-        }
-    }
-    let l = GraphLink {
-        name: "uplink".into(),
-        a: 0,
-        b: 1,
-        link: uplink,
-        reverse_loss: 0.0,
-        queue: uplink_queue.clone(),
-        reverse_queue: uplink_queue,
-    };
-    push_link(&mut g, "topology.uplink", l)?;
-    for (i, s) in stations.iter().enumerate() {
-        // The station link stands in for the BSS in routes; its rate is the station's
-        // PHY rate (what shortest paths and the report see), it has no delay.
-        let l = GraphLink {
-            name: s.name.clone(),
-            a: 1,
-            b: 2 + i as u32,
-            link: LinkCfg {
-                rate: RateSpec::Constant(Rate(s.rate.bps() as u64)),
-                reverse_rate: None,
-                delay: Dur::ZERO,
-                loss: 0.0,
-                drop_packets: Vec::new(),
-                schedule: None,
-            },
-            reverse_loss: 0.0,
-            queue: QueueCfg::droptail(crate::queue::DEFAULT_LIMIT),
-            reverse_queue: QueueCfg::droptail(crate::queue::DEFAULT_LIMIT),
-        };
-        push_link(&mut g, &format!("topology.stations[{i}]"), l)?;
-    }
-    g.report.push("uplink".into());
-    g.wifi = Some(Box::new(WifiCfg {
+    Ok(WifiCfg {
         stations,
         ac,
         ap_queue,
+        station_queue,
         max_mpdus,
         max_bytes,
         max_airtime,
         retry_limit,
         quantum,
-    }));
-    Ok(g)
+    })
 }
 
 /// The wired side: 1 Gbit/s (faster than any station), 5 ms one way.

@@ -19,7 +19,7 @@
 
 use super::phy::{block_ack_time, PhyRate, SIFS, SLOT};
 use super::queues::{hist, FqMac, Mpdu, QdiscDriver};
-use super::{subframe_bytes, ApQueue, WifiCfg};
+use super::{subframe_bytes, ApQueue, StationQueue, WifiCfg};
 use crate::engine::SimRng;
 use crate::ids::PacketId;
 use crate::metrics::DelayHist;
@@ -59,6 +59,12 @@ enum Down {
     Fq(FqMac),
 }
 
+/// The stations' own send queues, one per station.
+enum Up {
+    Fifo(Vec<Fifo>),
+    Fq(Vec<FqMac>),
+}
+
 /// Per station, over the measurement window.
 #[derive(Debug, Clone, Default)]
 struct StaStats {
@@ -85,7 +91,7 @@ pub struct Bss {
     /// MPDUs for each station to send again (block-ACK retries) or that did not fit the last
     /// aggregate: they go first.
     retry: Vec<VecDeque<Mpdu>>,
-    up: Vec<Fifo>,
+    up: Up,
     up_retry: Vec<VecDeque<Mpdu>>,
     /// Index 0: the AP; 1 + i: station i.
     ctd: Vec<Contender>,
@@ -154,6 +160,14 @@ impl Bss {
             let backoff = rng.range_u64(0, cwmin as u64) as u32;
             ctd.push(Contender { backoff, cw: cwmin, ready: SimTime::ZERO, active: false });
         }
+        // Station FQ-MAC draws its hash keys after the contenders' first backoffs, so those
+        // are the same whichever queue the stations keep.
+        let up = match cfg.station_queue {
+            StationQueue::Fifo => Up::Fifo((0..n).map(|_| Fifo::new(STATION_QUEUE)).collect()),
+            StationQueue::FqMac => {
+                Up::Fq(rates.iter().map(|&r| FqMac::new(&[r], &mut rng)).collect())
+            }
+        };
         Bss {
             cwmin,
             cwmax,
@@ -161,7 +175,7 @@ impl Bss {
             ba: block_ack_time(),
             down,
             retry: (0..n).map(|_| VecDeque::new()).collect(),
-            up: (0..n).map(|_| Fifo::new(STATION_QUEUE)).collect(),
+            up,
             up_retry: (0..n).map(|_| VecDeque::new()).collect(),
             ctd,
             agg: (0..=n).map(|_| Vec::with_capacity(64)).collect(),
@@ -208,7 +222,11 @@ impl Bss {
     }
 
     fn has_up(&self, sta: usize) -> bool {
-        !self.up_retry[sta].is_empty() || !self.up[sta].is_empty()
+        !self.up_retry[sta].is_empty()
+            || match &self.up {
+                Up::Fifo(q) => !q[sta].is_empty(),
+                Up::Fq(f) => f[sta].has(0),
+            }
     }
 
     fn has(&self, who: usize) -> bool {
@@ -244,11 +262,19 @@ impl Bss {
             if self.hw_queue() {
                 self.fill_hw(now, cx);
             }
-        } else if self.up[sta].overflows(&e) {
-            cx.dropped(e.id, DropReason::Overflow);
-            self.count_drops(sta, 1);
         } else {
-            self.up[sta].push(e);
+            let dropped = match &mut self.up {
+                Up::Fifo(q) if q[sta].overflows(&e) => {
+                    cx.dropped(e.id, DropReason::Overflow);
+                    1
+                }
+                Up::Fifo(q) => {
+                    q[sta].push(e);
+                    0
+                }
+                Up::Fq(f) => f[sta].enqueue(e, 0, cx),
+            };
+            self.count_drops(sta, dropped);
         }
         if self.ctd[who].active || !self.has(who) {
             return None;
@@ -511,9 +537,17 @@ impl Bss {
                     },
                 }
             } else {
-                self.up_retry[sta]
-                    .pop_front()
-                    .or_else(|| self.up[sta].pop().map(|e| Mpdu { e, since: now, tries: 0 }))
+                match self.up_retry[sta].pop_front() {
+                    Some(m) => Some(m),
+                    None => match &mut self.up {
+                        Up::Fifo(q) => q[sta].pop().map(|e| Mpdu { e, since: now, tries: 0 }),
+                        Up::Fq(f) => {
+                            let (m, dropped) = f[sta].pop(0, now, cx);
+                            self.count_drops(sta, dropped);
+                            m
+                        }
+                    },
+                }
             };
             let Some(m) = m else { break };
             let sub = subframe_bytes(m.e.bytes as u64);
@@ -633,10 +667,13 @@ impl Bss {
             Down::Fq(f) => f.packets(),
         };
         let retries: usize = self.retry.iter().chain(&self.up_retry).map(VecDeque::len).sum();
-        let up: usize = self.up.iter().map(Fifo::len).sum();
+        let up: u64 = match &self.up {
+            Up::Fifo(q) => q.iter().map(|f| f.len() as u64).sum(),
+            Up::Fq(f) => f.iter().map(FqMac::packets).sum(),
+        };
         let air: usize = self.txs.iter().map(|t| self.agg[t.who].len()).sum();
         let hw: usize = self.hwq.iter().map(|(_, v, _)| v.len()).sum();
-        down + (retries + up + air + hw) as u64
+        down + up + (retries + air + hw) as u64
     }
 
     pub fn start_window(&mut self, now: SimTime) {
@@ -655,6 +692,12 @@ impl Bss {
                 q.sojourn.reset();
             }
             Down::Fq(f) => {
+                f.counting = true;
+                f.sojourn.reset();
+            }
+        }
+        if let Up::Fq(fs) = &mut self.up {
+            for f in fs {
                 f.counting = true;
                 f.sojourn.reset();
             }
@@ -703,7 +746,7 @@ impl Bss {
             Down::Fq(f) => (Value::Null, hist_ms(&f.sojourn)),
         };
         let last = self.agg_hist.iter().rposition(|&c| c > 0).unwrap_or(0);
-        json!({
+        let mut v = json!({
             "ap_queue": self.cfg.ap_queue.name(),
             "access_category": self.cfg.ac.name(),
             "stations": stations,
@@ -714,6 +757,17 @@ impl Bss {
             // Count of A-MPDUs with 1, 2, ... MPDUs (index 0: one MPDU).
             "aggregate_sizes": self.agg_hist[1..=last.max(1)].to_vec(),
             "sojourn": { "qdisc": qdisc, "fq_mac": fq, "driver": hist_ms(&self.mac_sojourn) },
-        })
+        });
+        // Station FQ-MAC adds its name and the stations' FQ-MAC sojourn (all stations'
+        // packets in one histogram); a run with FIFO stations reports what it always did.
+        if let Up::Fq(fs) = &self.up {
+            let mut h = hist();
+            for f in fs {
+                h.add(&f.sojourn);
+            }
+            v["station_queue"] = json!(StationQueue::FqMac.name());
+            v["sojourn"]["station_fq_mac"] = hist_ms(&h);
+        }
+        v
     }
 }

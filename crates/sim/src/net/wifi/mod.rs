@@ -21,8 +21,10 @@
 //! block-ACK time (the ACK timeout); stations and the `qdisc` mode's driver build an A-MPDU
 //! when they win the medium, the FQ-MAC modes keep two in hardware (ath9k's
 //! ATH_AGGR_MIN_QDEPTH, the next built while one is on the air); the block-ACK window never
-//! stalls aggregation (retries go first); the stations' own send queue is one drop-tail FIFO
-//! (1000 packets, txqueuelen).
+//! stalls aggregation (retries go first); a station's own send queue is one drop-tail FIFO
+//! (1000 packets, txqueuelen) or, with `station_queue = "fq_mac"`, the AP's FQ-MAC code with
+//! one tin, from which the station builds its A-MPDU when it wins the medium (no hardware
+//! queue of built aggregates at a station).
 
 pub mod mac;
 pub mod phy;
@@ -73,12 +75,36 @@ impl ApQueue {
 
 pub const AP_QUEUES: &[&str] = &["qdisc", "fq_mac", "airtime"];
 
+/// How each station queues its own packets (its uplink to the AP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StationQueue {
+    /// One drop-tail FIFO of 1000 packets (Linux's txqueuelen under a driver without
+    /// mac80211's intermediate queues): the default, and what every existing run used.
+    Fifo,
+    /// mac80211's FQ-MAC on the station's own transmit path (the same queues.rs code as the
+    /// AP's, one instance per station with one tin, its peer the AP; CoDel's parameters from
+    /// the station's own rate).
+    FqMac,
+}
+
+impl StationQueue {
+    pub fn name(self) -> &'static str {
+        match self {
+            StationQueue::Fifo => "fifo",
+            StationQueue::FqMac => "fq_mac",
+        }
+    }
+}
+
+pub const STATION_QUEUES: &[&str] = &["fifo", "fq_mac"];
+
 /// The BSS's parameters (validated: config/topology/wifi.rs reads them).
 #[derive(Debug, Clone)]
 pub struct WifiCfg {
     pub stations: Vec<StationCfg>,
     pub ac: Ac,
     pub ap_queue: ApQueue,
+    pub station_queue: StationQueue,
     /// A-MPDU limits: MPDUs (≤ 64, the block-ACK bitmap, 10.24.7.7), octets, airtime.
     pub max_mpdus: u32,
     pub max_bytes: u64,

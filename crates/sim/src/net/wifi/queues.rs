@@ -1,5 +1,6 @@
 //! The AP's downlink queues, two ways (the third, airtime fairness, is FQ-MAC plus the
-//! scheduler in mac.rs):
+//! scheduler in mac.rs); a station's send queue in `station_queue = "fq_mac"` is the same
+//! [`FqMac`] with one tin (its one peer, the AP):
 //! - [`QdiscDriver`]: one of our qdiscs above the driver's FIFO of `limit` packets per access
 //!   category (ath9k: 123), split by station as ath9k's per-TID software queues are; the
 //!   qdisc feeds the driver whenever it has room.
@@ -168,13 +169,6 @@ impl FqMac {
     /// `rates`: each station's PHY rate (bit/s), which picks its CoDel parameters.
     pub fn new(rates: &[f64], rng: &mut SimRng) -> FqMac {
         let n = rates.len();
-        let flow = || Flow {
-            q: Fifo::unlimited(),
-            codel: CodelState::new(),
-            deficit: 0,
-            tin: None,
-            listed: false,
-        };
         let params = rates
             .iter()
             .map(|&r| {
@@ -187,7 +181,9 @@ impl FqMac {
             })
             .collect();
         FqMac {
-            flows: (0..FQ_FLOWS + n).map(|_| flow()).collect(),
+            // Built at the first packet: a BSS of many stations, each with its own FQ-MAC
+            // (`station_queue = "fq_mac"`), pays only for the stations that send.
+            flows: Vec::new(),
             tins: (0..n).map(|_| Tin::default()).collect(),
             params,
             // A 64-bit key from two 53-bit draws, as the flow-queueing qdiscs draw theirs.
@@ -208,6 +204,9 @@ impl FqMac {
 
     /// Queues `e` for station `sta`; the packets dropped (overflow of the whole set).
     pub fn enqueue(&mut self, e: QEntry, sta: usize, cx: &mut dyn LinkCx) -> u64 {
+        if self.flows.is_empty() {
+            self.alloc_flows();
+        }
         let mut idx = (e.key.hash(self.hash_key) % FQ_FLOWS as u64) as usize;
         if self.flows[idx].tin.is_some_and(|t| t as usize != sta) {
             idx = FQ_FLOWS + sta;
@@ -237,6 +236,19 @@ impl FqMac {
             dropped += 1;
         }
         dropped
+    }
+
+    /// The flow queues (4096 shared, then one default flow per tin).
+    #[cold]
+    fn alloc_flows(&mut self) {
+        let flow = || Flow {
+            q: Fifo::unlimited(),
+            codel: CodelState::new(),
+            deficit: 0,
+            tin: None,
+            listed: false,
+        };
+        self.flows = (0..FQ_FLOWS + self.tins.len()).map(|_| flow()).collect();
     }
 
     pub fn has(&self, sta: usize) -> bool {
