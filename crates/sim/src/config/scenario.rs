@@ -453,6 +453,8 @@ fn mechanisms(m: &[Option<bool>; 14]) -> crate::tcp::Mechanisms {
         prr_linux_entry: m[12].unwrap_or(d.prr_linux_entry),
         linux_zero_window_probe: m[13].unwrap_or(d.linux_zero_window_probe),
         linux_xmit_timer_on_progress: d.linux_xmit_timer_on_progress,
+        linux_reno_sacks: d.linux_reno_sacks,
+        linux_old_ack_sack: d.linux_old_ack_sack,
     }
 }
 

@@ -162,6 +162,8 @@ fn linux_defaults() -> TcpCfg {
     cfg.mech.prr_linux_entry = true;
     cfg.mech.linux_zero_window_probe = true;
     cfg.mech.linux_xmit_timer_on_progress = true;
+    cfg.mech.linux_reno_sacks = true;
+    cfg.mech.linux_old_ack_sack = true;
     cfg
 }
 
