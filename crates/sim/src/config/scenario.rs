@@ -455,6 +455,7 @@ fn mechanisms(m: &[Option<bool>; 14]) -> crate::tcp::Mechanisms {
         linux_xmit_timer_on_progress: d.linux_xmit_timer_on_progress,
         linux_reno_sacks: d.linux_reno_sacks,
         linux_old_ack_sack: d.linux_old_ack_sack,
+        linux_rack_retrans: d.linux_rack_retrans,
     }
 }
 

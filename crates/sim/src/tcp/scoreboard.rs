@@ -449,6 +449,29 @@ impl Scoreboard {
     /// retransmission is lost once a segment sent more than `reo_wnd` after it has been
     /// delivered. It becomes eligible for retransmission again. Returns how many were found.
     pub fn detect_lost_retransmissions(&mut self, reo_wnd: crate::units::Dur) -> u64 {
+        let rack_time = self.rack_time;
+        self.lost_retransmissions_while(|t, _| t + reo_wnd < rack_time)
+    }
+
+    /// RACK's own test on retransmissions (Linux tcp_rack_detect_loss walks them with the
+    /// rest): one sent before the most recently sent delivered segment (`xmit_ts`,
+    /// `end_seq`: retransmissions count there too, RFC 8985 §6.2) and unacknowledged for
+    /// `rtt + reo` since it went out is lost again.
+    pub fn rack_lost_retransmissions(
+        &mut self,
+        xmit_ts: SimTime,
+        end_seq: u64,
+        rtt: crate::units::Dur,
+        reo: crate::units::Dur,
+        now: SimTime,
+    ) -> u64 {
+        self.lost_retransmissions_while(|t, end| {
+            (t < xmit_ts || (t == xmit_ts && end <= end_seq)) && t + rtt + reo <= now
+        })
+    }
+
+    /// Marks retransmissions lost from the oldest on while `lost(sent_at, end)` holds.
+    fn lost_retransmissions_while(&mut self, lost: impl Fn(SimTime, u64) -> bool) -> u64 {
         let mut found = 0;
         while let Some(&(seq, t)) = self.rtx_queue.front() {
             let i = self.index_of(seq);
@@ -460,7 +483,7 @@ impl Scoreboard {
                 self.rtx_queue.pop_front(); // acknowledged, SACKed, or sent again since
                 continue;
             }
-            if t + reo_wnd >= self.rack_time {
+            if !lost(t, self.segs[i].end) {
                 break;
             }
             self.rtx_queue.pop_front();

@@ -1395,7 +1395,13 @@ impl TcpSocket {
                 Dur(self.rtt.min_rtt().map_or(0, |m| m.0 / 4))
             };
             if matches!(self.ca, CaState::Recovery | CaState::Loss) {
-                self.sb.detect_lost_retransmissions(reo);
+                let r = self.lr.rack;
+                if self.cfg.mech.linux_rack_retrans && self.cfg.mech.rack && r.xmit_ts > SimTime::ZERO
+                {
+                    self.sb.rack_lost_retransmissions(r.xmit_ts, r.end_seq, r.rtt, reo, cx.now);
+                } else {
+                    self.sb.detect_lost_retransmissions(reo);
+                }
             }
         }
         match self.ca {

@@ -83,6 +83,13 @@ pub struct Mechanisms {
     /// `false` (the default, the simulator's earlier rule): such an ACK is ignored. Not a
     /// `[tcp]` key: only the packetdrill runner turns it on.
     pub linux_old_ack_sack: bool,
+    /// RACK's time test for retransmissions too (Linux tcp_rack_detect_loss; RFC 8985 §6.2):
+    /// in recovery a retransmission is lost again once a segment sent after it — a
+    /// retransmission included — is delivered and it has been out for RACK's RTT plus the
+    /// reordering window; `false` (the default, the simulator's earlier rule): only a
+    /// delivered never-retransmitted segment sent after it marks it lost. Not a `[tcp]`
+    /// key: only the packetdrill runner turns it on.
+    pub linux_rack_retrans: bool,
 }
 
 impl Default for Mechanisms {
@@ -105,6 +112,7 @@ impl Default for Mechanisms {
             linux_xmit_timer_on_progress: false,
             linux_reno_sacks: false,
             linux_old_ack_sack: false,
+            linux_rack_retrans: false,
         }
     }
 }
