@@ -1211,16 +1211,14 @@ impl TcpSocket {
         // Without SACK, Linux counts each duplicate ACK as a segment delivered out of order;
         // the ACK that fills the hole then credits only what lies beyond them, at least one
         // segment (tcp_remove_reno_sacks). Read before `recover` clears the count.
-        let cc_acked = if self.cfg.mech.linux_reno_sacks
-            && !self.sack_ok
-            && newly_cum > 0
-            && self.dupacks > 0
-        {
-            let segs = acked.div_ceil(self.mss);
-            acked - self.dupacks.min(segs.saturating_sub(1)) * self.mss
-        } else {
-            acked
-        };
+        let cc_acked =
+            if self.cfg.mech.linux_reno_sacks && !self.sack_ok && newly_cum > 0 && self.dupacks > 0
+            {
+                let segs = acked.div_ceil(self.mss);
+                acked - self.dupacks.min(segs.saturating_sub(1)) * self.mss
+            } else {
+                acked
+            };
         let lost_before = self.sb.lost_bytes;
         let reo_armed = self.recover(newly_cum, is_dup, &d, ecr, cx);
         if self.ecn.mode.is_on() && self.ecn.on_ack(h, acked, self.mss, self.una, self.nxt) {
@@ -1396,7 +1394,9 @@ impl TcpSocket {
             };
             if matches!(self.ca, CaState::Recovery | CaState::Loss) {
                 let r = self.lr.rack;
-                if self.cfg.mech.linux_rack_retrans && self.cfg.mech.rack && r.xmit_ts > SimTime::ZERO
+                if self.cfg.mech.linux_rack_retrans
+                    && self.cfg.mech.rack
+                    && r.xmit_ts > SimTime::ZERO
                 {
                     self.sb.rack_lost_retransmissions(r.xmit_ts, r.end_seq, r.rtt, reo, cx.now);
                 } else {
