@@ -1209,8 +1209,9 @@ impl TcpSocket {
             cx,
         );
         // Without SACK, Linux counts each duplicate ACK as a segment delivered out of order;
-        // the ACK that fills the hole then credits only what lies beyond them, at least one
-        // segment (tcp_remove_reno_sacks). Read before `recover` clears the count.
+        // the ACK that fills the hole then credits the controller only with what lies beyond
+        // them, at least one segment (tcp_remove_reno_sacks). Read before `recover` clears
+        // the count.
         let cc_acked =
             if self.cfg.mech.linux_reno_sacks && !self.sack_ok && newly_cum > 0 && self.dupacks > 0
             {

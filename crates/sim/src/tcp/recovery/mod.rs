@@ -71,11 +71,12 @@ pub struct Mechanisms {
     /// before 2017): every ACK turns such a timer back into the RTO counted from the head.
     /// Not a `[tcp]` key yet: only the packetdrill runner turns it on.
     pub linux_xmit_timer_on_progress: bool,
-    /// Linux's duplicate-ACK accounting without SACK (tcp_remove_reno_sacks): the ACK that
-    /// fills the hole counts each earlier duplicate ACK as one segment already delivered, so
-    /// the controller is credited with the segments it acknowledges beyond those (at least
-    /// one); `false` (the default, the simulator's earlier rule): with every segment it
-    /// acknowledges. Not a `[tcp]` key: only the packetdrill runner turns it on.
+    /// Linux's duplicate-ACK accounting without SACK (tcp_add_reno_sack,
+    /// tcp_remove_reno_sacks): each duplicate ACK already counted one segment delivered, so
+    /// the ACK that fills the hole credits the controller with the segments it acknowledges
+    /// beyond those, at least one; `false` (the default, the simulator's earlier rule): with
+    /// every segment it acknowledges. Not a `[tcp]` key: only the packetdrill runner turns
+    /// it on.
     pub linux_reno_sacks: bool,
     /// Linux's handling of an ACK below SND.UNA that carries SACK blocks (tcp_ack's
     /// `old_ack` path): the blocks are applied, loss detection runs and the sender sends
