@@ -456,6 +456,7 @@ fn mechanisms(m: &[Option<bool>; 14]) -> crate::tcp::Mechanisms {
         linux_reno_sacks: d.linux_reno_sacks,
         linux_old_ack_sack: d.linux_old_ack_sack,
         linux_rack_retrans: d.linux_rack_retrans,
+        linux_cwr: d.linux_cwr,
     }
 }
 

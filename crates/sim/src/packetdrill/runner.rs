@@ -165,6 +165,7 @@ fn linux_defaults() -> TcpCfg {
     cfg.mech.linux_reno_sacks = true;
     cfg.mech.linux_old_ack_sack = true;
     cfg.mech.linux_rack_retrans = true;
+    cfg.mech.linux_cwr = true;
     cfg
 }
 

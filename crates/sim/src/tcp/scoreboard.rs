@@ -641,6 +641,36 @@ mod tests {
         assert!(b.check());
     }
 
+    /// RACK's own test: a retransmission is lost once one sent after it — itself a
+    /// retransmission here — was delivered and RACK's RTT plus the window has passed since
+    /// it went out; the never-retransmitted rule alone finds nothing.
+    #[test]
+    fn rack_finds_a_retransmission_lost_behind_a_later_retransmission() {
+        use crate::units::Dur;
+        let mut b = board(10);
+        b.sack(3000, 10_000, |_| {});
+        b.mark_lost(MSS, 3);
+        let first = b.next_to_retransmit().unwrap();
+        b.retransmitted(first, SimTime(100), TxStamp::default());
+        let second = b.next_to_retransmit().unwrap();
+        b.retransmitted(second, SimTime(110), TxStamp::default());
+        // The second retransmission is SACKed: RACK's newest delivered send is t = 110.
+        b.sack(1000, 2000, |_| {});
+        assert_eq!(b.detect_lost_retransmissions(Dur(0)), 0);
+        // Not yet overdue at t = 205 with RACK's RTT of 100 (due at 100 + 100 + 0 = 200)...
+        assert_eq!(
+            b.rack_lost_retransmissions(SimTime(110), 2000, Dur(100), Dur(10), SimTime(205)),
+            0
+        );
+        // ...and lost at t = 210 (with a window of 10).
+        assert_eq!(
+            b.rack_lost_retransmissions(SimTime(110), 2000, Dur(100), Dur(10), SimTime(210)),
+            1
+        );
+        assert_eq!(b.next_to_retransmit(), Some(first));
+        assert!(b.check());
+    }
+
     /// A timeout spares what was sent within the last RTT: only older segments (and the head)
     /// are presumed lost, and RACK later finds the spared ones lost only once they are overdue.
     #[test]

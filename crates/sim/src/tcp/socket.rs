@@ -631,7 +631,7 @@ impl TcpSocket {
                 self.max_out_seq = self.nxt;
             }
         }
-        if self.ca == CaState::Recovery {
+        if self.ca.reducing() {
             self.lr.prr.on_sent(len);
         }
         self.last_send_at = cx.now;
@@ -1462,6 +1462,21 @@ impl TcpSocket {
                     }
                 }
             }
+            CaState::Cwr => {
+                let loss_signalled = self.dupacks >= DUPTHRESH || self.sb.lost_bytes > 0;
+                if loss_signalled {
+                    self.cwr_to_recovery(cx);
+                } else if self.una > self.recovery_point {
+                    // Linux's tcp_end_cwnd_reduction once an ACK passes the SND.NXT of the
+                    // echo (strictly: the ACK of CWR's own segment must reach the peer).
+                    self.win.cwnd = self.win.ssthresh.max(self.mss);
+                    self.ca = if self.dupacks > 0 || self.sb.sacked_bytes > 0 {
+                        CaState::Disorder
+                    } else {
+                        CaState::Open
+                    };
+                }
+            }
             CaState::Loss => self.process_loss(newly_cum, is_dup, d, ecr, cx.now),
         }
         reo_armed
@@ -1505,6 +1520,18 @@ impl TcpSocket {
         }
     }
 
+    /// A loss while in CWR (Linux's tcp_enter_recovery when tcp_in_cwnd_reduction): recovery
+    /// begins with the reduction already under way — no second ssthresh, PRR carries on.
+    fn cwr_to_recovery(&mut self, cx: &mut Cx) {
+        self.lr.undo.clear(); // nothing to undo: the reduction answered an ECN echo
+        self.ca = CaState::Recovery;
+        self.recovery_point = self.nxt;
+        self.partial_acks = 0;
+        self.stats.recoveries += 1;
+        self.sb.mark_head_lost();
+        self.force_retransmit(cx);
+    }
+
     /// RFC 3168 §6.1.2: answer an ECN echo like a loss, at most once per window of data,
     /// without retransmitting; the next data segment carries CWR.
     fn on_ecn_echo(&mut self, cx: &mut Cx) {
@@ -1520,8 +1547,14 @@ impl TcpSocket {
             flight_size: self.nxt - self.una,
             in_flight: self.in_flight(),
         };
+        let prior_cwnd = self.win.cwnd;
         self.cc.on_congestion_event(&mut self.win, &ev);
-        if !self.cc.owns_cwnd() {
+        if self.cfg.mech.linux_cwr && !self.cc.owns_cwnd() {
+            // Linux's tcp_enter_cwr: PRR takes cwnd down from here, starting with this ACK.
+            self.ca = CaState::Cwr;
+            self.lr.prr.start(prior_cwnd);
+            self.lr.rack.tlp_high_seq = None;
+        } else if !self.cc.owns_cwnd() {
             self.win.cwnd = self.win.ssthresh.max(self.mss);
         }
         // AccECN has no CWR signal: its counters need no acknowledgement.

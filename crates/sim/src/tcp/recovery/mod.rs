@@ -91,6 +91,14 @@ pub struct Mechanisms {
     /// delivered never-retransmitted segment sent after it marks it lost. Not a `[tcp]`
     /// key: only the packetdrill runner turns it on.
     pub linux_rack_retrans: bool,
+    /// Linux's CWR state (tcp_enter_cwr, tcp_cwnd_reduction, tcp_end_cwnd_reduction;
+    /// RFC 3168 §6.1.2 with RFC 6937's PRR): an ECN echo sets ssthresh and enters CWR, in
+    /// which PRR brings cwnd down ACK by ACK (the controller does not grow it) until an ACK
+    /// above the SND.NXT of the echo ends it with cwnd = ssthresh; a loss meanwhile turns it
+    /// into recovery without a second reduction. `false` (the default, the simulator's
+    /// earlier rule): the state stays Open and cwnd drops to ssthresh at once. Not a `[tcp]`
+    /// key: only the packetdrill runner turns it on.
+    pub linux_cwr: bool,
 }
 
 impl Default for Mechanisms {
@@ -114,6 +122,7 @@ impl Default for Mechanisms {
             linux_reno_sacks: false,
             linux_old_ack_sack: false,
             linux_rack_retrans: false,
+            linux_cwr: false,
         }
     }
 }
