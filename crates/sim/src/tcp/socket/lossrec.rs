@@ -330,12 +330,10 @@ impl TcpSocket {
     /// tcp_cwnd_reduction; the controllers do not grow cwnd in recovery).
     pub(super) fn prr_update(&mut self, delivered: u64, newly_lost: bool, una_advanced: bool) {
         // CWR reduces by PRR whatever the recovery mode (Linux's tcp_cwnd_reduction).
-        let cwr = self.ca == CaState::Cwr;
-        if !(cwr || self.ca == CaState::Recovery)
-            || !(cwr || self.cfg.mech.prr)
-            || !(cwr || self.cfg.recovery == Recovery::Sack)
-            || self.cc.owns_cwnd()
-        {
+        let prr_recovery = self.ca == CaState::Recovery
+            && self.cfg.mech.prr
+            && self.cfg.recovery == Recovery::Sack;
+        if !(self.ca == CaState::Cwr || prr_recovery) || self.cc.owns_cwnd() {
             self.prr_forced = 0;
             return;
         }
