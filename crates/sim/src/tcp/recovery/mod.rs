@@ -96,8 +96,8 @@ pub struct Mechanisms {
     /// which PRR brings cwnd down ACK by ACK (the controller does not grow it) until an ACK
     /// above the SND.NXT of the echo ends it with cwnd = ssthresh; a loss meanwhile turns it
     /// into recovery without a second reduction. `false` (the default, the simulator's
-    /// earlier rule): the state stays Open and cwnd drops to ssthresh at once. Not a `[tcp]`
-    /// key: only the packetdrill runner turns it on.
+    /// earlier rule): the state stays Open and cwnd drops to ssthresh at once. The `[tcp]`
+    /// key `ecn_reduction = "cwr"` (default `"at_once"`); the packetdrill runner turns it on.
     pub linux_cwr: bool,
 }
 
