@@ -10,9 +10,7 @@
 
 use super::registry::{BuildCtx, CcBuild, CcEntry, CcKind, CcTransport};
 use super::reno::slow_start;
-use super::{
-    read_f64, AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window,
-};
+use super::{read_f64, AckSample, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::params::{Res, Table};
 use crate::units::{Dur, SimTime};
 use std::sync::Arc;
@@ -318,7 +316,7 @@ impl CongestionControl for Cubic {
         if let Some(rtt) = a.rtt {
             self.rtt_sample(w, a, rtt);
         }
-        if a.ca_state == CaState::Recovery || !a.cwnd_limited {
+        if a.ca_state.reducing() || !a.cwnd_limited {
             return;
         }
         let mut bytes = a.acked_bytes;
@@ -396,7 +394,7 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::CongestionKind;
+    use crate::cc::{CaState, CongestionKind};
 
     const MSS: u64 = 1000;
 
@@ -428,6 +426,22 @@ mod tests {
             trace.push((now.since(from).secs_f64(), w.cwnd / MSS));
         }
         trace
+    }
+
+    /// In CWR (as in recovery) the core's PRR sets cwnd: an ACK does not grow it, in slow
+    /// start or after.
+    #[test]
+    fn no_growth_while_the_core_reduces_the_window() {
+        let mut c = Cubic::new(CubicParams::default(), 1000);
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let rtt = Some(Dur::from_millis(100));
+        let mut a = ack(SimTime(1), 2 * MSS, rtt);
+        a.ca_state = CaState::Cwr;
+        c.on_ack(&mut w, &a);
+        assert_eq!(w.cwnd, 10 * MSS);
+        a.ca_state = CaState::Open;
+        c.on_ack(&mut w, &a);
+        assert_eq!(w.cwnd, 12 * MSS);
     }
 
     #[test]

@@ -26,8 +26,8 @@
 //! The filters are shared with LEDBAT++ (`ledbat_pp`).
 
 use super::{
-    read_f64, AckSample, BuildCtx, CaState, CcBuild, CcEntry, CcKind, CcTransport,
-    CongestionControl, CongestionEvent, Window,
+    read_f64, AckSample, BuildCtx, CcBuild, CcEntry, CcKind, CcTransport, CongestionControl,
+    CongestionEvent, Window,
 };
 use crate::params::{err, Res, Table};
 use crate::units::{Dur, SimTime};
@@ -201,7 +201,7 @@ impl CongestionControl for Ledbat {
         if w.cwnd != self.written {
             self.cwnd = w.cwnd as f64; // the core reduced it (loss recovery, idle restart)
         }
-        if a.ca_state == CaState::Recovery || a.acked_bytes == 0 {
+        if a.ca_state.reducing() || a.acked_bytes == 0 {
             return;
         }
         let Some(q) = self.f.queuing_delay() else { return };

@@ -23,8 +23,8 @@
 
 use super::ledbat::{DelayFilters, LedbatParams, ALLOWED_INCREASE, MIN_CWND};
 use super::{
-    AckSample, BuildCtx, CaState, CcBuild, CcEntry, CcKind, CcTransport, CongestionControl,
-    CongestionEvent, Window,
+    AckSample, BuildCtx, CcBuild, CcEntry, CcKind, CcTransport, CongestionControl, CongestionEvent,
+    Window,
 };
 use crate::units::{Dur, SimTime};
 use std::sync::Arc;
@@ -140,7 +140,7 @@ impl CongestionControl for LedbatPlusPlus {
         if w.cwnd != self.written {
             self.cwnd = w.cwnd as f64;
         }
-        if a.ca_state == CaState::Recovery || a.acked_bytes == 0 {
+        if a.ca_state.reducing() || a.acked_bytes == 0 {
             return;
         }
         let Some(q) = self.f.queuing_delay() else { return };

@@ -96,6 +96,9 @@ pub enum CaState {
     Open,
     /// SACKs or dupACKs seen, no loss inferred yet.
     Disorder,
+    /// Reducing the window after an ECN echo, by PRR, until the data outstanding at the echo
+    /// is acknowledged (Linux's TCP_CA_CWR; only with the `linux_cwr` rule).
+    Cwr,
     /// Fast recovery after a loss.
     Recovery,
     /// After a retransmission timeout.
@@ -103,10 +106,18 @@ pub enum CaState {
 }
 
 impl CaState {
+    /// The core is reducing cwnd (fast recovery or CWR): controllers do not grow it, as
+    /// Linux calls no cong_avoid while tcp_in_cwnd_reduction.
+    #[inline]
+    pub fn reducing(self) -> bool {
+        matches!(self, CaState::Recovery | CaState::Cwr)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             CaState::Open => "open",
             CaState::Disorder => "disorder",
+            CaState::Cwr => "cwr",
             CaState::Recovery => "recovery",
             CaState::Loss => "loss",
         }
@@ -308,6 +319,18 @@ pub(crate) fn read_f64(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn cwr_and_recovery_are_the_reducing_states() {
+        let r: Vec<bool> =
+            [CaState::Open, CaState::Disorder, CaState::Cwr, CaState::Recovery, CaState::Loss]
+                .iter()
+                .map(|s| s.reducing())
+                .collect();
+        assert_eq!(r, [false, false, true, true, false]);
+        assert_eq!(CaState::Cwr.label(), "cwr");
+    }
+
     use super::*;
     use serde_json::json;
 

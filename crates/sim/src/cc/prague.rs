@@ -26,8 +26,8 @@
 
 use super::reno::{halve, reno_grow, slow_start};
 use super::{
-    read_f64, AckSample, BuildCtx, CaState, CcBuild, CcEntry, CcKind, CcTransport,
-    CongestionControl, CongestionEvent, EcnUse, Window,
+    read_f64, AckSample, BuildCtx, CcBuild, CcEntry, CcKind, CcTransport, CongestionControl,
+    CongestionEvent, EcnUse, Window,
 };
 use crate::net::Ecn;
 use crate::params::{err, Res, Table};
@@ -296,7 +296,7 @@ impl CongestionControl for Prague {
         }
         // Additive increase on the bytes that came back unmarked.
         let clean = a.acked_bytes - ce;
-        if clean > 0 && !self.in_loss && a.cwnd_limited && a.ca_state != CaState::Recovery {
+        if clean > 0 && !self.in_loss && a.cwnd_limited && !a.ca_state.reducing() {
             let left = if w.in_slow_start() { slow_start(w, clean) } else { clean };
             if left > 0 && !w.in_slow_start() {
                 self.carry += self.ai * left as f64 * mss / w.cwnd as f64;

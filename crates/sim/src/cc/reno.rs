@@ -3,7 +3,7 @@
 //! names differ only in the loss recovery the scenario pairs them with by default.
 
 use super::registry::{CcEntry, CcKind, CcTransport, NoParams};
-use super::{AckSample, CaState, CongestionControl, CongestionEvent, Window};
+use super::{AckSample, CongestionControl, CongestionEvent, Window};
 use std::sync::Arc;
 
 pub(super) const RENO: CcEntry = CcEntry {
@@ -55,7 +55,7 @@ pub fn additive_increase(w: &mut Window, credit: &mut u64, per: u64, acked: u64)
 /// Reno's growth for one ACK: none during fast recovery or when the sender was not limited
 /// by cwnd; slow start, then one MSS per cwnd of acknowledged bytes.
 pub fn reno_grow(w: &mut Window, credit: &mut u64, a: &AckSample) {
-    if a.ca_state == CaState::Recovery || !a.cwnd_limited {
+    if a.ca_state.reducing() || !a.cwnd_limited {
         return;
     }
     let mut acked = a.acked_bytes;

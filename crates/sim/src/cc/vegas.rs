@@ -147,7 +147,7 @@ impl CongestionControl for Vegas {
             self.min_rtt = self.min_rtt.min(v);
             self.cnt_rtt += 1;
         }
-        if a.ca_state == CaState::Recovery {
+        if a.ca_state.reducing() {
             return; // the core's recovery owns cwnd
         }
         if !self.doing_vegas {

@@ -56,6 +56,7 @@ const TCP_KEYS: &[&str] = &[
     "cwnd_limited",
     "prr_entry",
     "zero_window_probe",
+    "ecn_reduction",
     "rtt_sample",
     "hz",
 ];
@@ -296,7 +297,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 14],
+    mech: [Option<bool>; 15],
     hz: Option<u32>,
 }
 
@@ -413,9 +414,9 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 /// The switches of Linux's loss-recovery mechanisms ([`crate::tcp::Mechanisms`]), in
 /// this order: prr, frto, undo, dsack, rack, tlp, quickack, rtt_sample ("linux" = true),
 /// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true), prr_entry ("linux" =
-/// true), zero_window_probe ("linux" = true).
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 14]> {
-    let mut m = [None; 14];
+/// true), zero_window_probe ("linux" = true), ecn_reduction ("cwr" = true).
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 15]> {
+    let mut m = [None; 15];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -433,10 +434,12 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 14]> {
     m[13] = t
         .opt_choice("zero_window_probe", "zero-window probe", &["byte", "linux"])?
         .map(|s| s == "linux");
+    m[14] =
+        t.opt_choice("ecn_reduction", "ECN reduction", &["at_once", "cwr"])?.map(|s| s == "cwr");
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 14]) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 15]) -> crate::tcp::Mechanisms {
     let d = crate::tcp::Mechanisms::default();
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
@@ -454,6 +457,10 @@ fn mechanisms(m: &[Option<bool>; 14]) -> crate::tcp::Mechanisms {
         prr_linux_entry: m[12].unwrap_or(d.prr_linux_entry),
         linux_zero_window_probe: m[13].unwrap_or(d.linux_zero_window_probe),
         linux_xmit_timer_on_progress: d.linux_xmit_timer_on_progress,
+        linux_reno_sacks: d.linux_reno_sacks,
+        linux_old_ack_sack: d.linux_old_ack_sack,
+        linux_rack_retrans: d.linux_rack_retrans,
+        linux_cwr: m[14].unwrap_or(d.linux_cwr),
     }
 }
 

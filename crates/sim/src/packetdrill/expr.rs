@@ -1,7 +1,9 @@
 //! `%{ ... }%` blocks: packetdrill runs them as Python with the socket's TCP_INFO fields bound
 //! to `tcpi_*` names. The subset here is `assert EXPR[, message]` statements over numbers and
-//! those names, with + - * / // % & |, comparisons (chained too), `and`, `or`, `not`, parentheses.
-//! Other statements are reported as unsupported, not skipped.
+//! those names, with + - * / // % & |, comparisons (chained too), `and`, `or`, `not`, parentheses,
+//! and `NAME = EXPR` statements binding a name to a constant (an expression over numbers and
+//! names bound before, no TCP_INFO field), which later blocks see too, as in the one Python
+//! program packetdrill makes of them. Other statements are reported as unsupported, not skipped.
 
 use super::ScriptError;
 
@@ -70,8 +72,14 @@ pub enum Block {
 }
 
 /// Parses the text of a `%{ ... }%` block that starts at (`line`, `col`) of the script
-/// (`col` of the character after `%{`).
-pub fn parse_block(text: &str, line: u32, col: u32) -> Result<Block, ScriptError> {
+/// (`col` of the character after `%{`). `consts`: the names earlier blocks bound, and those
+/// this one binds are added.
+pub fn parse_block(
+    text: &str,
+    line: u32,
+    col: u32,
+    consts: &mut Vec<(String, f64)>,
+) -> Result<Block, ScriptError> {
     let mut out = Vec::new();
     for (k, raw) in text.split('\n').enumerate() {
         let l = line + k as u32;
@@ -98,6 +106,33 @@ pub fn parse_block(text: &str, line: u32, col: u32) -> Result<Block, ScriptError
             if s_trim.is_empty() || s_trim.starts_with('#') {
                 continue;
             }
+            if let Some((name, rhs)) = assignment(s_trim) {
+                let rhs_col = c + (s_trim.len() - rhs.len()) as u32;
+                let mut p =
+                    ExprParser { toks: tokenize(rhs, l, rhs_col)?, i: 0, line: l, col: rhs_col };
+                let e = substitute(p.or()?, consts);
+                if let Some(t) = p.toks.get(p.i) {
+                    return Err(ScriptError::new(l, t.1, format!("unexpected `{}`", t.0)));
+                }
+                let reads_field = std::cell::Cell::new(false);
+                match eval(&e, &|_| {
+                    reads_field.set(true);
+                    0.0
+                }) {
+                    Ok(v) if v.is_finite() && !reads_field.get() => {
+                        consts.retain(|(n, _)| n != name);
+                        consts.push((name.to_string(), v));
+                        continue;
+                    }
+                    _ => {
+                        return Ok(Block::Unsupported(
+                            l,
+                            c,
+                            format!("python assignment `{s_trim}` (only constants are modeled)"),
+                        ))
+                    }
+                }
+            }
             let Some(rest) =
                 s_trim.strip_prefix("assert").filter(|r| r.starts_with([' ', '\t', '(']))
             else {
@@ -116,7 +151,7 @@ pub fn parse_block(text: &str, line: u32, col: u32) -> Result<Block, ScriptError
                 line: l,
                 col: cond_col,
             };
-            let expr = p.or()?;
+            let expr = substitute(p.or()?, consts);
             if let Some(t) = p.toks.get(p.i) {
                 return Err(ScriptError::new(l, t.1, format!("unexpected `{}` in assert", t.0)));
             }
@@ -134,6 +169,33 @@ pub fn parse_block(text: &str, line: u32, col: u32) -> Result<Block, ScriptError
         }
     }
     Ok(Block::Asserts(out))
+}
+
+/// `NAME = EXPR` (a plain assignment, not `==` or an augmented one): the name and EXPR.
+fn assignment(s: &str) -> Option<(&str, &str)> {
+    let i = s.find('=')?;
+    let (name, rhs) = (s[..i].trim(), &s[i + 1..]);
+    let ident = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (ident && name != "assert" && !rhs.starts_with('=')).then_some((name, rhs.trim()))
+}
+
+/// `e` with the names bound by earlier assignments replaced by their values.
+fn substitute(e: Expr, consts: &[(String, f64)]) -> Expr {
+    let s = |e: Box<Expr>| Box::new(substitute(*e, consts));
+    match e {
+        Expr::Var(v) => match consts.iter().rev().find(|(n, _)| *n == v) {
+            Some(&(_, x)) => Expr::Num(x),
+            None => Expr::Var(v),
+        },
+        Expr::Num(_) => e,
+        Expr::Not(a) => Expr::Not(s(a)),
+        Expr::Neg(a) => Expr::Neg(s(a)),
+        Expr::Bin(op, a, b) => Expr::Bin(op, s(a), s(b)),
+        Expr::Chain(a, rest) => {
+            Expr::Chain(s(a), rest.into_iter().map(|(op, e)| (op, substitute(e, consts))).collect())
+        }
+    }
 }
 
 fn split_statements(raw: &str) -> Vec<(usize, &str)> {
@@ -452,7 +514,7 @@ mod tests {
     use super::*;
 
     fn one(text: &str) -> Assert {
-        match parse_block(text, 1, 3).unwrap() {
+        match parse_block(text, 1, 3, &mut Vec::new()).unwrap() {
             Block::Asserts(mut v) => v.remove(0),
             Block::Unsupported(_, _, w) => panic!("{w}"),
         }
@@ -473,25 +535,57 @@ mod tests {
     #[test]
     fn other_statements_are_unsupported_and_bad_syntax_is_an_error() {
         assert!(matches!(
-            parse_block("print(tcpi_rto)", 1, 3).unwrap(),
+            parse_block("print(tcpi_rto)", 1, 3, &mut Vec::new()).unwrap(),
             Block::Unsupported(1, 3, _)
         ));
         assert!(matches!(
-            parse_block("assert tcpi_bogus == 1", 1, 3).unwrap(),
+            parse_block("assert tcpi_bogus == 1", 1, 3, &mut Vec::new()).unwrap(),
             Block::Unsupported(..)
         ));
         // A `\` after `;` ends the line (upstream's form); inside a statement: unsupported.
-        match parse_block("assert tcpi_rto > 0;\\\n assert tcpi_rtt > 0;\\\n", 1, 3).unwrap() {
+        match parse_block(
+            "assert tcpi_rto > 0;\\\n assert tcpi_rtt > 0;\\\n",
+            1,
+            3,
+            &mut Vec::new(),
+        )
+        .unwrap()
+        {
             Block::Asserts(v) => assert_eq!(v.len(), 2),
             _ => panic!("expected two asserts"),
         }
         assert!(matches!(
-            parse_block("assert tcpi_rto > \\\n 0", 1, 3).unwrap(),
+            parse_block("assert tcpi_rto > \\\n 0", 1, 3, &mut Vec::new()).unwrap(),
             Block::Unsupported(1, 3, _)
         ));
-        let e = parse_block("\n  assert tcpi_rto == ", 4, 3).err().unwrap();
+        let e = parse_block("\n  assert tcpi_rto == ", 4, 3, &mut Vec::new()).err().unwrap();
         assert_eq!(e.line, 5);
-        let e = parse_block("assert tcpi_rto $ 3", 2, 3).err().unwrap();
+        let e = parse_block("assert tcpi_rto $ 3", 2, 3, &mut Vec::new()).err().unwrap();
         assert_eq!((e.line, e.col), (2, 19));
+    }
+
+    #[test]
+    fn assignments_bind_constants_for_later_blocks() {
+        let mut consts = Vec::new();
+        match parse_block(" BIG = 0x7fffffff; HALF = BIG // 2 ", 1, 3, &mut consts).unwrap() {
+            Block::Asserts(v) => assert!(v.is_empty()),
+            Block::Unsupported(_, _, w) => panic!("{w}"),
+        }
+        assert_eq!(consts, vec![("BIG".into(), 2147483647.0), ("HALF".into(), 1073741823.0)]);
+        let a = match parse_block("assert tcpi_snd_ssthresh == BIG", 2, 3, &mut consts).unwrap() {
+            Block::Asserts(mut v) => v.remove(0),
+            Block::Unsupported(_, _, w) => panic!("{w}"),
+        };
+        assert_eq!(eval(&a.expr, &|_| 2147483647.0).unwrap(), 1.0);
+        assert_eq!(eval(&a.expr, &|_| 10.0).unwrap(), 0.0);
+        // A name bound to a TCP_INFO reading is state the runner does not keep.
+        assert!(matches!(
+            parse_block("x = tcpi_rto > 0", 3, 3, &mut consts).unwrap(),
+            Block::Unsupported(3, 3, _)
+        ));
+        // Not assignments: comparisons and augmented assignments.
+        assert_eq!(assignment("a == 1"), None);
+        assert_eq!(assignment("a += 1"), None);
+        assert_eq!(assignment("a = 1"), Some(("a", "1")));
     }
 }

@@ -63,12 +63,13 @@ pub fn parse(src: &str) -> Result<Script, ScriptError> {
     let toks = lex(src)?;
     let mut script = Script::default();
     let mut last: u64 = 0;
+    let mut consts = Vec::new();
     for line in statements(&toks) {
         if line.is_empty() {
             continue;
         }
         let mut p = LineParser { t: &line, i: 0 };
-        let ev = p.event(&mut last)?;
+        let ev = p.event(&mut last, &mut consts)?;
         script.events.push(ev);
     }
     Ok(script)
@@ -252,7 +253,13 @@ impl<'a> LineParser<'a> {
         Ok(Event { line: first.line, col: first.col, time, kind: Kind::Flag(name, value) })
     }
 
-    fn event(&mut self, last: &mut u64) -> Result<Event, ScriptError> {
+    /// `consts`: the names the script's `%{ }%` blocks have bound so far (packetdrill runs
+    /// them as one Python program, so a name bound in one block is seen by the later ones).
+    fn event(
+        &mut self,
+        last: &mut u64,
+        consts: &mut Vec<(String, f64)>,
+    ) -> Result<Event, ScriptError> {
         let first = &self.t[0];
         if first.tok == Tok::Punct('-') && self.t.get(1).is_some_and(|t| t.tok == Tok::Punct('-')) {
             return self.flag();
@@ -329,7 +336,7 @@ impl<'a> LineParser<'a> {
             Tok::Code(text) => {
                 self.i += 1;
                 self.end()?;
-                match expr::parse_block(text, tok.line, tok.col + 2)? {
+                match expr::parse_block(text, tok.line, tok.col + 2, consts)? {
                     Block::Asserts(v) => Kind::Assert(v),
                     Block::Unsupported(l, c, what) => {
                         return Ok(Event { line: l, col: c, time, kind: Kind::Unsupported(what) });

@@ -162,6 +162,10 @@ fn linux_defaults() -> TcpCfg {
     cfg.mech.prr_linux_entry = true;
     cfg.mech.linux_zero_window_probe = true;
     cfg.mech.linux_xmit_timer_on_progress = true;
+    cfg.mech.linux_reno_sacks = true;
+    cfg.mech.linux_old_ack_sack = true;
+    cfg.mech.linux_rack_retrans = true;
+    cfg.mech.linux_cwr = true;
     cfg
 }
 
@@ -281,6 +285,10 @@ fn shell_settings(cmd: &str) -> Result<Vec<(String, String)>, String> {
     let joined = cmd.replace("\\\n", " ");
     for line in joined.split('\n') {
         let words = shell_words(line);
+        if let Some(r) = cubic_module_param(&words) {
+            r?;
+            continue;
+        }
         // Commands joined by ; && || and redirections (`> /dev/null`, `&> /dev/null`).
         let mut cmds: Vec<Vec<&str>> = vec![Vec::new()];
         let mut skip = false;
@@ -326,6 +334,32 @@ fn shell_settings(cmd: &str) -> Result<Vec<(String, String)>, String> {
         }
     }
     Ok(out)
+}
+
+/// CUBIC's module parameters the simulated CUBIC has fixed at Linux's defaults
+/// (tcp_cubic.c): HyStart on, with both of its exit tests (`hystart_detect` 3 = the ACK
+/// train and the delay increase), the ACK train's window floor of 16 segments and its
+/// 2 ms spacing. `None`: the line is not `echo V > /sys/module/tcp_cubic/parameters/P`;
+/// `Some(Ok)`: it sets a parameter to the value the simulator runs with (nothing to do);
+/// `Some(Err)`: any other parameter or value, which the simulator does not model.
+fn cubic_module_param(words: &[String]) -> Option<Result<(), String>> {
+    const DEFAULTS: &[(&str, &str)] = &[
+        ("hystart", "1"),
+        ("hystart_detect", "3"),
+        ("hystart_low_window", "16"),
+        ("hystart_ack_delta_us", "2000"),
+    ];
+    let [echo, value, redirect, path] = words else { return None };
+    let param = path.strip_prefix("/sys/module/tcp_cubic/parameters/")?;
+    if echo != "echo" || redirect != ">" {
+        return None;
+    }
+    let value = value.trim_matches(['"', '\'']);
+    Some(if DEFAULTS.contains(&(param, value)) {
+        Ok(())
+    } else {
+        Err(format!("CUBIC module parameter `{param}={value}` (only Linux's defaults are modeled)"))
+    })
 }
 
 /// The sysctls a script sets (its preamble and defaults.sh) that the runner does not model
@@ -1647,6 +1681,31 @@ mod tests {
             Outcome::Failed { line, message, .. } => (*line, message.clone()),
             other => panic!("expected a failure, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn cubic_module_parameters_at_linux_defaults_only() {
+        let words = |s: &str| super::shell_words(s);
+        let p = super::cubic_module_param;
+        assert_eq!(
+            p(&words("echo 3 > /sys/module/tcp_cubic/parameters/hystart_detect")),
+            Some(Ok(()))
+        );
+        assert_eq!(p(&words("echo 1 > /sys/module/tcp_cubic/parameters/hystart")), Some(Ok(())));
+        assert!(matches!(
+            p(&words("echo 1 > /sys/module/tcp_cubic/parameters/hystart_detect")),
+            Some(Err(_))
+        ));
+        assert!(matches!(
+            p(&words("echo 0 > /sys/module/tcp_cubic/parameters/hystart")),
+            Some(Err(_))
+        ));
+        assert!(matches!(
+            p(&words("echo 41 > /sys/module/tcp_cubic/parameters/beta")),
+            Some(Err(_))
+        ));
+        assert_eq!(p(&words("echo 3 > /tmp/x")), None);
+        assert_eq!(p(&words("sysctl -q net.ipv4.tcp_sack=1")), None);
     }
 
     #[test]

@@ -449,6 +449,29 @@ impl Scoreboard {
     /// retransmission is lost once a segment sent more than `reo_wnd` after it has been
     /// delivered. It becomes eligible for retransmission again. Returns how many were found.
     pub fn detect_lost_retransmissions(&mut self, reo_wnd: crate::units::Dur) -> u64 {
+        let rack_time = self.rack_time;
+        self.lost_retransmissions_while(|t, _| t + reo_wnd < rack_time)
+    }
+
+    /// RACK's own test on retransmissions (Linux tcp_rack_detect_loss walks them with the
+    /// rest): one sent before the most recently sent delivered segment (`xmit_ts`,
+    /// `end_seq`: retransmissions count there too, RFC 8985 §6.2) and unacknowledged for
+    /// `rtt + reo` since it went out is lost again.
+    pub fn rack_lost_retransmissions(
+        &mut self,
+        xmit_ts: SimTime,
+        end_seq: u64,
+        rtt: crate::units::Dur,
+        reo: crate::units::Dur,
+        now: SimTime,
+    ) -> u64 {
+        self.lost_retransmissions_while(|t, end| {
+            (t < xmit_ts || (t == xmit_ts && end <= end_seq)) && t + rtt + reo <= now
+        })
+    }
+
+    /// Marks retransmissions lost from the oldest on while `lost(sent_at, end)` holds.
+    fn lost_retransmissions_while(&mut self, lost: impl Fn(SimTime, u64) -> bool) -> u64 {
         let mut found = 0;
         while let Some(&(seq, t)) = self.rtx_queue.front() {
             let i = self.index_of(seq);
@@ -460,7 +483,7 @@ impl Scoreboard {
                 self.rtx_queue.pop_front(); // acknowledged, SACKed, or sent again since
                 continue;
             }
-            if t + reo_wnd >= self.rack_time {
+            if !lost(t, self.segs[i].end) {
                 break;
             }
             self.rtx_queue.pop_front();
@@ -615,6 +638,36 @@ mod tests {
         b.sack(10_000, 11_000, |_| {});
         assert_eq!(b.detect_lost_retransmissions(crate::units::Dur(5)), 1);
         assert_eq!(b.next_to_retransmit(), Some(0));
+        assert!(b.check());
+    }
+
+    /// RACK's own test: a retransmission is lost once one sent after it — itself a
+    /// retransmission here — was delivered and RACK's RTT plus the window has passed since
+    /// it went out; the never-retransmitted rule alone finds nothing.
+    #[test]
+    fn rack_finds_a_retransmission_lost_behind_a_later_retransmission() {
+        use crate::units::Dur;
+        let mut b = board(10);
+        b.sack(3000, 10_000, |_| {});
+        b.mark_lost(MSS, 3);
+        let first = b.next_to_retransmit().unwrap();
+        b.retransmitted(first, SimTime(100), TxStamp::default());
+        let second = b.next_to_retransmit().unwrap();
+        b.retransmitted(second, SimTime(110), TxStamp::default());
+        // The second retransmission is SACKed: RACK's newest delivered send is t = 110.
+        b.sack(1000, 2000, |_| {});
+        assert_eq!(b.detect_lost_retransmissions(Dur(0)), 0);
+        // Not yet overdue at t = 205 with RACK's RTT of 100 (due at 100 + 100 + 0 = 200)...
+        assert_eq!(
+            b.rack_lost_retransmissions(SimTime(110), 2000, Dur(100), Dur(10), SimTime(205)),
+            0
+        );
+        // ...and lost at t = 210 (with a window of 10).
+        assert_eq!(
+            b.rack_lost_retransmissions(SimTime(110), 2000, Dur(100), Dur(10), SimTime(210)),
+            1
+        );
+        assert_eq!(b.next_to_retransmit(), Some(first));
         assert!(b.check());
     }
 

@@ -631,7 +631,7 @@ impl TcpSocket {
                 self.max_out_seq = self.nxt;
             }
         }
-        if self.ca == CaState::Recovery {
+        if self.ca.reducing() {
             self.lr.prr.on_sent(len);
         }
         self.last_send_at = cx.now;
@@ -1102,6 +1102,9 @@ impl TcpSocket {
         let now = cx.now;
         let ack = h.ack;
         if ack > self.nxt || ack < self.una {
+            if ack < self.una && self.cfg.mech.linux_old_ack_sack {
+                self.on_old_ack(h, cx);
+            }
             return; // acknowledges data never sent, or stale
         }
         let wnd = (h.window as u64) << self.snd_wscale;
@@ -1205,6 +1208,18 @@ impl TcpSocket {
             newly_cum > 0 || newly_sacked > 0 || h.len > 0 || window_changed,
             cx,
         );
+        // Without SACK, Linux counts each duplicate ACK as a segment delivered out of order;
+        // the ACK that fills the hole then credits the controller only with what lies beyond
+        // them, at least one segment (tcp_remove_reno_sacks). Read before `recover` clears
+        // the count.
+        let cc_acked =
+            if self.cfg.mech.linux_reno_sacks && !self.sack_ok && newly_cum > 0 && self.dupacks > 0
+            {
+                let segs = acked.div_ceil(self.mss);
+                acked - self.dupacks.min(segs.saturating_sub(1)) * self.mss
+            } else {
+                acked
+            };
         let lost_before = self.sb.lost_bytes;
         let reo_armed = self.recover(newly_cum, is_dup, &d, ecr, cx);
         if self.ecn.mode.is_on() && self.ecn.on_ack(h, acked, self.mss, self.una, self.nxt) {
@@ -1220,7 +1235,7 @@ impl TcpSocket {
                 rtt,
                 srtt: self.rtt.srtt(),
                 min_rtt: self.rtt.min_rtt(),
-                acked_bytes: acked,
+                acked_bytes: cc_acked,
                 prior_in_flight,
                 in_flight: self.in_flight(),
                 lost_bytes: newly_lost,
@@ -1263,6 +1278,50 @@ impl TcpSocket {
         {
             self.arm_rto(cx);
         }
+    }
+
+    /// An ACK below SND.UNA (one overtaken by a later ACK) that may still carry news in its
+    /// SACK blocks: Linux tags them, runs loss detection and sends what the pipe they free
+    /// allows (tcp_ack's `old_ack` path), but leaves the window, cwnd, RTT and the timers as
+    /// they are — the ACK field itself is stale. Simplified: D-SACK blocks on such an ACK are
+    /// ignored, and one older than a window is dropped without the RFC 5961 challenge ACK.
+    fn on_old_ack(&mut self, h: &TcpHeader, cx: &mut Cx) {
+        let blocks = if self.sack_ok { h.sack.as_slice() } else { &[] };
+        if blocks.is_empty() || h.ack + self.snd_wnd.max(self.mss) < self.una {
+            return;
+        }
+        let blocks = if self.dsack_block(blocks, h.ack).is_some() { &blocks[1..] } else { blocks };
+        let now = cx.now;
+        let mut d = Delivered {
+            frto_high: if self.lr.frto { self.recovery_point } else { 0 },
+            high_sacked: self.sb.high_sacked,
+            reorder_low: u64::MAX,
+            ..Default::default()
+        };
+        let min_rtt = self.rtt.min_rtt();
+        let rate = &mut self.rate;
+        let rack = &mut self.lr.rack;
+        for &(s, e) in blocks {
+            if e <= self.una {
+                continue;
+            }
+            self.sb.sack(s, e, |seg| d.note(seg, true, now, min_rtt, rate, rack));
+        }
+        self.sb.end_sack_batch();
+        // The deliveries count; the sample itself is dropped, as Linux drops this ACK's.
+        let _ = self.rate.finish(now, min_rtt);
+        if d.acked == 0 {
+            return;
+        }
+        if d.reordered {
+            self.lr.rack.reord_seen = true;
+            self.note_reordering(d.reorder_low);
+        }
+        let ecr = match h.ts {
+            Some((_, e)) if self.ts_ok => Some(e),
+            _ => None,
+        };
+        self.recover(0, false, &d, ecr, cx);
     }
 
     /// Whether the ACK field of `h` (its window already applied) is news to nobody: nothing
@@ -1335,7 +1394,15 @@ impl TcpSocket {
                 Dur(self.rtt.min_rtt().map_or(0, |m| m.0 / 4))
             };
             if matches!(self.ca, CaState::Recovery | CaState::Loss) {
-                self.sb.detect_lost_retransmissions(reo);
+                let r = self.lr.rack;
+                if self.cfg.mech.linux_rack_retrans
+                    && self.cfg.mech.rack
+                    && r.xmit_ts > SimTime::ZERO
+                {
+                    self.sb.rack_lost_retransmissions(r.xmit_ts, r.end_seq, r.rtt, reo, cx.now);
+                } else {
+                    self.sb.detect_lost_retransmissions(reo);
+                }
             }
         }
         match self.ca {
@@ -1395,6 +1462,21 @@ impl TcpSocket {
                     }
                 }
             }
+            CaState::Cwr => {
+                let loss_signalled = self.dupacks >= DUPTHRESH || self.sb.lost_bytes > 0;
+                if loss_signalled {
+                    self.cwr_to_recovery(cx);
+                } else if self.una > self.recovery_point {
+                    // Linux's tcp_end_cwnd_reduction once an ACK passes the SND.NXT of the
+                    // echo (strictly: the ACK of CWR's own segment must reach the peer).
+                    self.win.cwnd = self.win.ssthresh.max(self.mss);
+                    self.ca = if self.dupacks > 0 || self.sb.sacked_bytes > 0 {
+                        CaState::Disorder
+                    } else {
+                        CaState::Open
+                    };
+                }
+            }
             CaState::Loss => self.process_loss(newly_cum, is_dup, d, ecr, cx.now),
         }
         reo_armed
@@ -1438,6 +1520,18 @@ impl TcpSocket {
         }
     }
 
+    /// A loss while in CWR (Linux's tcp_enter_recovery when tcp_in_cwnd_reduction): recovery
+    /// begins with the reduction already under way — no second ssthresh, PRR carries on.
+    fn cwr_to_recovery(&mut self, cx: &mut Cx) {
+        self.lr.undo.clear(); // nothing to undo: the reduction answered an ECN echo
+        self.ca = CaState::Recovery;
+        self.recovery_point = self.nxt;
+        self.partial_acks = 0;
+        self.stats.recoveries += 1;
+        self.sb.mark_head_lost();
+        self.force_retransmit(cx);
+    }
+
     /// RFC 3168 §6.1.2: answer an ECN echo like a loss, at most once per window of data,
     /// without retransmitting; the next data segment carries CWR.
     fn on_ecn_echo(&mut self, cx: &mut Cx) {
@@ -1453,8 +1547,14 @@ impl TcpSocket {
             flight_size: self.nxt - self.una,
             in_flight: self.in_flight(),
         };
+        let prior_cwnd = self.win.cwnd;
         self.cc.on_congestion_event(&mut self.win, &ev);
-        if !self.cc.owns_cwnd() {
+        if self.cfg.mech.linux_cwr && !self.cc.owns_cwnd() {
+            // Linux's tcp_enter_cwr: PRR takes cwnd down from here, starting with this ACK.
+            self.ca = CaState::Cwr;
+            self.lr.prr.start(prior_cwnd);
+            self.lr.rack.tlp_high_seq = None;
+        } else if !self.cc.owns_cwnd() {
             self.win.cwnd = self.win.ssthresh.max(self.mss);
         }
         // AccECN has no CWR signal: its counters need no acknowledgement.

@@ -71,6 +71,34 @@ pub struct Mechanisms {
     /// before 2017): every ACK turns such a timer back into the RTO counted from the head.
     /// Not a `[tcp]` key yet: only the packetdrill runner turns it on.
     pub linux_xmit_timer_on_progress: bool,
+    /// Linux's duplicate-ACK accounting without SACK (tcp_add_reno_sack,
+    /// tcp_remove_reno_sacks): each duplicate ACK already counted one segment delivered, so
+    /// the ACK that fills the hole credits the controller with the segments it acknowledges
+    /// beyond those, at least one; `false` (the default, the simulator's earlier rule): with
+    /// every segment it acknowledges. Not a `[tcp]` key: only the packetdrill runner turns
+    /// it on.
+    pub linux_reno_sacks: bool,
+    /// Linux's handling of an ACK below SND.UNA that carries SACK blocks (tcp_ack's
+    /// `old_ack` path): the blocks are applied, loss detection runs and the sender sends
+    /// what the freed pipe allows, without touching cwnd, the window or the timers;
+    /// `false` (the default, the simulator's earlier rule): such an ACK is ignored. Not a
+    /// `[tcp]` key: only the packetdrill runner turns it on.
+    pub linux_old_ack_sack: bool,
+    /// RACK's time test for retransmissions too (Linux tcp_rack_detect_loss; RFC 8985 §6.2):
+    /// in recovery a retransmission is lost again once a segment sent after it — a
+    /// retransmission included — is delivered and it has been out for RACK's RTT plus the
+    /// reordering window; `false` (the default, the simulator's earlier rule): only a
+    /// delivered never-retransmitted segment sent after it marks it lost. Not a `[tcp]`
+    /// key: only the packetdrill runner turns it on.
+    pub linux_rack_retrans: bool,
+    /// Linux's CWR state (tcp_enter_cwr, tcp_cwnd_reduction, tcp_end_cwnd_reduction;
+    /// RFC 3168 §6.1.2 with RFC 6937's PRR): an ECN echo sets ssthresh and enters CWR, in
+    /// which PRR brings cwnd down ACK by ACK (the controller does not grow it) until an ACK
+    /// above the SND.NXT of the echo ends it with cwnd = ssthresh; a loss meanwhile turns it
+    /// into recovery without a second reduction. `false` (the default, the simulator's
+    /// earlier rule): the state stays Open and cwnd drops to ssthresh at once. The `[tcp]`
+    /// key `ecn_reduction = "cwr"` (default `"at_once"`); the packetdrill runner turns it on.
+    pub linux_cwr: bool,
 }
 
 impl Default for Mechanisms {
@@ -91,6 +119,10 @@ impl Default for Mechanisms {
             prr_linux_entry: false,
             linux_zero_window_probe: false,
             linux_xmit_timer_on_progress: false,
+            linux_reno_sacks: false,
+            linux_old_ack_sack: false,
+            linux_rack_retrans: false,
+            linux_cwr: false,
         }
     }
 }

@@ -93,6 +93,7 @@ impl TcpSocket {
             ca_state: match self.ca {
                 CaState::Open => 0,
                 CaState::Disorder => 1,
+                CaState::Cwr => 2,
                 CaState::Recovery => 3,
                 CaState::Loss => 4,
             },

@@ -329,11 +329,11 @@ impl TcpSocket {
     /// The window during SACK recovery, after the controller saw the ACK (Linux
     /// tcp_cwnd_reduction; the controllers do not grow cwnd in recovery).
     pub(super) fn prr_update(&mut self, delivered: u64, newly_lost: bool, una_advanced: bool) {
-        if self.ca != CaState::Recovery
-            || !self.cfg.mech.prr
-            || self.cfg.recovery != Recovery::Sack
-            || self.cc.owns_cwnd()
-        {
+        // CWR reduces by PRR whatever the recovery mode (Linux's tcp_cwnd_reduction).
+        let prr_recovery = self.ca == CaState::Recovery
+            && self.cfg.mech.prr
+            && self.cfg.recovery == Recovery::Sack;
+        if !(self.ca == CaState::Cwr || prr_recovery) || self.cc.owns_cwnd() {
             self.prr_forced = 0;
             return;
         }
@@ -417,7 +417,7 @@ impl TcpSocket {
         let ok = self.cfg.mech.tlp
             && self.sack_ok
             && self.state.sends()
-            && self.ca == CaState::Open
+            && matches!(self.ca, CaState::Open | CaState::Cwr)
             && self.lr.rack.tlp_high_seq.is_none()
             && self.una < self.nxt
             && self.snd_wnd > 0; // a closed window is the persist timer's business
