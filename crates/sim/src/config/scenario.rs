@@ -372,6 +372,7 @@ impl TcpPartial {
             rto_max: self.rto_max.unwrap_or(d.rto_max),
             timestamps: self.timestamps.unwrap_or(d.timestamps),
             rcvbuf: self.rcvbuf.unwrap_or(d.rcvbuf),
+            window_max: self.rcvbuf.unwrap_or(d.rcvbuf / 2),
             pacing: self.pacing.unwrap_or(d.pacing),
             ecn: self.ecn.as_ref().map_or(d.ecn, |e| e.0),
             mech: mechanisms(&self.mech),

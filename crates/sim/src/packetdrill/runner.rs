@@ -735,6 +735,8 @@ impl Runner {
                         v.split_whitespace().nth(2).and_then(|x| x.parse::<u64>().ok())
                     {
                         self.cfg.rcvbuf = max.max(self.cfg.mss as u64);
+                        // Autotuning's largest window: the buffer's, half of it.
+                        self.cfg.window_max = self.cfg.rcvbuf / 2;
                     }
                 }
                 "net.ipv4.tcp_congestion_control" => {

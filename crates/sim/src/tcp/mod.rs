@@ -48,6 +48,10 @@ pub struct TcpCfg {
     pub rto_max: Dur,
     pub timestamps: bool,
     pub rcvbuf: u64,
+    /// The largest window receive-buffer autotuning grows to: a scenario's `rcvbuf` when it
+    /// sets one (documented as the largest window), else the window of Linux's default buffer
+    /// `tcp_rmem[2]`, half of it (`tcp_win_from_space` at the default scaling ratio).
+    pub window_max: u64,
     pub pacing: bool,
     /// The ECN feedback this endpoint requests and accepts on the handshake.
     pub ecn: EcnMode,
@@ -73,6 +77,7 @@ impl TcpCfg {
             rto_max: d.rto_max,
             timestamps: d.timestamps,
             rcvbuf: d.rcvbuf,
+            window_max: d.rcvbuf / 2,
             pacing: d.pacing,
             ecn: EcnMode::Off,
             mech: Mechanisms::default(),

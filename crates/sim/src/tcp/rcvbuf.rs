@@ -6,8 +6,9 @@
 //!   and is raised by dynamic right-sizing (DRS, `tcp_rcv_space_adjust` / `tcp_rcvbuf_grow`)
 //!   once per receiver RTT, to twice what was read in the last RTT plus an allowance for a
 //!   sender that doubles its rate (slow start): `2·copied + 4·copied·(copied − prev)/prev`.
-//!   It never shrinks, and never exceeds the configured receive buffer (`tcp.rcvbuf`, Linux's
-//!   `tcp_rmem[2]`). Out-of-order arrivals grow it too, by the span held beyond the hole;
+//!   It never shrinks, and never exceeds the largest window (`TcpCfg::window_max`: a set
+//!   `tcp.rcvbuf`, else the window of Linux's `tcp_rmem[2]`, half of it). Out-of-order
+//!   arrivals grow it too, by the span held beyond the hole;
 //! - `rcv_ssthresh`, the window the receiver is willing to offer now: it starts at the initial
 //!   window and grows by twice each arriving segment's length (at least 2 MSS) up to the clamp
 //!   (`tcp_grow_window`);

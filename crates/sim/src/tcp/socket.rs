@@ -314,7 +314,7 @@ impl TcpSocket {
             rwnd: RwndState::default(),
             tune: RcvTune::new(
                 cfg.mech.rcvbuf_auto,
-                cfg.rcvbuf,
+                cfg.window_max.min(cfg.rcvbuf),
                 mss + if cfg.timestamps { TCP_TS_OPTION_BYTES } else { 0 },
                 mss,
             ),
@@ -1659,6 +1659,7 @@ mod tests {
             rto_max: Dur::from_secs(60),
             timestamps: true,
             rcvbuf: 1_000_000,
+            window_max: 1_000_000,
             pacing: false,
             ecn: EcnMode::Off,
             mech: crate::tcp::Mechanisms::default(),
