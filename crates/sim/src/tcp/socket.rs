@@ -1135,22 +1135,10 @@ impl TcpSocket {
         let dsack = self.dsack_block(blocks, ack);
         let blocks = if dsack.is_some() { &blocks[1..] } else { blocks };
 
-        let mut d = Delivered {
-            frto_high: if self.lr.frto { self.recovery_point } else { 0 },
-            high_sacked: self.sb.high_sacked,
-            reorder_low: u64::MAX,
-            ..Default::default()
-        };
+        let mut d = self.apply_sack_blocks(blocks, now);
         let min_rtt = self.rtt.min_rtt();
         let rate = &mut self.rate;
         let rack = &mut self.lr.rack;
-        for &(s, e) in blocks {
-            if e <= self.una {
-                continue;
-            }
-            self.sb.sack(s, e, |seg| d.note(seg, true, now, min_rtt, rate, rack));
-        }
-        self.sb.end_sack_batch();
         let newly_sacked = d.acked;
         if ack > self.una {
             self.sb.ack_to(ack, |seg| {
@@ -1280,18 +1268,10 @@ impl TcpSocket {
         }
     }
 
-    /// An ACK below SND.UNA (one overtaken by a later ACK) that may still carry news in its
-    /// SACK blocks: Linux tags them, runs loss detection and sends what the pipe they free
-    /// allows (tcp_ack's `old_ack` path), but leaves the window, cwnd, RTT and the timers as
-    /// they are — the ACK field itself is stale. Simplified: D-SACK blocks on such an ACK are
-    /// ignored, and one older than a window is dropped without the RFC 5961 challenge ACK.
-    fn on_old_ack(&mut self, h: &TcpHeader, cx: &mut Cx) {
-        let blocks = if self.sack_ok { h.sack.as_slice() } else { &[] };
-        if blocks.is_empty() || h.ack + self.snd_wnd.max(self.mss) < self.una {
-            return;
-        }
-        let blocks = if self.dsack_block(blocks, h.ack).is_some() { &blocks[1..] } else { blocks };
-        let now = cx.now;
+    /// Applies an ACK's SACK blocks (its D-SACK block already taken out) to the scoreboard:
+    /// what they newly deliver, noted for the rate sample and RACK.
+    #[inline]
+    fn apply_sack_blocks(&mut self, blocks: &[(u64, u64)], now: SimTime) -> Delivered {
         let mut d = Delivered {
             frto_high: if self.lr.frto { self.recovery_point } else { 0 },
             high_sacked: self.sb.high_sacked,
@@ -1308,6 +1288,23 @@ impl TcpSocket {
             self.sb.sack(s, e, |seg| d.note(seg, true, now, min_rtt, rate, rack));
         }
         self.sb.end_sack_batch();
+        d
+    }
+
+    /// An ACK below SND.UNA (one overtaken by a later ACK) that may still carry news in its
+    /// SACK blocks: Linux tags them, runs loss detection and sends what the pipe they free
+    /// allows (tcp_ack's `old_ack` path), but leaves the window, cwnd, RTT and the timers as
+    /// they are — the ACK field itself is stale. Simplified: D-SACK blocks on such an ACK are
+    /// ignored, and one older than a window is dropped without the RFC 5961 challenge ACK.
+    fn on_old_ack(&mut self, h: &TcpHeader, cx: &mut Cx) {
+        let blocks = if self.sack_ok { h.sack.as_slice() } else { &[] };
+        if blocks.is_empty() || h.ack + self.snd_wnd.max(self.mss) < self.una {
+            return;
+        }
+        let blocks = if self.dsack_block(blocks, h.ack).is_some() { &blocks[1..] } else { blocks };
+        let now = cx.now;
+        let d = self.apply_sack_blocks(blocks, now);
+        let min_rtt = self.rtt.min_rtt();
         // The deliveries count; the sample itself is dropped, as Linux drops this ACK's.
         let _ = self.rate.finish(now, min_rtt);
         if d.acked == 0 {
