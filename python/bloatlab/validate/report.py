@@ -14,7 +14,7 @@ from typing import Any
 
 from ..atomic import write_bytes
 from ..outputs.numbers import floats
-from .metrics import ALL_METRICS, Metric, is_both_ways, score, target
+from .metrics import ALL_METRICS, METRICS, Metric, is_both_ways, score, target
 
 FILES = ("validate.json", "report.md", "report.html", "heatmap.png")
 
@@ -36,10 +36,7 @@ def worst_first(cells: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 def shown(result: Mapping[str, Any]) -> list[Metric]:
     """The metrics some cell has (the ``up_*`` ones only in the both-ways slice)."""
     have = {k for c in result["cells"] for k in (c.get("sim") or {})}
-    return [m for m in ALL_METRICS if m.key in have or (not have and m.key in _MAIN)]
-
-
-_MAIN = {"goodput_mbps", "queue_delay_mean_ms", "queue_delay_p95_ms", "retransmits", "jain", "drops"}
+    return [m for m in ALL_METRICS if m.key in have] if have else list(METRICS)
 
 
 def _num(x: Any) -> str:
