@@ -1409,16 +1409,12 @@ impl TcpSocket {
                 {
                     self.undo_reduction(false, cx.now);
                 }
-                let loss_signalled = self.dupacks >= DUPTHRESH || self.sb.lost_bytes > 0;
+                let loss_signalled = self.loss_signalled();
                 // One reduction per window: no new recovery until the last one's data is acked.
                 if loss_signalled && self.una >= self.recovery_point {
                     self.enter_recovery(cx);
                 } else {
-                    self.ca = if self.dupacks > 0 || self.sb.sacked_bytes > 0 {
-                        CaState::Disorder
-                    } else {
-                        CaState::Open
-                    };
+                    self.ca = self.open_or_disorder();
                 }
             }
             CaState::Recovery => {
@@ -1460,18 +1456,14 @@ impl TcpSocket {
                 }
             }
             CaState::Cwr => {
-                let loss_signalled = self.dupacks >= DUPTHRESH || self.sb.lost_bytes > 0;
+                let loss_signalled = self.loss_signalled();
                 if loss_signalled {
                     self.cwr_to_recovery(cx);
                 } else if self.una > self.recovery_point {
                     // Linux's tcp_end_cwnd_reduction once an ACK passes the SND.NXT of the
                     // echo (strictly: the ACK of CWR's own segment must reach the peer).
                     self.win.cwnd = self.win.ssthresh.max(self.mss);
-                    self.ca = if self.dupacks > 0 || self.sb.sacked_bytes > 0 {
-                        CaState::Disorder
-                    } else {
-                        CaState::Open
-                    };
+                    self.ca = self.open_or_disorder();
                 }
             }
             CaState::Loss => self.process_loss(newly_cum, is_dup, d, ecr, cx.now),
@@ -1514,6 +1506,22 @@ impl TcpSocket {
         self.force_retransmit(cx);
         if self.cfg.mech.prr_linux_entry {
             self.prr_forced = self.stats.bytes_retx - before;
+        }
+    }
+
+    /// Duplicate ACKs reached the threshold or loss detection marked a segment lost.
+    #[inline]
+    fn loss_signalled(&self) -> bool {
+        self.dupacks >= DUPTHRESH || self.sb.lost_bytes > 0
+    }
+
+    /// The state outside recovery: Disorder while duplicates or SACKed data show a hole.
+    #[inline]
+    fn open_or_disorder(&self) -> CaState {
+        if self.dupacks > 0 || self.sb.sacked_bytes > 0 {
+            CaState::Disorder
+        } else {
+            CaState::Open
         }
     }
 
