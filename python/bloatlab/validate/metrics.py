@@ -185,7 +185,8 @@ def summary_line(counts: Mapping[str, Any]) -> str:
     parts = []
     for m in ALL_METRICS:
         if m.key in counts:
-            t = BOTH_WAYS_DROPS_TARGET if m.target is None else m.target
+            # A metric counted with no target of its own is judged only in the both-ways slice.
+            t = m.target if m.target is not None else target(m, both_ways=True)
             parts.append(f"{m.label} within {t * 100:g} % in {counts[m.key]} of {n} cells")
     line = "; ".join(parts) + f"; all {'three' if len(parts) == 3 else len(parts)} in {counts['all']} of {n}"
     if "spread_checked" in counts:
