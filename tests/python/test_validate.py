@@ -444,6 +444,44 @@ def test_spread_reruns_outside_cells_and_can_turn_the_verdict(monkeypatch):
     assert c["verdict"] == "outside" and c["spread"]["within"] == {"retransmits": False}
 
 
+def test_spread_reuses_linuxs_extra_runs_from_linux_from(monkeypatch):
+    """A changed simulator re-judged with --linux-from: the extra seeds' Linux runs of the
+    stored spread are taken, only the simulator runs again (no emulation: stored is given)."""
+    cell = matrix.Cell("reno", 0.5, 40, 0.0, 1)
+    sim_rtx = {1: 40.0, 2: 38.0, 3: 39.0}
+    calls = []
+
+    def fake_run_cell(c, *, duration_s, seed, sim_only, stored=None):
+        calls.append((seed, stored is not None))
+        assert stored is not None, "an emulation was asked for"
+        base = {"goodput_mbps": 9.0, "queue_delay_mean_ms": 7.0, "jain": 1.0}
+        rec = {"id": c.id, "params": c.params(), "sim": dict(base, retransmits=sim_rtx[seed]),
+               "linux": dict(stored["linux"])}
+        run._judge(rec)
+        return rec
+
+    monkeypatch.setattr(run, "run_cell", fake_run_cell)
+    head = run.header(quick=False, duration_s=30.0, seed=1, sim_only=False, filters={}, spread=3)
+    full = {"goodput_mbps": 9.0, "queue_delay_mean_ms": 7.0, "jain": 1.0}
+    first = {"linux": dict(full, retransmits=18.0), "linux_from": "f.json"}
+    # A file written since the runs are kept whole.
+    stored = dict(first, spread={"extra_seeds": [2, 3], "linux_runs": [dict(full, retransmits=35.0),
+                                                                       dict(full, retransmits=36.0)]})
+    c = run.validate([cell], head=head, stored={cell.id: stored})["cells"][0]
+    assert c["verdict"] == "within-spread" and c["spread"]["linux"]["retransmits"] == [18.0, 35.0, 36.0]
+    assert c["spread"]["linux_runs"][1]["retransmits"] == 36.0
+    assert calls == [(1, True), (2, True), (3, True)]
+    # An older file kept only the metrics judged then: enough when they cover those outside now.
+    older = dict(first, spread={"extra_seeds": [2, 3], "linux": {"retransmits": [18.0, 35.0, 36.0]}})
+    calls.clear()
+    c = run.validate([cell], head=head, stored={cell.id: older})["cells"][0]
+    assert c["verdict"] == "within-spread" and calls == [(1, True), (2, True), (3, True)]
+    # Other seeds than this run's: emulated again.
+    other = dict(first, spread={"extra_seeds": [5, 6], "linux": {"retransmits": [18.0, 35.0, 36.0]}})
+    with pytest.raises(AssertionError, match="an emulation was asked for"):
+        run.validate([cell], head=head, stored={cell.id: other})
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--rate", "50"], "--rate: \"50\" (allowed: 10, 100 Mbit/s)"),
     (["--spread", "1"], "--spread: \"1\" (allowed: a number of seeds from 2 to 5)"),

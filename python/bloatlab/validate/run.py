@@ -178,7 +178,7 @@ def validate(
                        sim_only=head["sim_only"], stored=stored.get(cell.id))
         if seeds > 1 and rec["verdict"] == "outside":
             spread_cell(rec, cell, duration_s=head["duration_s"],
-                        seeds=[head["seed"] + k for k in range(1, seeds)])
+                        seeds=[head["seed"] + k for k in range(1, seeds)], stored=stored.get(cell.id))
         result["cells"].append(rec)
         finish(result, complete=i + 1 == len(cells))
         result["wall_clock"] = {"started_unix_s": round(t), "elapsed_s": round(time.time() - t, 1)}
@@ -187,14 +187,22 @@ def validate(
     return result
 
 
-def spread_cell(rec: dict[str, Any], cell: Cell, *, duration_s: float, seeds: list[int]) -> None:
+def spread_cell(rec: dict[str, Any], cell: Cell, *, duration_s: float, seeds: list[int],
+                stored: Mapping[str, Any] | None = None) -> None:
     """Runs a cell outside its targets again at ``seeds`` on both engines and judges it against
     Linux's own run-to-run spread (:func:`metrics.within_spread`): the verdict becomes
-    ``within-spread`` when every metric outside is. A failed extra emulation leaves the verdict."""
+    ``within-spread`` when every metric outside is. A failed extra emulation leaves the verdict.
+    ``stored``: the cell's record from --linux-from; its extra seeds' Linux runs are reused
+    when they are the same seeds (only the simulator runs again)."""
     sims = [rec["sim"]]
     linuxes = [rec["linux"]]
-    for s in seeds:
-        extra = run_cell(cell, duration_s=duration_s, seed=s, sim_only=False)
+    reused = _stored_spread_runs(stored, seeds, rec["outside"])
+    for i, s in enumerate(seeds):
+        if reused is not None:
+            extra = run_cell(cell, duration_s=duration_s, seed=s, sim_only=False,
+                             stored={"linux": reused[i], "linux_from": rec.get("linux_from")})
+        else:
+            extra = run_cell(cell, duration_s=duration_s, seed=s, sim_only=False)
         if extra["verdict"] == "failed":
             rec["spread"] = {"extra_seeds": seeds, "error": extra.get("error")}
             return
@@ -202,8 +210,29 @@ def spread_cell(rec: dict[str, Any], cell: Cell, *, duration_s: float, seeds: li
         linuxes.append(extra["linux"])
     rec["spread"] = metrics.spread(sims, linuxes, rec["outside"], cell.both_ways)
     rec["spread"]["extra_seeds"] = seeds
+    # Every metric of Linux's extra runs, so that a later --linux-from can judge a changed
+    # simulator against the same spread without emulating again.
+    rec["spread"]["linux_runs"] = linuxes[1:]
     if rec["outside"] and all(rec["spread"]["within"].values()):
         rec["verdict"] = "within-spread"
+
+
+def _stored_spread_runs(stored: Mapping[str, Any] | None, seeds: list[int],
+                        keys: list[str]) -> list[dict[str, Any]] | None:
+    """Linux's extra runs of an earlier spread of this cell at exactly ``seeds``, or None: every
+    metric when the file has them (``linux_runs``), else the metrics that were judged then —
+    enough when they cover ``keys``, the metrics outside now."""
+    sp = (stored or {}).get("spread") or {}
+    if sp.get("extra_seeds") != seeds:
+        return None
+    runs = sp.get("linux_runs")
+    if isinstance(runs, list) and len(runs) == len(seeds) and all(isinstance(r, dict) for r in runs):
+        return runs
+    judged = sp.get("linux") or {}
+    if not keys or not all(isinstance(judged.get(k), list) and len(judged[k]) == len(seeds) + 1
+                           for k in keys):
+        return None
+    return [{k: judged[k][i + 1] for k in keys} for i in range(len(seeds))]
 
 
 def finish(result: dict[str, Any], *, complete: bool) -> dict[str, Any]:

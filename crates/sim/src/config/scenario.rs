@@ -57,6 +57,7 @@ const TCP_KEYS: &[&str] = &[
     "prr_entry",
     "zero_window_probe",
     "ecn_reduction",
+    "recovery_restart",
     "rtt_sample",
     "hz",
 ];
@@ -297,7 +298,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 15],
+    mech: [Option<bool>; 16],
     hz: Option<u32>,
 }
 
@@ -415,9 +416,10 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 /// The switches of Linux's loss-recovery mechanisms ([`crate::tcp::Mechanisms`]), in
 /// this order: prr, frto, undo, dsack, rack, tlp, quickack, rtt_sample ("linux" = true),
 /// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true), prr_entry ("linux" =
-/// true), zero_window_probe ("linux" = true), ecn_reduction ("cwr" = true).
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 15]> {
-    let mut m = [None; 15];
+/// true), zero_window_probe ("linux" = true), ecn_reduction ("cwr" = true),
+/// recovery_restart ("same_ack" = true).
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 16]> {
+    let mut m = [None; 16];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -437,10 +439,13 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 15]> {
         .map(|s| s == "linux");
     m[14] =
         t.opt_choice("ecn_reduction", "ECN reduction", &["at_once", "cwr"])?.map(|s| s == "cwr");
+    m[15] = t
+        .opt_choice("recovery_restart", "recovery restart", &["same_ack", "next_ack"])?
+        .map(|s| s == "same_ack");
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 15]) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 16]) -> crate::tcp::Mechanisms {
     let d = crate::tcp::Mechanisms::default();
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
@@ -462,6 +467,7 @@ fn mechanisms(m: &[Option<bool>; 15]) -> crate::tcp::Mechanisms {
         linux_old_ack_sack: d.linux_old_ack_sack,
         linux_rack_retrans: d.linux_rack_retrans,
         linux_cwr: m[14].unwrap_or(d.linux_cwr),
+        linux_recovery_restart: m[15].unwrap_or(d.linux_recovery_restart),
     }
 }
 

@@ -1424,6 +1424,11 @@ impl TcpSocket {
                         self.undo_reduction(false, cx.now);
                     }
                     self.exit_recovery(!undone, cx.now);
+                    // Linux's tcp_fastretrans_alert ends the state and runs the entry test
+                    // on the same ACK.
+                    if self.cfg.mech.linux_recovery_restart && self.loss_signalled() {
+                        self.enter_recovery(cx);
+                    }
                 } else if self.try_undo_in_recovery(newly_cum, ecr, cx.now) {
                     // Spurious: back to the window before; the scoreboard carries on.
                 } else {

@@ -99,6 +99,14 @@ pub struct Mechanisms {
     /// earlier rule): the state stays Open and cwnd drops to ssthresh at once. The `[tcp]`
     /// key `ecn_reduction = "cwr"` (default `"at_once"`); the packetdrill runner turns it on.
     pub linux_cwr: bool,
+    /// Linux's tcp_fastretrans_alert: the ACK that ends a recovery (SND.UNA reaches the
+    /// recovery point) runs the entry test again at once, so a loss already marked above the
+    /// recovery point starts the next recovery on that same ACK and the controller sees the
+    /// state stay Recovery (BBR then neither conserves packets nor restores its window). The
+    /// `[tcp]` key `recovery_restart = "same_ack"` (the default); `"next_ack"` (the
+    /// simulator's earlier rule): the ending ACK leaves the state Open and the next ACK
+    /// starts the new recovery.
+    pub linux_recovery_restart: bool,
 }
 
 impl Default for Mechanisms {
@@ -123,6 +131,7 @@ impl Default for Mechanisms {
             linux_old_ack_sack: false,
             linux_rack_retrans: false,
             linux_cwr: false,
+            linux_recovery_restart: true,
         }
     }
 }
