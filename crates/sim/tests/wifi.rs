@@ -127,12 +127,25 @@ fn the_anomaly_under_fifo_and_airtime_fairness_ending_it() {
     }
     assert!(f(&fair, "wifi.total_mbps") > 2.0 * f(&fifo, "wifi.total_mbps"));
     // TCP downloads: airtime fairness keeps Jain ≥ 0.95 and does not lose total throughput
-    // (the paper's direction; see docs/wifi.md for the sizes).
+    // (the paper's direction; see docs/wifi.md for the sizes). The totals differ by a few
+    // per cent either way from seed to seed (seeds 1-4: FIFO 74.1, 69.6, 72.2, 72.1 Mbit/s;
+    // airtime 72.6, 72.3, 78.5, 78.1), so the totals are compared on their mean over four.
     let flows = tcp("fast1") + &tcp("fast2") + &tcp("slow");
-    let fifo = three("qdisc", &flows);
-    let fair = three("airtime", &flows);
-    assert!(f(&fair, "wifi.jain_airtime") >= 0.95);
-    assert!(f(&fair, "wifi.total_mbps") > f(&fifo, "wifi.total_mbps"));
+    let (mut fifo_total, mut fair_total) = (0.0, 0.0);
+    for seed in 1..=4 {
+        let seeded = |mode: &str| {
+            let sc = bss(mode, &[FAST, FAST2, SLOW], &flows, "");
+            run_seeded(&sc, Some(seed))
+        };
+        let (fifo, fair) = (seeded("qdisc"), seeded("airtime"));
+        assert!(f(&fair, "wifi.jain_airtime") >= 0.95, "seed {seed}: {fair}");
+        fifo_total += f(&fifo, "wifi.total_mbps") / 4.0;
+        fair_total += f(&fair, "wifi.total_mbps") / 4.0;
+    }
+    assert!(
+        fair_total > fifo_total,
+        "TCP totals, mean of 4 seeds: {fair_total:.2} vs {fifo_total:.2}"
+    );
 }
 
 /// Airtime fairness against an equal-airtime model from the standard's timings (docs/wifi.md):
