@@ -14,6 +14,7 @@ import pytest
 from helpers import assert_run_refused, cli
 
 VIDEO = ['flows[0]={ transport = "udp", app = "video", cc = "gcc" }']
+SCREAM = ['flows[0]={ transport = "udp", app = "video", cc = "scream" }']
 
 
 @pytest.mark.parametrize(
@@ -29,6 +30,9 @@ VIDEO = ['flows[0]={ transport = "udp", app = "video", cc = "gcc" }']
         (VIDEO + ['flows[0].video.feedback="0s"'], "flows[0].video.feedback", []),
         (VIDEO + ["flows[0].video.nack=1"], "flows[0].video.nack", ["true or false"]),
         (VIDEO + ['flows[0].video.nack="on"'], "flows[0].video.nack", ["true or false"]),
+        (VIDEO + ["flows[0].video.compensation=false"], "flows[0].video.compensation", ["scream"]),
+        (SCREAM + ["flows[0].video.compensation=1"], "flows[0].video.compensation",
+         ["true or false"]),
     ],
 )
 def test_bad_video_flows(small_toml: Path, tmp_path: Path, overrides, path, needles):

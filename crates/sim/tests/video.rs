@@ -4,12 +4,15 @@
 //!
 //! Numbers of this build (`cargo test --release -p bloatlab-sim --test video -- --nocapture`
 //! prints them), 30 s runs measured after a 10 s warm-up, NACK/RTX on (the default):
-//! - alone on FQ-CoDel: GCC 9.34 Mbit/s, frame loss 0.00 % (31 frames repaired by 48
-//!   retransmissions; 32.22 % lost with `nack = false`), frame delay p95 95.7 ms (the
-//!   repaired frames: one NACK-RTX round trip late); SCReAM 9.35 Mbit/s, p95 59.8 ms;
+//! - alone on FQ-CoDel: GCC 9.17 Mbit/s, frame loss 0.00 %, frame delay p95 52.4 ms (no
+//!   overshoot of the link in this window); over 130 s: p95 172.6 ms, 362 frames repaired
+//!   by 1027 retransmissions, 27.66 % lost with `nack = false`; SCReAM 9.35 Mbit/s, p95
+//!   59.8 ms;
 //! - 1 % random loss, GCC at 4 Mbit/s: frame loss 9.44 % without repair (theory 11.4 %),
 //!   0.00 % with it (52 frames repaired by 60 retransmissions for 60 losses);
-//! - beside 2 CUBIC on a 1 s drop-tail buffer: p95 1981 ms (GCC), 2001 ms (SCReAM);
+//! - beside 2 CUBIC on a 1 s drop-tail buffer: p95 1873 ms (GCC), 2001 ms (SCReAM);
+//! - SCReAM beside 2 CUBIC on a 300 ms drop-tail buffer: frame loss 24.81 % without its
+//!   competing-flow compensation, 0.00 % with it (frame delay p50 1244 → 279 ms);
 //! - SCReAM-L4S beside CUBIC on DualPI2: packets' one-way p95 22.4 ms, frame delay p95 39.4 ms.
 
 mod common;
@@ -58,17 +61,13 @@ fn report(label: &str, s: &serde_json::Value) {
 /// 10-30 s. SCReAM's frame delay p95 ≤ base one-way delay + 50 ms (FQ-CoDel keeps the queue
 /// near its 5 ms target; the rest is the frame's own transmission).
 ///
-/// GCC sits at the link's rate, where FQ-CoDel drops some of its packets and the loss-based
-/// controller holds (draft §6: it tolerates < 10 % loss by design). NACK/RTX (on by default)
-/// repairs them: frame loss ≤ 2 % (a frame is lost only if a packet fails 10 requests or the
-/// run ends first; 2 % leaves room for a burst of drops on the RTX too), where the same run
-/// without repair (`nack = false`) loses > 10 % (32 %: a frame of ~30 packets loses one).
-/// A repaired frame arrives one NACK-RTX round trip (base RTT 40 ms, plus the flow's own
-/// queue) after it would have, so GCC's p95, which falls among the repaired frames when
-/// more than 5 % need a repair, is bounded by the issue's 50 ms plus one base RTT plus
+/// GCC's frame delay is bounded, here and over a long call (next test), by the issue's
+/// 50 ms plus one base RTT (a NACK-RTX round trip: a frame repaired after a drop) plus
 /// FQ-CoDel's 100 ms interval of queue it lets build before dropping: 20 + 50 + 40 + 100 ms.
-/// The issue's 70 ms is not met by GCC with repair (95.7 ms: 5.2 % of frames repaired, in
-/// one overshoot at 16.5-17.7 s); without repair its 60.1 ms p95 left out the 32 % lost.
+/// In this window (10-30 s) it meets the issue's 70 ms (52.4 ms), but only because its
+/// overshoots of the link — GCC "depends on over-using the channel" (§5.5) — come every
+/// 35-45 s at its additive increase of half a packet per response time (at 41-52, 84-87 and
+/// 119-122 s in the next test's run), and none falls in it.
 #[test]
 fn alone_on_fq_codel_the_link_fills_and_frames_stay_fast() {
     let q = r#"{ kind = "fq_codel" }"#;
@@ -79,14 +78,8 @@ fn alone_on_fq_codel_the_link_fills_and_frames_stay_fast() {
     assert!(f(&gcc, "bottleneck.utilization_pct") >= 80.0);
     let loss = f(&gcc, "flows.0.frame_loss_pct");
     assert!(loss <= 2.0, "GCC frame loss {loss} % with NACK/RTX");
-    assert!(f(&gcc, "flows.0.frames_repaired") > 0.0 && f(&gcc, "flows.0.rtx_packets") > 0.0);
     let p95 = f(&gcc, "flows.0.frame_delay_p95_ms");
     assert!(p95 <= BASE_OWD_MS + 50.0 + 40.0 + 100.0, "GCC frame delay p95 {p95} ms");
-    let bare = run(&path(q, &video("gcc", "video = { nack = false }")));
-    report("gcc alone, nack = false", &bare);
-    let bare_loss = f(&bare, "flows.0.frame_loss_pct");
-    assert!(bare_loss > 10.0, "without repair: {bare_loss} %");
-    assert_eq!(f(&bare, "flows.0.rtx_packets"), 0.0);
     let scream = run(&path(q, &video("scream", "")));
     report("scream alone", &scream);
     let s = f(&scream, "flows.0.goodput_mbps");
@@ -101,6 +94,34 @@ fn alone_on_fq_codel_the_link_fills_and_frames_stay_fast() {
             "{name}: below the path's delay"
         );
     }
+}
+
+/// GCC alone on FQ-CoDel over a long call (120 s measured). Near the link its delay-based
+/// estimate grows by half a packet per response time (§5.5: 0.5 × 9600 bit / 0.14 s ≈
+/// 34 kbit/s a second) until it sends more than the link; FQ-CoDel then keeps the queue
+/// short by dropping, so the delay slope stays under the detector's threshold (the draft,
+/// §6: with short queues over-use shows only as loss) and the overshoot ends when CoDel's
+/// drops pass the loss controller's 10 % in a report or the queue grows fast enough for the
+/// detector.
+/// So frames are lost to drops in every overshoot: without repair (`nack = false`) more
+/// than 10 % of them (a frame of ~30 packets loses one), with NACK/RTX none (≤ 2 %: a
+/// frame is lost only if a packet fails 10 requests), at the price of a NACK-RTX round trip
+/// for the repaired ones, within the bound of the test above.
+#[test]
+fn gcc_alone_over_a_long_call_overshoots_and_repair_covers_the_drops() {
+    let q = r#"{ kind = "fq_codel" }"#;
+    let long = |extra: &str| run(&path(q, &video("gcc", extra)).replace("30s", "130s"));
+    let s = long("");
+    report("gcc alone, 130 s", &s);
+    assert!(f(&s, "flows.0.frame_loss_pct") <= 2.0);
+    assert!(f(&s, "flows.0.frames_repaired") > 0.0 && f(&s, "flows.0.rtx_packets") > 0.0);
+    let p95 = f(&s, "flows.0.frame_delay_p95_ms");
+    assert!(p95 <= BASE_OWD_MS + 50.0 + 40.0 + 100.0, "GCC frame delay p95 {p95} ms");
+    let bare = long("video = { nack = false }");
+    report("gcc alone, 130 s, nack = false", &bare);
+    let bare_loss = f(&bare, "flows.0.frame_loss_pct");
+    assert!(bare_loss > 10.0, "without repair: {bare_loss} %");
+    assert_eq!(f(&bare, "flows.0.rtx_packets"), 0.0);
 }
 
 /// Repair against theory, on a path without congestion: 1 % random loss on the 10 Mbit/s
@@ -180,6 +201,63 @@ fn scream_l4s_on_dualpi2_keeps_its_packets_near_the_base_delay() {
     assert_eq!(f(&s, "flows.0.frame_loss_pct"), 0.0);
 }
 
+/// SCReAM's competing-flow compensation (RFC 8298 §4.1.2, kept by SCReAMv2), beside two
+/// CUBIC flows on a 300 ms drop-tail buffer (375 000 B at 10 Mbit/s). CUBIC holds the queue
+/// between about 200 and 300 ms (a loss halves one flow's share of the 40 ms + 300 ms pipe
+/// by 30 %) and its overflows drop SCReAM's packets too. Without the compensation the
+/// qdelay target stays at QDELAY_TARGET_LO, 60 ms: the delay back-off is in full from 60 ms,
+/// so the window sits at MIN_REF_WND (3000 B), which lets out 1.5 × 3000 B a round trip of
+/// 0.24-0.33 s, 110-150 kbit/s, at or below the encoder's 150 kbit/s minimum: frames wait in
+/// the sender's queue until it discards them (a second old), more than 5 % of them. With it,
+/// the loss raises the target to 1.5 × (average + deviation) of the queue, held to
+/// QDELAY_TARGET_HI (400 ms), then the steady queue keeps it near the queue: the back-off
+/// starts only at half the target, the window leaves its minimum and carries the minimum
+/// rate, so no frame waits a second (frame loss ≤ 1 %: none but a burst at a drop) and the
+/// median frame is no later than the network's worst (base one way 20 ms + a full 300 ms
+/// buffer) plus one frame interval of pacing. It does not win SCReAM a fair share: the
+/// draft keeps the delay back-off above half the target and only ~1 MSS a round trip of
+/// increase after a loss (measured in docs/latency-under-load.md).
+#[test]
+fn scream_compensation_keeps_frames_flowing_beside_cubic_on_a_300ms_buffer() {
+    let q = r#"{ kind = "droptail", limit = "375000B" }"#;
+    let go = |extra: &str| {
+        let s = run(&path(
+            q,
+            &format!("{}[[flows]]\ncc = \"cubic\"\ncount = 2\n", video("scream", extra)),
+        ));
+        let label = if extra.is_empty() { "compensation on" } else { "compensation = false" };
+        report(&format!("scream beside 2 cubic, drop-tail 300 ms, {label}"), &s);
+        s
+    };
+    let off = go("video = { compensation = false }");
+    let on = go("");
+    let lost_off = f(&off, "flows.0.frame_loss_pct");
+    assert!(lost_off > 5.0, "without compensation: {lost_off} % of frames lost");
+    assert!(f(&on, "flows.0.frame_loss_pct") <= 1.0);
+    let p50 = f(&on, "flows.0.frame_delay_p50_ms");
+    assert!(p50 <= BASE_OWD_MS + 300.0 + 1000.0 / 30.0, "frame delay p50 {p50} ms");
+    assert!(f(&on, "flows.0.goodput_mbps") > f(&off, "flows.0.goodput_mbps"));
+}
+
+/// Alone on FQ-CoDel and in L4S mode on DualPI2 the queue SCReAM sees stays short and
+/// steady, so the compensation never raises the target above QDELAY_TARGET_LO: the runs
+/// with and without it are identical, to the byte (the numbers of the tests above).
+#[test]
+fn scream_compensation_changes_nothing_on_short_queues() {
+    let cases = [
+        (r#"{ kind = "fq_codel" }"#, String::new(), ""),
+        (r#"{ kind = "dualpi2" }"#, "[[flows]]\ncc = \"cubic\"\n".to_string(), "l4s = true, "),
+    ];
+    for (q, others, l4s) in cases {
+        let with = |on: bool| {
+            let v = video("scream", &format!("video = {{ {l4s}compensation = {on} }}"));
+            let s = run(&path(q, &format!("{v}{others}")));
+            (s["flows"].to_string(), s["bottleneck"].to_string())
+        };
+        assert_eq!(with(true), with(false), "{q}");
+    }
+}
+
 #[test]
 fn same_seed_same_bytes_for_a_video_flow() {
     let flows = format!("{}[[flows]]\ncc = \"cubic\"\nstart = \"2s\"\n", video("gcc", ""));
@@ -226,6 +304,19 @@ fn bad_video_settings_are_refused_with_their_key() {
         "greater than 0",
     );
     refused(&flow(&format!("{v}video = {{ l4s = true }}")), "flows[0].video.l4s", "SCReAM");
+    refused(
+        &flow(&format!("{v}video = {{ compensation = false }}")),
+        "flows[0].video.compensation",
+        "SCReAM",
+    );
+    let scream = "transport = \"udp\"\napp = \"video\"\ncc = \"scream\"\n";
+    for bad in ["1", "\"off\""] {
+        refused(
+            &flow(&format!("{scream}video = {{ compensation = {bad} }}")),
+            "flows[0].video.compensation",
+            "true or false",
+        );
+    }
     refused(&flow(&format!("{v}video = {{ nack = 1 }}")), "flows[0].video.nack", "true or false");
     refused(
         &flow(&format!("{v}video = {{ nack = \"yes\" }}")),

@@ -117,6 +117,7 @@ const VIDEO_KEYS: &[&str] = &[
     "freeze",
     "l4s",
     "nack",
+    "compensation",
 ];
 /// Keys only the web application takes.
 const WEB_ONLY: &[&str] = &["request", "think", "requests"];
@@ -944,6 +945,16 @@ fn video_cfg(t: &mut Table) -> Res<crate::app::VideoCfg> {
     }
     // WebRTC negotiates NACK for video by default (RFC 4585 generic NACK, RFC 4588 RTX).
     let nack = v.opt_bool("nack")?.unwrap_or(true);
+    // SCReAM's competing-flow compensation (RFC 8298 §4.1.2): on unless switched off, as the
+    // RFC allows where no competing flow can share the bottleneck.
+    let compensation = v.opt_bool("compensation")?;
+    if compensation.is_some() && cc != "scream" {
+        return err(
+            &v.key_path("compensation"),
+            "the competing-flow compensation is SCReAM's (cc = \"scream\")",
+        );
+    }
+    let compensation = compensation.unwrap_or(true);
     v.finish(VIDEO_KEYS)?;
     let controller = if cc == "gcc" { Controller::Gcc } else { Controller::Scream { l4s } };
     Ok(crate::app::VideoCfg {
@@ -958,6 +969,7 @@ fn video_cfg(t: &mut Table) -> Res<crate::app::VideoCfg> {
         feedback,
         freeze,
         nack,
+        compensation,
     })
 }
 

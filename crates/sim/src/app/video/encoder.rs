@@ -73,6 +73,7 @@ mod tests {
             feedback: Dur::from_millis(20),
             freeze: Dur::from_millis(150),
             nack: true,
+            compensation: true,
         }
     }
 

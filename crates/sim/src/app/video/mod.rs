@@ -59,6 +59,9 @@ pub struct VideoCfg {
     pub freeze: Dur,
     /// Repair of lost packets by NACK and retransmission (nack.rs; RFC 4585, RFC 4588).
     pub nack: bool,
+    /// SCReAM's competing-flow compensation (scream.rs; RFC 8298 §4.1.2): the qdelay
+    /// target may rise from QDELAY_TARGET_LO toward QDELAY_TARGET_HI.
+    pub compensation: bool,
 }
 
 impl VideoCfg {
@@ -120,6 +123,8 @@ pub fn build(cfg: &VideoCfg) -> Box<dyn RateControl> {
     let (lo, hi, start) = (cfg.min_rate.0 as f64, cfg.max_rate.0 as f64, cfg.start_rate.0 as f64);
     match cfg.controller {
         Controller::Gcc => Box::new(gcc::Gcc::new(start, lo, hi)),
-        Controller::Scream { l4s } => Box::new(scream::Scream::new(start, lo, hi, l4s)),
+        Controller::Scream { l4s } => {
+            Box::new(scream::Scream::new(start, lo, hi, l4s, cfg.compensation))
+        }
     }
 }

@@ -28,17 +28,43 @@
 //!   maximum (from 80 % of it) — the draft's only rule for pacing faster (read in the editor's
 //!   copy of draft-ietf-ccwg-rfc8298bis-screamv2, 2026): nothing relaxes it for a short
 //!   (L4S) queue, so a frame still leaves over 1/1.5 of the frame interval below the maximum.
+//! - "Competing Flows Compensation" (RFC 8298 §4.1.2; SCReAMv2 keeps it unchanged in its
+//!   "Congestion Detection" section, with QDELAY_TARGET_LO now 60 ms, where SCReAMv2 drops
+//!   RFC 8298's qdelay_trend with the fast-increase mode it served): every report carrying a
+//!   qdelay sample adds qdelay / QDELAY_TARGET_LO to a history (zeros at first); the new
+//!   target is (average of the last 50 + standard deviation of the last 200) ×
+//!   QDELAY_TARGET_LO, × 1.5 while the loss-event rate (the fraction of round trips with a
+//!   loss) exceeds 0.002, as is while the variance is below 0.2, else the target decays (to
+//!   the new target at once if that is below LO, else × 0.9 a sample); within
+//!   [QDELAY_TARGET_LO, QDELAY_TARGET_HI = 0.4 s]. The RFC lets it be switched off where no
+//!   competitor can share the bottleneck (`video.compensation = false`). Choices the texts
+//!   leave open: one sample per feedback report (the RFC calls the rule per
+//!   acknowledgement; a 200-sample history spans 4 s at a report per 20 ms, longer at low
+//!   rates), the 200-sample ring (the RFC's state list says 100 while its rule takes the
+//!   variance of 200), and loss_event_rate as a per-round-trip EWMA of "this round trip had a
+//!   loss" with DCTCP's gain 1/16 (RFC 8257 §4.2; one lossy round trip keeps it above 0.002
+//!   for ~53 round trips). A queue held above 0.4 s (CUBIC on a 1 s drop-tail buffer) is
+//!   beyond the rule's reach by design: the delay back-off stays in full there.
 //!
-//! Simplified: no competing-flow compensation (qdelay_target stays at QDELAY_TARGET_LO, so
-//! beside loss-based flows on a deep drop-tail buffer SCReAM yields: the draft's own warning),
-//! no qdelay-deviation scaling (the draft's optional stability code), no frame-size deviation
-//! term in the media rate, no reordering window (a missing packet in a report is lost), the
-//! base delay is the minimum over the whole run (RFC 8298 keeps a 10-minute history).
+//! Simplified: no qdelay-deviation scaling (the draft's optional stability code), no frame-size
+//! deviation term in the media rate, no reordering window (a missing packet in a report is lost),
+//! the base delay is the minimum over the whole run (RFC 8298 keeps a 10-minute history).
 
 use super::{PacketResult, RateControl};
 use crate::units::{Dur, SimTime};
 
 const QDELAY_TARGET_LO: f64 = 0.06;
+const QDELAY_TARGET_HI: f64 = 0.4;
+/// Competing-flow compensation: the normalised qdelay history's length (the variance is
+/// taken over 200 samples, the average over the last 50) and the loss-event rate above
+/// which loss-based competitors are presumed.
+const QDELAY_NORM_HIST: usize = 200;
+const QDELAY_NORM_AVG: usize = 50;
+const LOSS_EVENT_RATE_TH: f64 = 0.002;
+const QDELAY_NORM_VAR_TH: f64 = 0.2;
+/// Gain of the per-round-trip EWMA that estimates loss_event_rate (neither RFC 8298 nor
+/// SCReAMv2 gives the filter): DCTCP's g for its per-RTT fraction of marks (RFC 8257 §4.2).
+const LOSS_EVENT_G: f64 = 1.0 / 16.0;
 const QDELAY_AVG_G: f64 = 0.25;
 const MIN_REF_WND: f64 = 3000.0;
 const BYTES_IN_FLIGHT_HEAD_ROOM: f64 = 1.5;
@@ -82,10 +108,20 @@ pub struct Scream {
     last_bif_rotate: f64,
     label: &'static str,
     rate_adjust: f64,
+    /// Competing-flow compensation (RFC 8298 §4.1.2, kept by SCReAMv2): on, the target,
+    /// the ring of normalised qdelay samples (RFC: initialised to zeros), the loss-event
+    /// rate and the current round trip's loss flag and start.
+    compensate: bool,
+    qdelay_target: f64,
+    norm_hist: [f64; QDELAY_NORM_HIST],
+    norm_next: usize,
+    loss_event_rate: f64,
+    rtt_lossy: bool,
+    rtt_start: f64,
 }
 
 impl Scream {
-    pub fn new(start: f64, lo: f64, hi: f64, l4s: bool) -> Scream {
+    pub fn new(start: f64, lo: f64, hi: f64, l4s: bool, compensate: bool) -> Scream {
         Scream {
             l4s,
             lo,
@@ -110,7 +146,51 @@ impl Scream {
             last_bif_rotate: 0.0,
             label: "ramp",
             rate_adjust: 0.0,
+            compensate,
+            qdelay_target: QDELAY_TARGET_LO,
+            norm_hist: [0.0; QDELAY_NORM_HIST],
+            norm_next: 0,
+            loss_event_rate: 0.0,
+            rtt_lossy: false,
+            rtt_start: 0.0,
         }
+    }
+
+    /// The qdelay target (s): QDELAY_TARGET_LO, raised toward QDELAY_TARGET_HI by the
+    /// competing-flow compensation.
+    pub fn qdelay_target(&self) -> f64 {
+        self.qdelay_target
+    }
+
+    /// RFC 8298 §4.1.2 "Competing Flows Compensation" (the same rule in SCReAMv2): a qdelay
+    /// sample normalised by QDELAY_TARGET_LO joins the history; new target = (average of the
+    /// last 50 + standard deviation of the last 200) × QDELAY_TARGET_LO. With losses (loss-
+    /// event rate > 0.002) the target becomes 1.5 × that; with a steady queue (variance
+    /// < 0.2: a competitor holding the queue near its drop point looks like this) it becomes
+    /// that; otherwise it falls, at once toward the new target when that is below LO, else by
+    /// 10 % a sample, so it cannot stay high for ever. Clamped to [LO, HI].
+    fn adjust_qdelay_target(&mut self, qdelay: f64) {
+        self.norm_hist[self.norm_next] = qdelay / QDELAY_TARGET_LO;
+        self.norm_next = (self.norm_next + 1) % QDELAY_NORM_HIST;
+        let n = QDELAY_NORM_HIST as f64;
+        let mean_all = self.norm_hist.iter().sum::<f64>() / n;
+        let var = self.norm_hist.iter().map(|x| (x - mean_all) * (x - mean_all)).sum::<f64>() / n;
+        // The last 50 samples: the ring's newest, walking back from the write position.
+        let avg = (1..=QDELAY_NORM_AVG)
+            .map(|k| self.norm_hist[(self.norm_next + QDELAY_NORM_HIST - k) % QDELAY_NORM_HIST])
+            .sum::<f64>()
+            / QDELAY_NORM_AVG as f64;
+        let new_target = (avg + var.sqrt()) * QDELAY_TARGET_LO;
+        self.qdelay_target = if self.loss_event_rate > LOSS_EVENT_RATE_TH {
+            1.5 * new_target
+        } else if var < QDELAY_NORM_VAR_TH {
+            new_target
+        } else if new_target < QDELAY_TARGET_LO {
+            (self.qdelay_target * 0.5).max(new_target)
+        } else {
+            self.qdelay_target * 0.9
+        };
+        self.qdelay_target = self.qdelay_target.clamp(QDELAY_TARGET_LO, QDELAY_TARGET_HI);
     }
 
     fn rate_from_wnd(&self) -> f64 {
@@ -131,7 +211,7 @@ impl RateControl for Scream {
         let s_rtt = *self.s_rtt.get_or_insert(r);
         let s_rtt = s_rtt + (r - s_rtt) / 8.0;
         self.s_rtt = Some(s_rtt);
-        let (mut acked, mut acked_ce, mut loss) = (0.0, 0.0, false);
+        let (mut acked, mut acked_ce, mut loss, mut sampled) = (0.0, 0.0, false, false);
         for p in results {
             acked += p.bytes as f64;
             match p.arrival {
@@ -145,6 +225,7 @@ impl RateControl for Scream {
                     let owd = a.0 - p.sent.0;
                     self.base_owd = self.base_owd.min(owd);
                     self.qdelay = (owd - self.base_owd) as f64 / 1e9;
+                    sampled = true;
                 }
             }
         }
@@ -185,7 +266,15 @@ impl RateControl for Scream {
             self.last_congestion = now;
         }
         let (mut is_loss, mut is_ce, mut virtual_ce) = (false, false, None);
-        let target = QDELAY_TARGET_LO;
+        // loss_event_rate: the fraction of round trips with a loss, one EWMA step a round trip.
+        self.rtt_lossy |= loss;
+        if now - self.rtt_start >= s_rtt {
+            let x = if self.rtt_lossy { 1.0 } else { 0.0 };
+            self.loss_event_rate += LOSS_EVENT_G * (x - self.loss_event_rate);
+            self.rtt_lossy = false;
+            self.rtt_start = now;
+        }
+        let target = self.qdelay_target;
         if now - self.last_reaction >= react_every {
             if loss {
                 is_loss = true;
@@ -239,6 +328,11 @@ impl RateControl for Scream {
             if !reacting {
                 self.label = "increase";
             }
+        }
+        // RFC 8298 adjusts the target after the window, once per acknowledgement (report)
+        // that carries a qdelay sample.
+        if self.compensate && sampled {
+            self.adjust_qdelay_target(self.qdelay);
         }
     }
 
@@ -297,7 +391,7 @@ mod tests {
 
     #[test]
     fn no_queue_grows_the_window_and_l4s_marks_shrink_it() {
-        let mut s = Scream::new(1e6, 1e5, 1e7, true);
+        let mut s = Scream::new(1e6, 1e5, 1e7, true, true);
         // Seed the base delay, then 50 reports 20 ms apart with no queue and plenty in flight.
         for k in 0..50u64 {
             let t = k * 20_000_000;
@@ -326,7 +420,7 @@ mod tests {
 
     #[test]
     fn a_standing_queue_above_target_backs_off() {
-        let mut s = Scream::new(1e6, 1e5, 1e7, false);
+        let mut s = Scream::new(1e6, 1e5, 1e7, false, false);
         s.on_feedback(SimTime(40_000_000), &report(0, 10, 0, 0), Dur::from_millis(40), 60_000);
         s.ref_wnd = 60_000.0;
         for k in 1..40u64 {
@@ -341,5 +435,56 @@ mod tests {
         }
         assert!(s.ref_wnd < 20_000.0, "{}", s.ref_wnd);
         assert!(!s.ect1());
+    }
+
+    /// Reports 20 ms apart, each of 10 packets with `qdelay_ns` of queue, the last packet
+    /// of every `lose_every`-th report missing (0: none).
+    fn feed(s: &mut Scream, from: u64, n: u64, qdelay_ns: u64, lose_every: u64) {
+        for k in from..from + n {
+            let t = k * 20_000_000;
+            let mut r = report(t, 10, qdelay_ns, 0);
+            if lose_every > 0 && k % lose_every == 0 {
+                r[9].arrival = None;
+            }
+            let rtt = Dur(40_000_000 + qdelay_ns);
+            s.on_feedback(SimTime(t + 40_000_000 + qdelay_ns), &r, rtt, 60_000);
+        }
+    }
+
+    /// RFC 8298 §4.1.2: beside a loss-based flow the queue stands high and SCReAM sees
+    /// losses, so the target rises to 1.5 × (average + deviation) — 1.5 × 300 ms, held to
+    /// QDELAY_TARGET_HI (250 ms: 375 ms); once the losses stop and the queue is gone, the new target is below
+    /// QDELAY_TARGET_LO and the target falls back to LO. Switched off, it never moves.
+    #[test]
+    fn competing_flow_compensation_raises_the_target_beside_losses_and_lowers_it_after() {
+        let mut s = Scream::new(1e6, 1e5, 1e7, false, true);
+        feed(&mut s, 0, 50, 0, 0);
+        assert_eq!(s.qdelay_target(), QDELAY_TARGET_LO, "no queue, no loss");
+        // 250 ms of queue, a loss every 10th report (every 200 ms, most round trips lossy).
+        feed(&mut s, 50, 300, 250_000_000, 10);
+        assert!(s.loss_event_rate > LOSS_EVENT_RATE_TH, "{}", s.loss_event_rate);
+        assert!((s.qdelay_target() - 0.375).abs() < 1e-9, "{}", s.qdelay_target());
+        feed(&mut s, 350, 300, 300_000_000, 10);
+        assert_eq!(s.qdelay_target(), QDELAY_TARGET_HI);
+        // The competitor leaves: no queue, no loss. The loss-event rate decays below 0.002
+        // within ln(0.002/0.9)/ln(15/16) ≈ 95 round trips (≈ 4 s at 40 ms), and the last
+        // 50 samples are all zero long before: the target returns to LO.
+        feed(&mut s, 650, 400, 0, 0);
+        assert!(s.loss_event_rate < LOSS_EVENT_RATE_TH, "{}", s.loss_event_rate);
+        assert_eq!(s.qdelay_target(), QDELAY_TARGET_LO);
+        let mut off = Scream::new(1e6, 1e5, 1e7, false, false);
+        feed(&mut off, 0, 50, 0, 0);
+        feed(&mut off, 50, 300, 250_000_000, 10);
+        assert_eq!(off.qdelay_target(), QDELAY_TARGET_LO);
+    }
+
+    /// A steady queue without loss (variance of the normalised samples < 0.2) sets the target
+    /// to the average plus the deviation: 120 ms held steady → 120 ms, above LO.
+    #[test]
+    fn a_steady_queue_without_loss_sets_the_target_to_it() {
+        let mut s = Scream::new(1e6, 1e5, 1e7, false, true);
+        feed(&mut s, 0, 50, 0, 0);
+        feed(&mut s, 50, 400, 120_000_000, 0);
+        assert!((s.qdelay_target() - 0.12).abs() < 1e-9, "{}", s.qdelay_target());
     }
 }
