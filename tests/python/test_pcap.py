@@ -110,7 +110,11 @@ def test_tshark_sees_the_flow_of_the_summary(captured: Path):
     data = [r for r in rows if r[1] == "10000" and int(r[2] or 0) > 0]
     assert {r[0] for r in rows} == {"10.0.0.0"}
     sent_bytes = sum(int(r[2]) for r in data)
-    assert sent_bytes == round(flow["throughput_mbps"] * 1e6 / 8 * active_s)
+    # The summary counts a segment when the socket sends it, the capture when its transmission
+    # on the sender's link ends before the run does: what that 100 Mbit/s link still held at
+    # the end (the last ACK's release, at most a few segments) is in the first only.
+    unsent = round(flow["throughput_mbps"] * 1e6 / 8 * active_s) - sent_bytes
+    assert unsent % 1448 == 0 and 0 <= unsent <= 4 * 1448, unsent
     retx = sum(1 for r in data if r[3])
     out_of_order = sum(1 for r in data if not r[3] and r[4])
     # tshark flags a retransmission sent right behind new data (SACK recovery) as out-of-order.
