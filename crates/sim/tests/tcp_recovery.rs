@@ -133,6 +133,13 @@ fn switches_are_read_and_runs_stay_deterministic() {
     // Linux's cwnd-limited rule is accepted (and deterministic) from [tcp].
     let lin = strip(wang_i("cwnd_limited = \"linux\""));
     assert_eq!(lin, strip(wang_i("cwnd_limited = \"linux\"")));
+    // The rules the packetdrill runner turns on are [tcp] keys too; Wang I's recoveries
+    // (SACK, lost retransmissions, old ACKs behind a 2 s queue) see them.
+    let rules = "xmit_timer = \"linux\"\nold_ack_sack = \"linux\"\nrack_retrans = \"linux\"\n\
+                 reno_dupacks = \"linux\"";
+    let linux = strip(wang_i(rules));
+    assert_eq!(linux, strip(wang_i(rules)), "same scenario, same results");
+    assert_ne!(linux, base);
 }
 
 #[test]
@@ -199,6 +206,19 @@ fn bad_values_name_their_key() {
     assert!(
         err("", "tcp = { recovery_restart = 1 }").starts_with("flows[0].tcp.recovery_restart: ")
     );
+    for (key, what, known) in [
+        ("xmit_timer", "transmission-timer rule", "every_ack, linux"),
+        ("reno_dupacks", "duplicate-ACK accounting", "every_segment, linux"),
+        ("old_ack_sack", "old-ACK SACK rule", "ignore, linux"),
+        ("rack_retrans", "RACK retransmission rule", "new_data_only, linux"),
+    ] {
+        assert_eq!(
+            err(&format!("{key} = \"bsd\""), ""),
+            format!("tcp.{key}: unknown {what} \"bsd\" (known: {known})")
+        );
+        assert!(err("", &format!("tcp = {{ {key} = true }}"))
+            .starts_with(&format!("flows[0].tcp.{key}: ")));
+    }
     assert_eq!(
         err("hz = 200", ""),
         "tcp.hz: must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got 200)"

@@ -58,6 +58,10 @@ const TCP_KEYS: &[&str] = &[
     "zero_window_probe",
     "ecn_reduction",
     "recovery_restart",
+    "xmit_timer",
+    "reno_dupacks",
+    "old_ack_sack",
+    "rack_retrans",
     "rtt_sample",
     "hz",
 ];
@@ -299,7 +303,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 16],
+    mech: [Option<bool>; 20],
     hz: Option<u32>,
 }
 
@@ -418,9 +422,10 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 /// this order: prr, frto, undo, dsack, rack, tlp, quickack, rtt_sample ("linux" = true),
 /// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true), prr_entry ("linux" =
 /// true), zero_window_probe ("linux" = true), ecn_reduction ("cwr" = true),
-/// recovery_restart ("same_ack" = true).
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 16]> {
-    let mut m = [None; 16];
+/// recovery_restart ("same_ack" = true), xmit_timer, reno_dupacks, old_ack_sack and
+/// rack_retrans ("linux" = true each).
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 20]> {
+    let mut m = [None; 20];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -443,10 +448,20 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 16]> {
     m[15] = t
         .opt_choice("recovery_restart", "recovery restart", &["same_ack", "next_ack"])?
         .map(|s| s == "same_ack");
+    let linux = |s: &str| s == "linux";
+    m[16] =
+        t.opt_choice("xmit_timer", "transmission-timer rule", &["every_ack", "linux"])?.map(linux);
+    m[17] = t
+        .opt_choice("reno_dupacks", "duplicate-ACK accounting", &["every_segment", "linux"])?
+        .map(linux);
+    m[18] = t.opt_choice("old_ack_sack", "old-ACK SACK rule", &["ignore", "linux"])?.map(linux);
+    m[19] = t
+        .opt_choice("rack_retrans", "RACK retransmission rule", &["new_data_only", "linux"])?
+        .map(linux);
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 16]) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 20]) -> crate::tcp::Mechanisms {
     let d = crate::tcp::Mechanisms::default();
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
@@ -463,10 +478,10 @@ fn mechanisms(m: &[Option<bool>; 16]) -> crate::tcp::Mechanisms {
         linux_cwnd_limited: m[11].unwrap_or(d.linux_cwnd_limited),
         prr_linux_entry: m[12].unwrap_or(d.prr_linux_entry),
         linux_zero_window_probe: m[13].unwrap_or(d.linux_zero_window_probe),
-        linux_xmit_timer_on_progress: d.linux_xmit_timer_on_progress,
-        linux_reno_sacks: d.linux_reno_sacks,
-        linux_old_ack_sack: d.linux_old_ack_sack,
-        linux_rack_retrans: d.linux_rack_retrans,
+        linux_xmit_timer_on_progress: m[16].unwrap_or(d.linux_xmit_timer_on_progress),
+        linux_reno_sacks: m[17].unwrap_or(d.linux_reno_sacks),
+        linux_old_ack_sack: m[18].unwrap_or(d.linux_old_ack_sack),
+        linux_rack_retrans: m[19].unwrap_or(d.linux_rack_retrans),
         linux_cwr: m[14].unwrap_or(d.linux_cwr),
         linux_recovery_restart: m[15].unwrap_or(d.linux_recovery_restart),
     }

@@ -69,27 +69,30 @@ pub struct Mechanisms {
     /// sent before the head's latest transmission — leaves a pending tail-loss-probe or
     /// reordering timer as it is; `false` (the default, the simulator's earlier rule, Linux's
     /// before 2017): every ACK turns such a timer back into the RTO counted from the head.
-    /// Not a `[tcp]` key yet: only the packetdrill runner turns it on.
+    /// The `[tcp]` key `xmit_timer = "linux"` (default `"every_ack"`); the packetdrill
+    /// runner turns it on.
     pub linux_xmit_timer_on_progress: bool,
     /// Linux's duplicate-ACK accounting without SACK (tcp_add_reno_sack,
     /// tcp_remove_reno_sacks): each duplicate ACK already counted one segment delivered, so
     /// the ACK that fills the hole credits the controller with the segments it acknowledges
     /// beyond those, at least one; `false` (the default, the simulator's earlier rule): with
-    /// every segment it acknowledges. Not a `[tcp]` key: only the packetdrill runner turns
-    /// it on.
+    /// every segment it acknowledges. The `[tcp]` key `reno_dupacks = "linux"` (default
+    /// `"every_segment"`); the packetdrill runner turns it on.
     pub linux_reno_sacks: bool,
     /// Linux's handling of an ACK below SND.UNA that carries SACK blocks (tcp_ack's
     /// `old_ack` path): the blocks are applied, loss detection runs and the sender sends
     /// what the freed pipe allows, without touching cwnd, the window or the timers;
-    /// `false` (the default, the simulator's earlier rule): such an ACK is ignored. Not a
-    /// `[tcp]` key: only the packetdrill runner turns it on.
+    /// `false` (the default, the simulator's earlier rule): such an ACK is ignored. The
+    /// `[tcp]` key `old_ack_sack = "linux"` (default `"ignore"`); the packetdrill runner
+    /// turns it on.
     pub linux_old_ack_sack: bool,
     /// RACK's time test for retransmissions too (Linux tcp_rack_detect_loss; RFC 8985 §6.2):
     /// in recovery a retransmission is lost again once a segment sent after it — a
     /// retransmission included — is delivered and it has been out for RACK's RTT plus the
     /// reordering window; `false` (the default, the simulator's earlier rule): only a
-    /// delivered never-retransmitted segment sent after it marks it lost. Not a `[tcp]`
-    /// key: only the packetdrill runner turns it on.
+    /// delivered never-retransmitted segment sent after it marks it lost. The `[tcp]` key
+    /// `rack_retrans = "linux"` (default `"new_data_only"`); the packetdrill runner turns
+    /// it on.
     pub linux_rack_retrans: bool,
     /// Linux's CWR state (tcp_enter_cwr, tcp_cwnd_reduction, tcp_end_cwnd_reduction;
     /// RFC 3168 §6.1.2 with RFC 6937's PRR): an ECN echo sets ssthresh and enters CWR, in
