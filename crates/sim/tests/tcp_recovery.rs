@@ -5,6 +5,13 @@
 mod common;
 use common::{f, run};
 
+/// A summary without its wall-clock figures (the `engine` block): what two runs of the same
+/// scenario must agree on.
+fn strip(mut v: serde_json::Value) -> serde_json::Value {
+    v.as_object_mut().unwrap().remove("engine");
+    v
+}
+
 /// Wang et al. 2016 scenario I (2 Mbit/s, 20 ms, 500 KB drop-tail, one CUBIC flow, 90 s).
 /// Linux (`bloatlab compare`): goodput 1.923 Mbit/s, 453 drops, 428 retransmissions, no
 /// spurious timeout. Without the mechanisms the simulator had a timeout in the first
@@ -120,10 +127,6 @@ fn quick_ack_mode_acks_the_first_segments_at_once() {
 /// the first recovery free of a timeout only together with the rest); `rtt_sample` too.
 #[test]
 fn switches_are_read_and_runs_stay_deterministic() {
-    let strip = |mut v: serde_json::Value| {
-        v.as_object_mut().unwrap().remove("engine"); // wall-clock figures
-        v
-    };
     let base = strip(wang_i(""));
     assert_eq!(base, strip(wang_i("")), "same scenario, same results");
     let no_prr = wang_i("prr = false");
@@ -279,10 +282,6 @@ fn reordering_timer_ticks_keep_the_fast_retransmission_alive() {
 #[test]
 fn ecn_reduction_cwr_is_read_and_changes_an_ecn_run() {
     let sc = |tcp: &str, flow_tcp: &str| {
-        let strip = |mut v: serde_json::Value| {
-            v.as_object_mut().unwrap().remove("engine");
-            v
-        };
         strip(run(&format!(
             r#"
             duration = "10s"
@@ -343,10 +342,6 @@ fn recovery_restart_on_the_same_ack_keeps_bbr_from_conserving_every_round() {
             cc = "bbr"
             "#
         ))
-    };
-    let strip = |mut v: serde_json::Value| {
-        v.as_object_mut().unwrap().remove("engine");
-        v
     };
     let same = sc("");
     assert_eq!(strip(same.clone()), strip(sc("recovery_restart = \"same_ack\"")));

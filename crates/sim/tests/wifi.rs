@@ -102,7 +102,11 @@ const FAST2: &str = "name = \"fast2\"\nmcs = 15\nshort_gi = true";
 const SLOW: &str = "name = \"slow\"\nmcs = 0";
 
 fn three(mode: &str, flows: &str) -> Value {
-    run(&bss(mode, &[FAST, FAST2, SLOW], flows, ""))
+    three_seeded(mode, flows, 1)
+}
+
+fn three_seeded(mode: &str, flows: &str, seed: u64) -> Value {
+    run_seeded(&bss(mode, &[FAST, FAST2, SLOW], flows, ""), Some(seed))
 }
 
 /// The paper's testbed shape (two stations at the top HT20 rate, one at MCS 0): downstream
@@ -133,11 +137,8 @@ fn the_anomaly_under_fifo_and_airtime_fairness_ending_it() {
     let flows = tcp("fast1") + &tcp("fast2") + &tcp("slow");
     let (mut fifo_total, mut fair_total) = (0.0, 0.0);
     for seed in 1..=4 {
-        let seeded = |mode: &str| {
-            let sc = bss(mode, &[FAST, FAST2, SLOW], &flows, "");
-            run_seeded(&sc, Some(seed))
-        };
-        let (fifo, fair) = (seeded("qdisc"), seeded("airtime"));
+        let (fifo, fair) =
+            (three_seeded("qdisc", &flows, seed), three_seeded("airtime", &flows, seed));
         assert!(f(&fair, "wifi.jain_airtime") >= 0.95, "seed {seed}: {fair}");
         fifo_total += f(&fifo, "wifi.total_mbps") / 4.0;
         fair_total += f(&fair, "wifi.total_mbps") / 4.0;
