@@ -169,8 +169,8 @@ impl Scream {
     /// < 0.2: a competitor holding the queue near its drop point looks like this) it becomes
     /// that; otherwise it falls, at once toward the new target when that is below LO, else by
     /// 10 % a sample, so it cannot stay high for ever. Clamped to [LO, HI].
-    fn adjust_qdelay_target(&mut self, qdelay: f64) {
-        self.norm_hist[self.norm_next] = qdelay / QDELAY_TARGET_LO;
+    fn adjust_qdelay_target(&mut self) {
+        self.norm_hist[self.norm_next] = self.qdelay / QDELAY_TARGET_LO;
         self.norm_next = (self.norm_next + 1) % QDELAY_NORM_HIST;
         let n = QDELAY_NORM_HIST as f64;
         let mean_all = self.norm_hist.iter().sum::<f64>() / n;
@@ -332,7 +332,7 @@ impl RateControl for Scream {
         // RFC 8298 adjusts the target after the window, once per acknowledgement (report)
         // that carries a qdelay sample.
         if self.compensate && sampled {
-            self.adjust_qdelay_target(self.qdelay);
+            self.adjust_qdelay_target();
         }
     }
 
@@ -452,9 +452,10 @@ mod tests {
     }
 
     /// RFC 8298 §4.1.2: beside a loss-based flow the queue stands high and SCReAM sees
-    /// losses, so the target rises to 1.5 × (average + deviation) — 1.5 × 300 ms, held to
-    /// QDELAY_TARGET_HI (250 ms: 375 ms); once the losses stop and the queue is gone, the new target is below
-    /// QDELAY_TARGET_LO and the target falls back to LO. Switched off, it never moves.
+    /// losses, so the target rises to 1.5 × (average + deviation): 1.5 × 250 ms = 375 ms with
+    /// a steady 250 ms queue, and with 300 ms (450 ms) held to QDELAY_TARGET_HI, 400 ms; once
+    /// the losses stop and the queue is gone, the new target is below QDELAY_TARGET_LO and
+    /// the target falls back to LO. Switched off, it never moves.
     #[test]
     fn competing_flow_compensation_raises_the_target_beside_losses_and_lowers_it_after() {
         let mut s = Scream::new(1e6, 1e5, 1e7, false, true);
