@@ -476,6 +476,7 @@ def test_spread_reuses_linuxs_extra_runs_from_linux_from(monkeypatch):
     calls.clear()
     c = run.validate([cell], head=head, stored={cell.id: older})["cells"][0]
     assert c["verdict"] == "within-spread" and calls == [(1, True), (2, True), (3, True)]
+    assert "linux_runs" not in c["spread"], "partial runs are not kept as every metric"
     # Other seeds than this run's: emulated again.
     other = dict(first, spread={"extra_seeds": [5, 6], "linux": {"retransmits": [18.0, 35.0, 36.0]}})
     with pytest.raises(AssertionError, match="an emulation was asked for"):

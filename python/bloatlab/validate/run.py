@@ -198,11 +198,8 @@ def spread_cell(rec: dict[str, Any], cell: Cell, *, duration_s: float, seeds: li
     linuxes = [rec["linux"]]
     reused = _stored_spread_runs(stored, seeds, rec["outside"])
     for i, s in enumerate(seeds):
-        if reused is not None:
-            extra = run_cell(cell, duration_s=duration_s, seed=s, sim_only=False,
-                             stored={"linux": reused[i], "linux_from": rec.get("linux_from")})
-        else:
-            extra = run_cell(cell, duration_s=duration_s, seed=s, sim_only=False)
+        given = None if reused is None else {"linux": reused[i], "linux_from": rec.get("linux_from")}
+        extra = run_cell(cell, duration_s=duration_s, seed=s, sim_only=False, stored=given)
         if extra["verdict"] == "failed":
             rec["spread"] = {"extra_seeds": seeds, "error": extra.get("error")}
             return
@@ -211,8 +208,10 @@ def spread_cell(rec: dict[str, Any], cell: Cell, *, duration_s: float, seeds: li
     rec["spread"] = metrics.spread(sims, linuxes, rec["outside"], cell.both_ways)
     rec["spread"]["extra_seeds"] = seeds
     # Every metric of Linux's extra runs, so that a later --linux-from can judge a changed
-    # simulator against the same spread without emulating again.
-    rec["spread"]["linux_runs"] = linuxes[1:]
+    # simulator against the same spread without emulating again (not when only the metrics
+    # judged in an older file were at hand).
+    if all(set(x) >= set(rec["linux"]) for x in linuxes[1:]):
+        rec["spread"]["linux_runs"] = linuxes[1:]
     if rec["outside"] and all(rec["spread"]["within"].values()):
         rec["verdict"] = "within-spread"
 
