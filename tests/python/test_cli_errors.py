@@ -99,6 +99,11 @@ def test_out_is_a_file(small_toml: Path, tmp_path: Path):
         (["warmup=10s"], "warmup", []),
         # a tick rate Linux cannot be built with
         (["tcp.hz=200"], "tcp.hz", ["allowed: 100, 250, 300, 1000", "200"]),
+        # the send buffer, the application's writes, the receive truesize
+        (['tcp.sndbuf="1KB"'], "tcp.sndbuf", ["4608B", "unlimited"]),
+        (['tcp.sndbuf="plenty"'], "tcp.sndbuf", ["plenty", "unlimited"]),
+        (['tcp.write_size="0B"'], "tcp.write_size", ["1B"]),
+        (['flows[0].tcp={ rcv_truesize = "100B" }'], "flows[0].tcp.rcv_truesize", ["MSS"]),
     ],
 )
 def test_invalid_scenarios(small_toml: Path, tmp_path: Path, overrides, path, needles):

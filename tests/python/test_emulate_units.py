@@ -37,6 +37,10 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
         (['topology={ kind = "cellular", profile = "4g", core = { rate = "1Mbps", delay = "10ms" } }'],
          "topology.core.rate"),
         (["flows[0].tcp.delack=10ms"], "flows[0].tcp.delack"),
+        # the simulator's models of this Linux's own send buffer, writes and receive device
+        (['tcp.sndbuf="8MiB"'], "tcp.sndbuf"),
+        (['flows[0].tcp.write_size="64KiB"'], "flows[0].tcp.write_size"),
+        (['tcp.rcv_truesize="4096B"'], "tcp.rcv_truesize"),
         (["tcp.mss=400B"], "tcp.mss"),
         (["tcp.recovery=newreno"], "tcp.recovery"),
         (['flows=[{ cc = "cubic" }, { cc = "reno", tcp = { recovery = "reno" } }]'], "flows[1].tcp.recovery"),
@@ -93,6 +97,23 @@ def test_the_plan_carries_the_mtu_and_the_receive_window_clamp():
     assert p["mtu"] == 1500 and [f["rcvbuf"] for f in p["flows"]] == [None, None, 64_000]
     p = plan({**base, "tcp": {"mss": "1458B", "rcvbuf": "131072B"}})
     assert p["mtu"] == 1510 and [f["rcvbuf"] for f in p["flows"]] == [131_072, 131_072, 64_000]
+
+
+def test_a_sized_receive_window_raises_both_ends_send_buffer_cap(monkeypatch):
+    """Where the scenario sets rcvbuf the simulator's send buffer is unlimited: the emulator
+    raises tcp_wmem[2] in both end namespaces to twice the window (never lowers it)."""
+    from bloatlab.emulate import netns
+
+    calls: list[tuple[str, str, str]] = []
+    monkeypatch.setattr(netns, "_sysctl", lambda ns, key, value: calls.append((ns, key, value)))
+    low, default, cap = Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split()
+    ns = netns.Namespaces("blemu-test-")
+    ns.raise_send_buffers(32_000_000)
+    want = f"'{low} {default} {max(int(cap), 64_000_000)}'"
+    assert calls == [("blemu-test-snd", "net.ipv4.tcp_wmem", want), ("blemu-test-rcv", "net.ipv4.tcp_wmem", want)]
+    calls.clear()
+    ns.raise_send_buffers(1000)
+    assert all(v == f"'{low} {default} {cap}'" for _, _, v in calls)
 
 
 def test_the_plan_has_udp_cbr_flows_and_per_flow_base_rtts():

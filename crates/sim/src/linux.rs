@@ -29,6 +29,9 @@ pub struct TcpDefaults {
     pub timestamps: bool,
     /// The receive buffer's cap in bytes (`net.ipv4.tcp_rmem[2]`).
     pub rcvbuf: u64,
+    /// The send buffer's cap in bytes (`net.ipv4.tcp_wmem[2]`, 4 MiB), which send-buffer
+    /// autotuning (`tcp_sndbuf_expand`) reaches once the window is a few hundred segments.
+    pub sndbuf: u64,
     /// `net.core.default_qdisc` is not `fq` and the controller does not ask for pacing.
     pub pacing: bool,
     /// The kernel tick (`CONFIG_HZ`).
@@ -60,9 +63,28 @@ pub const SYSCTL_TCP: TcpDefaults = TcpDefaults {
     rto_max: Dur::from_secs(120),
     timestamps: true,
     rcvbuf: 6_291_456,
+    sndbuf: 4_194_304,
     pacing: false,
     hz: 1000,
 };
+
+/// The memory Linux charges for one full-sized segment received on the emulator's TUN device
+/// (its skb truesize): the packet's linear data in a 2 KiB kmalloc block, less the 320-byte
+/// `skb_shared_info` at its end, plus the 256-byte `struct sk_buff` (`SKB_TRUESIZE`). Checked
+/// against the window the emulated receiver advertises: 3,930,752 B of `tcp_rmem[2]`'s
+/// 6,291,456 (ratio 160/256).
+pub const RX_TRUESIZE: u64 = 2304;
+
+/// Linux's receive-window scaling ratio (`tcp_measure_rcv_mss`, since 6.7): the payload per
+/// byte of skb memory of a full-sized segment, in 256ths, truncated to a u8 (at least 1).
+pub fn scaling_ratio(payload: u64, truesize: u64) -> u64 {
+    (payload * 256 / truesize.max(1)).clamp(1, 255)
+}
+
+/// `tcp_win_from_space`: the window `space` bytes of receive buffer give at `ratio`.
+pub fn win_from_space(space: u64, ratio: u64) -> u64 {
+    (space * ratio) >> 8
+}
 
 /// The simulator's congestion control and the Linux module (`net.ipv4.tcp_congestion_control`,
 /// `TCP_CONGESTION`) that implements it. `reno` and `newreno` differ in the simulator only by

@@ -118,6 +118,16 @@ class Namespaces:
             _sysctl(ns, "net.ipv6.conf.all.disable_ipv6", "1")
             _sysctl(ns, "net.ipv6.conf.default.disable_ipv6", "1")
 
+    def raise_send_buffers(self, window: int) -> None:
+        """A scenario that sizes its receive window (``tcp.rcvbuf``) means that window to bind,
+        and the simulator then leaves the send buffer unlimited: raise both ends' send-buffer
+        cap (``tcp_wmem[2]``, which new namespaces copy from the host) to twice the window, so
+        Linux's sender, which writes while at most 2/3 of its buffer is queued, always has data
+        beyond the window."""
+        low, default, cap = (int(x) for x in Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split())
+        for ns in (self.snd, self.rcv):
+            _sysctl(ns, "net.ipv4.tcp_wmem", f"'{low} {default} {max(cap, 2 * window)}'")
+
     def close(self) -> None:
         for ns in reversed(self.created):
             delete_netns(ns)

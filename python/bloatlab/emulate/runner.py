@@ -131,6 +131,9 @@ def _run(doc: dict[str, Any], p: dict[str, Any], sides: list[str], progress: Cal
     wall0 = time.monotonic()
     try:
         ns.create()
+        windows = [f["rcvbuf"] for f in p["flows"] if f.get("rcvbuf")]
+        if windows:
+            ns.raise_send_buffers(max(windows))
         tun_s, tun_r = prefix + "s", prefix + "r"
         go = work / "go"
         cfg: dict[str, Any] = {

@@ -41,6 +41,9 @@ const TCP_KEYS: &[&str] = &[
     "rto_max",
     "timestamps",
     "rcvbuf",
+    "rcv_truesize",
+    "sndbuf",
+    "write_size",
     "pacing",
     "ecn",
     "prr",
@@ -299,6 +302,10 @@ struct TcpPartial {
     rto_max: Option<Dur>,
     timestamps: Option<bool>,
     rcvbuf: Option<u64>,
+    /// The truesize and the key path it was read from (its check needs the merged MSS).
+    rcv_truesize: Option<(u64, String)>,
+    sndbuf: Option<u64>,
+    write_size: Option<u64>,
     pacing: Option<bool>,
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
@@ -334,6 +341,17 @@ impl TcpPartial {
             rto_max: positive(&t.key_path("rto_max"), t.opt_duration("rto_max")?)?,
             timestamps: t.opt_bool("timestamps")?,
             rcvbuf: t.opt_size("rcvbuf")?,
+            rcv_truesize: t.opt_size("rcv_truesize")?.map(|v| (v, t.key_path("rcv_truesize"))),
+            sndbuf: read_sndbuf(&mut t)?,
+            write_size: match t.opt_size("write_size")? {
+                Some(w) if !(1..=1 << 40).contains(&w) => {
+                    return err(
+                        &t.key_path("write_size"),
+                        format!("must be between 1B and 1TiB (got {w}B)"),
+                    )
+                }
+                w => w,
+            },
             pacing: t.opt_bool("pacing")?,
             ecn: ecn_mode(&mut t)?,
             mech: read_mechanisms(&mut t)?,
@@ -356,6 +374,9 @@ impl TcpPartial {
             rto_max,
             timestamps,
             rcvbuf,
+            rcv_truesize,
+            sndbuf,
+            write_size,
             pacing,
             ecn,
             hz
@@ -378,7 +399,22 @@ impl TcpPartial {
             rto_max: self.rto_max.unwrap_or(d.rto_max),
             timestamps: self.timestamps.unwrap_or(d.timestamps),
             rcvbuf: self.rcvbuf.unwrap_or(d.rcvbuf),
-            window_max: self.rcvbuf.unwrap_or(d.rcvbuf / 2),
+            // Left out, the largest window is the default buffer's at the scaling ratio Linux
+            // measures from the first full-sized segment (docs/tcp.md).
+            window_max: self.rcvbuf.unwrap_or_else(|| {
+                let mss = self.mss.map_or(d.mss, |m| m) as u64;
+                let truesize =
+                    self.rcv_truesize.as_ref().map_or(crate::linux::RX_TRUESIZE, |t| t.0);
+                crate::linux::win_from_space(d.rcvbuf, crate::linux::scaling_ratio(mss, truesize))
+            }),
+            // A scenario that sizes its receive window means that window to bind: its send
+            // buffer is left unlimited unless it sizes that too (docs/tcp.md).
+            sndbuf: self.sndbuf.unwrap_or(if self.rcvbuf.is_some() {
+                crate::tcp::SNDBUF_UNLIMITED
+            } else {
+                d.sndbuf
+            }),
+            write_size: self.write_size.unwrap_or(d.write_size),
             pacing: self.pacing.unwrap_or(d.pacing),
             ecn: self.ecn.as_ref().map_or(d.ecn, |e| e.0),
             mech: mechanisms(&self.mech),
@@ -393,6 +429,18 @@ impl TcpPartial {
         if cfg.rcvbuf < cfg.mss as u64 {
             return err(&join(path, "rcvbuf"), format!("must be at least one MSS ({}B)", cfg.mss));
         }
+        if let Some((ts, key)) = &self.rcv_truesize {
+            let (ts, mss) = (*ts, cfg.mss as u64);
+            if ts <= mss || ts > 256 * mss {
+                return err(
+                    key,
+                    format!(
+                        "must be more than one MSS ({mss}B) and at most 256 MSS ({}B) (got {ts}B)",
+                        256 * mss
+                    ),
+                );
+            }
+        }
         if cfg.rcvbuf > 1 << 30 {
             return err(
                 &join(path, "rcvbuf"),
@@ -400,6 +448,30 @@ impl TcpPartial {
             );
         }
         Ok(cfg)
+    }
+}
+
+/// `sndbuf`: a size, or "unlimited" (no send buffer: the model before issue 34's send-buffer
+/// rule).
+/// Linux's smallest send buffer: two minimal skbs (`SOCK_MIN_SNDBUF`, 2 × 2304 B).
+const SOCK_MIN_SNDBUF: u64 = 4608;
+
+fn read_sndbuf(t: &mut Table) -> Res<Option<u64>> {
+    let p = t.key_path("sndbuf");
+    match t.get("sndbuf") {
+        None => Ok(None),
+        Some(Value::String(s)) if s == "unlimited" => Ok(Some(crate::tcp::SNDBUF_UNLIMITED)),
+        Some(v) => match reader::size(&p, v) {
+            Ok(b) if b < SOCK_MIN_SNDBUF => err(
+                &p,
+                format!("must be at least {SOCK_MIN_SNDBUF}B (Linux's SOCK_MIN_SNDBUF) or \"unlimited\" (got {b}B)"),
+            ),
+            Ok(b) => Ok(Some(b)),
+            Err(mut e) => {
+                e.message.push_str(", or \"unlimited\"");
+                Err(e)
+            }
+        },
     }
 }
 

@@ -36,6 +36,13 @@ pub enum Recovery {
     Reno,
 }
 
+/// `tcp.sndbuf = "unlimited"`: no send buffer (the application's data all in the socket).
+pub const SNDBUF_UNLIMITED: u64 = u64::MAX;
+
+/// The bytes an application offers per write (`tcp.write_size`): 1 MiB, what the emulator's
+/// senders pass to each `send()` (python/bloatlab/emulate/endpoint.py).
+pub const WRITE_SIZE: u64 = 1 << 20;
+
 #[derive(Debug, Clone)]
 pub struct TcpCfg {
     pub mss: u32,
@@ -52,6 +59,10 @@ pub struct TcpCfg {
     /// sets one (documented as the largest window), else the window of Linux's default buffer
     /// `tcp_rmem[2]`, half of it (`tcp_win_from_space` at the default scaling ratio).
     pub window_max: u64,
+    /// The send buffer in bytes ([`SNDBUF_UNLIMITED`]: none, every write taken at once).
+    pub sndbuf: u64,
+    /// Bytes the application offers per write while the send buffer is writable.
+    pub write_size: u64,
     pub pacing: bool,
     /// The ECN feedback this endpoint requests and accepts on the handshake.
     pub ecn: EcnMode,
@@ -78,6 +89,8 @@ impl TcpCfg {
             timestamps: d.timestamps,
             rcvbuf: d.rcvbuf,
             window_max: d.rcvbuf / 2,
+            sndbuf: d.sndbuf,
+            write_size: WRITE_SIZE,
             pacing: d.pacing,
             ecn: EcnMode::Off,
             mech: Mechanisms::default(),

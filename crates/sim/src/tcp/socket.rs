@@ -11,6 +11,7 @@ use super::recovery::{LossState, LossStats, XmitTimer, MAX_QUICKACKS};
 use super::rtt::RttEstimator;
 use super::rwnd::RwndState;
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
+use super::SNDBUF_UNLIMITED;
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::engine::{Event, EventQueue, TimerKind};
 use crate::ids::{FlowId, PacketId, RouteId, SockId};
@@ -144,8 +145,11 @@ pub struct TcpSocket {
     mss: u64,
     una: u64,
     nxt: u64,
-    /// One past the last byte the application has written.
+    /// One past the last byte the application has written (into the send buffer).
     app_end: u64,
+    /// Bytes the application still has to write: they enter the send buffer (`tcp.sndbuf`)
+    /// as it drains (`fill_sndbuf`).
+    app_pending: u64,
     snd_wnd: u64,
     snd_wl1: u64,
     snd_wl2: u64,
@@ -283,6 +287,7 @@ impl TcpSocket {
             una: 0,
             nxt: 0,
             app_end: 1,
+            app_pending: 0,
             snd_wnd: mss,
             snd_wl1: 0,
             snd_wl2: 0,
@@ -373,15 +378,54 @@ impl TcpSocket {
         self.send_syn(false, cx);
     }
 
-    /// The application writes `bytes` more (u64::MAX/2 for an unlimited source).
+    /// The application writes `bytes` more (u64::MAX/2 for an unlimited source): into the
+    /// send buffer as far as it takes them, the rest as it drains.
     pub fn app_write(&mut self, bytes: u64, cx: &mut Cx) {
-        self.app_end = self.app_end.saturating_add(bytes);
+        if self.cfg.sndbuf == SNDBUF_UNLIMITED {
+            self.app_end = self.app_end.saturating_add(bytes);
+        } else {
+            self.app_pending = self.app_pending.saturating_add(bytes);
+            self.fill_sndbuf();
+        }
         if self.state.sends() {
             self.try_send(cx);
         }
     }
 
-    /// Payload bytes written by the application so far.
+    /// The application's writes while the send buffer is writable, as an application that
+    /// waits for poll's POLLOUT and then writes `tcp.write_size` bytes without blocking (the
+    /// emulator's senders, iperf-like tools): Linux reports a socket writable while its free
+    /// space is at least half of what it holds (`sk_stream_is_writeable`: at most 2/3 of
+    /// `sk_sndbuf` queued), and a write copies until the buffer is full. Each write first runs
+    /// Linux's `tcp_rate_check_app_limited` (tcp_sendmsg_locked): with less than a segment
+    /// unsent, the window not full and every lost segment retransmitted, delivery-rate
+    /// samples until what is in flight is delivered are app-limited. Memory is counted in
+    /// payload bytes written and not yet acknowledged (Linux counts skb truesize: ~2.6 % more
+    /// on the emulator's TSO skbs, left out). Returns whether anything was written.
+    fn fill_sndbuf(&mut self) -> bool {
+        let mut wrote = false;
+        while self.app_pending > 0 {
+            let queued = self.app_end.saturating_sub(self.una.max(self.iss + 1));
+            let free = self.cfg.sndbuf.saturating_sub(queued);
+            if free == 0 || free < queued / 2 {
+                break;
+            }
+            let in_flight = self.in_flight();
+            if self.app_end.saturating_sub(self.nxt) < self.mss
+                && in_flight < self.win.cwnd
+                && self.sb.lost_bytes <= self.sb.retrans_bytes
+            {
+                self.rate.mark_app_limited(in_flight);
+            }
+            let n = self.app_pending.min(self.cfg.write_size).min(free);
+            self.app_end += n;
+            self.app_pending -= n;
+            wrote = true;
+        }
+        wrote
+    }
+
+    /// Payload bytes the application has written into the socket so far.
     pub fn app_written(&self) -> u64 {
         self.app_end.saturating_sub(self.iss + 1)
     }
@@ -694,7 +738,9 @@ impl TcpSocket {
             }
             if self.win.cwnd > 0 {
                 self.cwnd_limited = false;
-                self.rate.mark_app_limited(0);
+                if self.cfg.sndbuf == SNDBUF_UNLIMITED {
+                    self.rate.mark_app_limited(0);
+                }
             }
             return;
         }
@@ -765,7 +811,13 @@ impl TcpSocket {
             // they trade spurious retransmissions for ACK clock, and a tail loss falls to the RTO.
             if in_flight < self.win.cwnd {
                 self.cwnd_limited = false;
-                self.rate.mark_app_limited(in_flight);
+                // Without a send buffer the application is taken to have nothing more to
+                // write now; with one, Linux marks when the application writes into the
+                // drained socket (`fill_sndbuf`), and not while it waits for the buffer (a
+                // recovery holding SND.UNA back keeps its data queued, its writes blocked).
+                if self.cfg.sndbuf == SNDBUF_UNLIMITED {
+                    self.rate.mark_app_limited(in_flight);
+                }
             }
             return;
         }
@@ -1008,6 +1060,11 @@ impl TcpSocket {
             self.on_data(h, cx);
         }
         self.try_send(cx);
+        // The ACK's own transmissions go first, then the application wakes to write into
+        // the space it freed (Linux: tcp_data_snd_check, then tcp_check_space).
+        if self.app_pending > 0 && self.fill_sndbuf() {
+            self.try_send(cx);
+        }
         self.lr.send_new_only = false;
     }
 
@@ -1670,6 +1727,8 @@ mod tests {
             timestamps: true,
             rcvbuf: 1_000_000,
             window_max: 1_000_000,
+            sndbuf: crate::tcp::SNDBUF_UNLIMITED,
+            write_size: crate::tcp::WRITE_SIZE,
             pacing: false,
             ecn: EcnMode::Off,
             mech: crate::tcp::Mechanisms::default(),
@@ -1688,6 +1747,10 @@ mod tests {
 
     impl Wire {
         fn new() -> Wire {
+            Wire::with(&cfg())
+        }
+
+        fn with(c: &TcpCfg) -> Wire {
             let mk = |i: u32| {
                 let cc = build(
                     &CcSpec::tcp("reno").unwrap(),
@@ -1697,7 +1760,7 @@ mod tests {
                         hz: crate::linux::DEFAULT_HZ,
                     },
                 );
-                TcpSocket::new(SockId(i), FlowId(0), RouteId(i), &cfg(), cc)
+                TcpSocket::new(SockId(i), FlowId(0), RouteId(i), c, cc)
             };
             Wire {
                 socks: [mk(0), mk(1)],
@@ -1838,6 +1901,38 @@ mod tests {
         let (a, b) = transfer_under(&mut rewrite, 20_000);
         assert_eq!(b.delivered(), 20_000);
         assert_eq!(a.stats.timeouts, 0);
+    }
+
+    /// A 20 kB send buffer and 8 kB writes: never more than the buffer unacknowledged, all
+    /// of a 300 kB write delivered, and a shutdown made while most of it waits for the buffer
+    /// sends its FIN after the last byte.
+    #[test]
+    fn a_send_buffer_holds_what_is_unacknowledged_and_a_shutdown_waits_for_the_rest() {
+        let c = TcpCfg { sndbuf: 20_000, write_size: 8_000, ..cfg() };
+        for shutdown in [false, true] {
+            let mut w = Wire::with(&c);
+            w.call(1, |s, _| s.listen());
+            w.call(0, |s, cx| {
+                s.connect(cx);
+                s.app_write(300_000, cx);
+            });
+            w.socks[1].expect = Some(300_000);
+            let mut most = 0;
+            let mut watch = |s: &TcpSocket| most = most.max(s.unacked_bytes());
+            // The handshake takes one 20 ms round trip; then the application shuts down.
+            w.run(SimTime(Dur::from_millis(30).0), &mut |_, _| {}, &mut watch);
+            if shutdown {
+                w.call(0, |s, cx| s.shutdown_write(cx));
+            }
+            w.run(SimTime(Dur::from_secs(60).0), &mut |_, _| {}, &mut watch);
+            assert_eq!(w.socks[1].delivered(), 300_000, "shutdown {shutdown}");
+            if shutdown {
+                assert!(w.socks[1].peer_closed(), "the FIN follows the last byte");
+            } else {
+                // Written while at most 2/3 of the buffer is queued, up to the buffer.
+                assert!(most <= 20_000 && most > 13_000, "at most {most} B unacknowledged");
+            }
+        }
     }
 
     /// A window closed to zero for a second: the persist probe finds it open again.

@@ -109,6 +109,9 @@ impl TcpSocket {
             }
             _ => return, // already shut down, or closed
         };
+        // A shutdown follows the application's last write, which a blocking write returns
+        // from only once it is all in the socket: what still waits for the send buffer joins.
+        self.app_end = self.app_end.saturating_add(std::mem::take(&mut self.app_pending));
         self.close.fin_at = self.app_end;
         self.state = next;
         self.try_send(cx);
