@@ -65,38 +65,3 @@ fn autotuning_does_not_slow_an_unrewritten_flow() {
         assert!(a >= 0.99 * b, "{delay}: goodput {a:.3} autotuned vs {b:.3}");
     }
 }
-
-/// The window of Linux's default buffer: with `tcp.rcvbuf` left out autotuning stops at the
-/// 6 MB buffer's window at the scaling ratio a full-sized segment's truesize gives,
-/// ⌊1448·256/2304⌋/256 = 160/256: 3.75 MB (the emulated Linux receiver advertises 3.93 MB of
-/// its 6 MiB). The validate matrix's `cubic-droptail-b2-rtt150-loss0-f1-r100` path: 100 Mbit/s,
-/// 150 ms, a 3.75 MB drop-tail buffer; with the send buffer raised above the window (the
-/// default 4 MiB binds first: tcp_sndbuf.rs) the window is full at BDP (1.875 MB) + queue, so
-/// it keeps 1.875 MB queued (150 ms at 12.5 MB/s) and never overflows. A set `rcvbuf` of 6 MB
-/// is the largest window as written (and leaves the send buffer unlimited): the buffer
-/// overflows.
-#[test]
-fn the_default_buffer_caps_the_window_at_its_measured_ratio() {
-    let sc = |tcp: &str| {
-        format!(
-            r#"
-            duration = "20s"
-            warmup = "5s"
-            [topology]
-            bottleneck = {{ rate = "100Mbps", delay = "75ms" }}
-            bottleneck_queue = {{ kind = "droptail", limit = "3750000B" }}
-            [tcp]
-            {tcp}
-            [[flows]]
-            cc = "cubic"
-            "#
-        )
-    };
-    let s = run(&sc(r#"sndbuf = "8MiB""#));
-    assert_eq!(f(&s, "bottleneck.drops"), 0.0, "drops with the default 3.75 MB window");
-    let q = f(&s, "bottleneck.mean_sojourn_ms");
-    // (3.75 MB − BDP) / rate = 150 ms; ±10 % for the window scale's rounding and the ramp.
-    assert!((135.0..=165.0).contains(&q), "mean sojourn {q:.1} ms");
-    let s = run(&sc(r#"rcvbuf = "6MB""#));
-    assert!(f(&s, "bottleneck.drops") > 0.0, "no drops with a 6 MB window");
-}

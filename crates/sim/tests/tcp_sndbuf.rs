@@ -50,7 +50,8 @@ fn within(got: f64, want: f64, tol: f64, what: &str) {
 /// Reno's window outgrows both buffers: the send buffer bounds its flight (no loss: the
 /// bottleneck's two BDPs hold more than the flight's excess), and with a send buffer above
 /// the receive window the receive window does, at the window of `tcp_rmem[2]` (6 MB) at the
-/// scaling ratio its segments' truesize gives.
+/// scaling ratio its segments' truesize gives (the emulated Linux receiver advertises 3.93 MB
+/// of its 6 MiB: ratio 160).
 #[test]
 fn the_send_buffer_and_the_receive_window_bound_a_reno_flight() {
     let s = run(&path("reno", ""));
@@ -77,6 +78,11 @@ fn the_send_buffer_and_the_receive_window_bound_a_reno_flight() {
     // The same with a truesize of two segments (ratio 128): a 3 MB window.
     let s = run(&path("reno", "sndbuf = \"8MiB\"\nrcv_truesize = \"2896B\""));
     within(f(&s, "bottleneck.mean_sojourn_ms"), queue_ms(3_000_000.0), 0.1, "ratio 128");
+    // A set `rcvbuf` is the largest window as written and leaves the send buffer unlimited:
+    // 6 MB of window overflows the 5.6 MB of BDP and buffer (CUBIC: Reno's one segment per
+    // round trip after the slow start's loss takes longer than the run to get back there).
+    let s = run(&path("cubic", "rcvbuf = \"6MB\""));
+    assert!(f(&s, "bottleneck.drops") > 0.0, "no drops with a 6 MB window");
 }
 
 /// Each write into a drained buffer runs Linux's `tcp_rate_check_app_limited`: the samples of
