@@ -402,7 +402,7 @@ impl TcpPartial {
             // Left out, the largest window is the default buffer's at the scaling ratio Linux
             // measures from the first full-sized segment (docs/tcp.md).
             window_max: self.rcvbuf.unwrap_or_else(|| {
-                let mss = self.mss.map_or(d.mss, |m| m) as u64;
+                let mss = self.mss.unwrap_or(d.mss) as u64;
                 let truesize =
                     self.rcv_truesize.as_ref().map_or(crate::linux::RX_TRUESIZE, |t| t.0);
                 crate::linux::win_from_space(d.rcvbuf, crate::linux::scaling_ratio(mss, truesize))
@@ -451,11 +451,11 @@ impl TcpPartial {
     }
 }
 
-/// `sndbuf`: a size, or "unlimited" (no send buffer: the model before issue 34's send-buffer
-/// rule).
 /// Linux's smallest send buffer: two minimal skbs (`SOCK_MIN_SNDBUF`, 2 × 2304 B).
 const SOCK_MIN_SNDBUF: u64 = 4608;
 
+/// `sndbuf`: a size, or "unlimited" (no send buffer: the model before issue 34's send-buffer
+/// rule).
 fn read_sndbuf(t: &mut Table) -> Res<Option<u64>> {
     let p = t.key_path("sndbuf");
     match t.get("sndbuf") {

@@ -57,7 +57,8 @@ pub struct TcpCfg {
     pub rcvbuf: u64,
     /// The largest window receive-buffer autotuning grows to: a scenario's `rcvbuf` when it
     /// sets one (documented as the largest window), else the window of Linux's default buffer
-    /// `tcp_rmem[2]`, half of it (`tcp_win_from_space` at the default scaling ratio).
+    /// `tcp_rmem[2]` at the scaling ratio its segments' truesize gives (`tcp.rcv_truesize`);
+    /// [`TcpCfg::linux`] (the packetdrill runner's) takes half of it, the ratio Linux starts from.
     pub window_max: u64,
     /// The send buffer in bytes ([`SNDBUF_UNLIMITED`]: none, every write taken at once).
     pub sndbuf: u64,
