@@ -405,7 +405,7 @@ impl TcpSocket {
     fn fill_sndbuf(&mut self) -> bool {
         let mut wrote = false;
         while self.app_pending > 0 {
-            let queued = self.app_end.saturating_sub(self.una.max(self.iss + 1));
+            let queued = self.unacked_bytes();
             let free = self.cfg.sndbuf.saturating_sub(queued);
             if free == 0 || free < queued / 2 {
                 break;
