@@ -169,6 +169,7 @@ fn bad_values_name_their_key() {
         "rcvbuf_auto",
         "sack_compress",
         "gso",
+        "tso_defer",
     ] {
         assert_eq!(
             err(&format!("{key} = 1"), ""),

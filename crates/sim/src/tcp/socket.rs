@@ -35,6 +35,10 @@ const DUPTHRESH: u64 = 3;
 /// Linux's pacing ratios for controllers without their own rate (tcp_update_pacing_rate).
 const PACING_SS_RATIO: f64 = 2.0;
 const PACING_CA_RATIO: f64 = 1.2;
+/// The largest TSO skb (Linux's `sk_gso_max_size`, 64 KB).
+const TSO_MAX_BYTES: u64 = 65_536;
+/// Linux defers a TSO skb only while the last one left less than 1 ms ago.
+const TSO_DEFER_MAX: Dur = Dur::from_millis(1);
 
 /// What a socket needs from the world while it runs.
 pub struct Cx<'a> {
@@ -747,6 +751,8 @@ impl TcpSocket {
         if self.sb.is_empty() && self.nxt < self.app_end && self.last_send_at > SimTime::ZERO {
             self.restart_after_idle(cx.now);
         }
+        // Segments left of the TSO skb being sent (`tso_defer`).
+        let mut skb_left = 0u64;
         loop {
             let Some(in_burst) = self.pacing_gate(cx) else { return };
             let in_flight = self.in_flight();
@@ -801,6 +807,17 @@ impl TcpSocket {
                     self.cwnd_limited = true;
                     return;
                 }
+                if skb_left == 0 && self.cfg.mech.tso_defer {
+                    match self.tso_skb(in_flight, cwnd, cx.now) {
+                        Some(n) => skb_left = n,
+                        None => {
+                            // Linux's is_cwnd_limited / is_rwnd_limited of a deferral.
+                            self.cwnd_limited = cwnd - in_flight < usable;
+                            return;
+                        }
+                    }
+                }
+                skb_left = skb_left.saturating_sub(1);
                 let burst = if in_burst { self.lr.burst_left } else { self.gso_segs() };
                 self.send_new_segment(len, cx);
                 self.lr.burst_left = burst.saturating_sub(1);
@@ -853,6 +870,44 @@ impl TcpSocket {
         }
         let bytes = (rate.0 / 8) >> 10;
         (bytes / self.mss.max(1)).clamp(2, 0x7F)
+    }
+
+    /// Linux's TSO deferral (`tcp_tso_should_defer`, `tcp_tso_autosize`) for a sender
+    /// without pacing (`tso_defer`): the next skb holds up to the autosized count of
+    /// segments (about 1 ms at Linux's internal pacing rate, 2 × or 1.2 × cwnd/SRTT; at
+    /// least 2, at most 64 KB); it goes now if the windows take it whole, in recovery, if
+    /// the application has nothing more to write and what is left fits, if a third of the
+    /// window is free (`tcp_tso_win_divisor` = 3), if nothing was sent for 1 ms, or if the
+    /// head's ACK is due more than min(1 ms, SRTT/2) from now; otherwise it waits for the
+    /// ACK to widen the window. Returns the skb's segments, or None to defer.
+    /// Simplified: the `tcp_tso_rtt_log` term (more bytes below ~4 ms min RTT) is left out.
+    fn tso_skb(&self, in_flight: u64, cwnd: u64, now: SimTime) -> Option<u64> {
+        if self.pacing_rate().is_some() || matches!(self.ca, CaState::Recovery | CaState::Loss) {
+            return Some(u64::MAX);
+        }
+        let Some(srtt) = self.rtt.srtt() else { return Some(u64::MAX) };
+        let ratio =
+            if self.win.cwnd < self.win.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        let per_ms = (ratio * self.win.cwnd as f64 / srtt.secs_f64()) as u64 >> 10;
+        let segs = (per_ms.min(TSO_MAX_BYTES) / self.mss.max(1)).max(2);
+        let send_win = (self.una + self.snd_wnd).saturating_sub(self.nxt);
+        let limit = cwnd.saturating_sub(in_flight).min(send_win);
+        let left = self.app_end.saturating_sub(self.nxt);
+        if limit >= segs * self.mss
+            || (left <= limit && self.app_pending == 0)
+            || limit >= self.snd_wnd.min(cwnd) / 3
+            || now.since(self.last_send_at) > TSO_DEFER_MAX
+            || self.sb.is_empty()
+        {
+            return Some(segs);
+        }
+        // Linux since 6.18 / the 2025 stable kernels ("tcp: fix tcp_tso_should_defer() vs
+        // large RTT"): defer only if the head's ACK is due within min(1 ms, SRTT/2).
+        let ack_due = self.sb.get(0).sent_at + srtt;
+        if ack_due > now && ack_due.since(now) > TSO_DEFER_MAX.min(Dur(srtt.0 / 2)) {
+            return Some(segs);
+        }
+        None
     }
 
     /// SACK compression (Linux `__tcp_ack_snd_check`): an out-of-order segment is ACKed at

@@ -47,6 +47,11 @@ pub struct Mechanisms {
     /// `gso`: a paced sender sends Linux's TSO/GSO-autosized bursts — `tcp_tso_autosize`'s
     /// segment count back to back, paced as one; off: one segment per pacing slot.
     pub gso: bool,
+    /// `tso_defer`: a sender without pacing sends in Linux's TSO-autosized skbs and defers a
+    /// partial one while an ACK is due to widen it (Linux `tcp_tso_should_defer`), so at high
+    /// rates its segments leave in groups of about 1 ms of data; off: every segment the
+    /// window allows goes at once (ACK-clocked pairs).
+    pub tso_defer: bool,
     /// `cwnd_limited = "linux"`: slow start counts the connection cwnd-limited while cwnd is
     /// below twice the largest flight of the last window (Linux's tcp_is_cwnd_limited with
     /// max_packets_out, RFC 7661's idea); `"flight"` (the default, the simulator's earlier
@@ -126,6 +131,7 @@ impl Default for Mechanisms {
             rcvbuf_auto: true,
             sack_compress: true,
             gso: true,
+            tso_defer: false,
             linux_cwnd_limited: false,
             prr_linux_entry: false,
             linux_zero_window_probe: false,
