@@ -265,6 +265,24 @@ def test_the_shipped_linux_side_covers_the_whole_matrix():
     assert sorted(stored) == sorted(c.id for c in cells)
 
 
+@pytest.mark.parametrize(("name", "rate", "both_ways"), [
+    ("fidelity-linux-100.json", 100, False),
+    ("fidelity-linux-both.json", 10, True),
+])
+def test_the_shipped_100_mbps_and_both_ways_linux_sides_cover_their_matrices(name, rate, both_ways):
+    """docs/fidelity-linux-100.json and docs/fidelity-linux-both.json (the latest emulated runs,
+    with Linux's extra seeds for the cells outside) match every cell of their matrices, so
+    `validate --rate 100 [--spread 3] --linux-from docs/fidelity-linux-100.json` and the
+    both-ways slice judge the simulator without root."""
+    path = os.path.join(os.path.dirname(REPO_LINUX), name)
+    data = json.loads(open(path).read())
+    head = run.header(quick=False, duration_s=data["duration_s"], seed=data["seed"], sim_only=False, filters={},
+                      rate_mbps=rate, both_ways=both_ways)
+    cells = matrix.cells_of(quick=False, both_ways=both_ways, rate_mbps=rate)
+    assert sorted(run.stored_linux(path, data, head, cells)) == sorted(c.id for c in cells)
+    assert all(c["linux_from"] == f"docs/{name}" for c in data["cells"] if "linux_from" in c)
+
+
 def test_linux_from_the_shipped_file_judges_a_slice_without_root(tmp_path, monkeypatch):
     monkeypatch.setattr(vcli, "_is_root", lambda: False)
     out = tmp_path / "out"
@@ -512,3 +530,35 @@ def test_both_ways_sim_only_at_100_mbps(tmp_path, monkeypatch):
     # download, whose ACKs wait behind the upload's 320 ms queue, still ramping after 5 s.
     assert 10 < c["sim"]["goodput_mbps"] <= 100 and 15 < c["sim"]["up_goodput_mbps"] <= 25
     assert "upload goodput" in (out / "report.md").read_text()
+
+
+# --- a simulator setting judged against Linux (--sim-set) ----------------------------------
+
+def test_sim_set_changes_the_simulator_only(tmp_path, monkeypatch):
+    """The CoDel cell's Linux side comes from the stored run; the simulator runs with an
+    override that changes its result (Reno instead of CUBIC): the sim column moves, the Linux
+    column and the cell's digest (what the emulator would run) do not, and the header and
+    report name the override."""
+    f, data = _stored_run(tmp_path, monkeypatch)
+    base, over = tmp_path / "base", tmp_path / "over"
+    assert invoke(*CODEL_PIE, "--linux-from", str(f), "--out", str(base)).exit_code == 0
+    r = invoke(*CODEL_PIE, "--linux-from", str(f), "--sim-set", "flows[0].cc=reno", "--out", str(over))
+    assert r.exit_code == 0, r.output
+    a, b = (json.loads((d / "validate.json").read_text()) for d in (base, over))
+    assert b["sim_set"] == ["flows[0].cc=reno"] and "sim_set" not in a
+    for ca, cb in zip(a["cells"], b["cells"]):
+        assert ca["linux"] == cb["linux"] and ca["scenario_digest"] == cb["scenario_digest"]
+        assert ca["sim"] != cb["sim"]
+    assert "The simulator ran with `flows[0].cc=reno`" in (over / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("sets", "message"), [
+    (["tcp.tso_defer"], "--sim-set: invalid override \"tcp.tso_defer\": expected KEY=VALUE"),
+    (["tcp.tso_defr=true"], "--sim-set: tcp.tso_defr: unknown key"),
+    (["tcp.tso_defer=1"], "--sim-set: tcp.tso_defer: expected true or false, got an integer"),
+])
+def test_bad_sim_set_exits_2_and_creates_nothing(tmp_path, sets, message):
+    out = tmp_path / "out"
+    r = invoke("--quick", "--sim-only", *[a for s in sets for a in ("--sim-set", s)], "--out", str(out))
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and not out.exists()

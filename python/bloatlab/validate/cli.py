@@ -57,6 +57,21 @@ def _progress(rec: dict, i: int, n: int) -> str:
     return f"[{i + 1}/{n}] {rec['id']}: {rec['verdict']} ({', '.join(parts)})"
 
 
+def _check_sim_set(sim_sets: tuple[str, ...], doc: dict) -> None:
+    """Every --sim-set override parses and the simulator takes the first cell with them (the
+    cells differ only in values the matrix sets): exit 2 with the key path before anything
+    runs or is written."""
+    from ..errors import ScenarioError
+    from ..simcore import validate_scenario
+    from .run import sim_doc
+
+    try:
+        validate_scenario(sim_doc(doc, sim_sets))
+    except ScenarioError as e:
+        where = "" if e.path in ("", "--set") else f"{e.path}: "
+        fail(EXIT_INVALID, f"--sim-set: {where}{e.args[1]}")
+
+
 @click.command()
 @click.option("--quick", is_flag=True,
               help="The 8-cell subset (reno/cubic/bbr at 2 BDP, 40 ms, one flow; cubic with 4 flows, "
@@ -85,9 +100,13 @@ def _progress(rec: dict, i: int, n: int) -> str:
               help="Take the Linux side of every cell FILE (an earlier validate.json with the same "
               "--duration and --seed) emulated, and emulate only the others: re-checks a changed "
               "simulator in seconds, without root when FILE covers every cell.")
+@click.option("--sim-set", "sim_sets", multiple=True, metavar="KEY=VALUE",
+              help="Set a scenario key in the simulator's runs only, as `run --set` does (e.g. "
+              "--sim-set tcp.tso_defer=true): judges a simulator setting against Linux; with "
+              "--linux-from, against the stored Linux runs. Repeatable.")
 def validate(quick: bool, out: Path, duration_text: str | None, filters: tuple[str, ...], seed: int,
              rate_text: str | None, both_ways: bool, spread_text: str | None, sim_only: bool,
-             linux_from: Path | None) -> None:
+             linux_from: Path | None, sim_sets: tuple[str, ...]) -> None:
     """Simulator vs real Linux TCP over a matrix of scenarios (needs root).
 
     Runs every cell in the simulator and in the emulator (kernel TCP in network namespaces,
@@ -116,8 +135,10 @@ def validate(quick: bool, out: Path, duration_text: str | None, filters: tuple[s
         fail(EXIT_INVALID, f"--out: {out} exists and is not a directory")
     from . import report, run
 
+    if sim_sets:
+        _check_sim_set(sim_sets, matrix.scenario(cells[0], duration_s, seed))
     head = run.header(quick=quick, duration_s=duration_s, seed=seed, sim_only=sim_only, filters=chosen,
-                      rate_mbps=rate, both_ways=both_ways, spread=spread)
+                      rate_mbps=rate, both_ways=both_ways, spread=spread, sim_set=sim_sets)
     stored: dict = {}
     if linux_from is not None:
         if sim_only:

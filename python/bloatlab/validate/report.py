@@ -91,6 +91,9 @@ def markdown(result: Mapping[str, Any]) -> str:
         n = sum(1 for c in result["cells"] if c.get("linux_from"))
         lines[-1:-1] = [f"The Linux side of {n} cells is from an earlier run ({', '.join(reused)}), "
                         "not emulated again.", ""]
+    if result.get("sim_set"):
+        lines[-1:-1] = ["The simulator ran with " + ", ".join(f"`{x}`" for x in result["sim_set"])
+                        + " (`--sim-set`; the emulator with the cells as they are).", ""]
     metrics = shown(result)
     head = ["cell", "verdict"] + [m.label for m in metrics] + ["notes"]
     lines.append("| " + " | ".join(head) + " |")
@@ -175,7 +178,9 @@ def html_report(result: Mapping[str, Any], png: bytes | None) -> str:
     meta = (f"{len(result['cells'])} cells ({e(result['matrix'])} matrix"
             f"{', incomplete' if not result.get('complete') else ''}), {e(_link(result))}, "
             f"{result['duration_s']:g} s per run, metrics after {result['warmup_s']:g} s, seed {result['seed']}. "
-            f"Error = {e(result['error_definition'])}; floors: "
+            + (f"The simulator ran with {e(', '.join(result['sim_set']))} (--sim-set). "
+               if result.get("sim_set") else "")
+            + f"Error = {e(result['error_definition'])}; floors: "
             + ", ".join(f"{e(m.label)} {m.floor:g} {e(m.unit)}".strip() for m in cols) + ".")
     return (f"<!doctype html><html><head><meta charset=utf-8><title>bloatlab validate</title>"
             f"<style>{_CSS}</style></head><body><h1>bloatlab validate: simulator vs Linux</h1>"

@@ -4,14 +4,16 @@ cell at a time), then the errors and the verdict. A cell whose emulation fails i
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
 import platform
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..scenario import apply_overrides
 from . import matrix, metrics
 from .matrix import Cell, scenario, warmup_s
 
@@ -59,12 +61,18 @@ def reverse_ids(cell: Cell) -> frozenset[int]:
     return frozenset(range(cell.flows, 2 * cell.flows)) if cell.both_ways else frozenset()
 
 
+def sim_doc(doc: Mapping[str, Any], sim_set: Sequence[str]) -> dict[str, Any]:
+    """The simulator's scenario of a cell: ``doc`` with the ``--sim-set`` overrides applied
+    (``run --set`` syntax). The emulator runs ``doc`` itself."""
+    return apply_overrides(copy.deepcopy(dict(doc)), list(sim_set))
+
+
 def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool,
-             stored: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             stored: Mapping[str, Any] | None = None, sim_set: Sequence[str] = ()) -> dict[str, Any]:
     """One cell's record: parameters, both engines' metrics, errors, verdict (``within``,
     ``outside``, ``failed`` or ``sim-only``). Wall-clock values sit under ``wall_clock``.
     ``stored``: this cell's record from an earlier run (--linux-from), whose Linux side is
-    taken instead of emulating again."""
+    taken instead of emulating again. ``sim_set``: overrides for the simulator's run only."""
     from ..api import run_resolved
 
     doc = scenario(cell, duration_s, seed)
@@ -75,7 +83,7 @@ def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool,
         from ..emulate.runner import plan
 
         plan(doc)  # a cell the emulation refuses fails before anything runs (a bug in the matrix)
-    sim = run_resolved(doc, series=False)
+    sim = run_resolved(sim_doc(doc, sim_set) if sim_set else doc, series=False)
     rec["sim"] = metrics.extract(sim.summary, reverse_ids(cell))
     if sim_only:
         return rec
@@ -113,7 +121,7 @@ def run_cell(cell: Cell, *, duration_s: float, seed: int, sim_only: bool,
 
 def header(*, quick: bool, duration_s: float, seed: int, sim_only: bool,
            filters: Mapping[str, Iterable[Any]], rate_mbps: int = matrix.RATE_MBPS, both_ways: bool = False,
-           spread: int = 1) -> dict[str, Any]:
+           spread: int = 1, sim_set: Sequence[str] = ()) -> dict[str, Any]:
     head = {
         "tool": "bloatlab validate",
         "matrix": ("quick" if quick else "full") + (" both-ways" if both_ways else ""),
@@ -133,6 +141,8 @@ def header(*, quick: bool, duration_s: float, seed: int, sim_only: bool,
         head["reverse_rate_mbps"] = rate_mbps / matrix.BOTH_WAYS_RATIO
     if spread > 1:
         head["spread_seeds"] = spread
+    if sim_set:
+        head["sim_set"] = list(sim_set)
     return head
 
 
@@ -174,11 +184,13 @@ def validate(
     t = time.time()
     seeds = head.get("spread_seeds", 1)
     for i, cell in enumerate(cells):
+        sim_set = head.get("sim_set", ())
         rec = run_cell(cell, duration_s=head["duration_s"], seed=head["seed"],
-                       sim_only=head["sim_only"], stored=stored.get(cell.id))
+                       sim_only=head["sim_only"], stored=stored.get(cell.id), sim_set=sim_set)
         if seeds > 1 and rec["verdict"] == "outside":
             spread_cell(rec, cell, duration_s=head["duration_s"],
-                        seeds=[head["seed"] + k for k in range(1, seeds)], stored=stored.get(cell.id))
+                        seeds=[head["seed"] + k for k in range(1, seeds)], stored=stored.get(cell.id),
+                        sim_set=sim_set)
         result["cells"].append(rec)
         finish(result, complete=i + 1 == len(cells))
         result["wall_clock"] = {"started_unix_s": round(t), "elapsed_s": round(time.time() - t, 1)}
@@ -188,7 +200,7 @@ def validate(
 
 
 def spread_cell(rec: dict[str, Any], cell: Cell, *, duration_s: float, seeds: list[int],
-                stored: Mapping[str, Any] | None = None) -> None:
+                stored: Mapping[str, Any] | None = None, sim_set: Sequence[str] = ()) -> None:
     """Runs a cell outside its targets again at ``seeds`` on both engines and judges it against
     Linux's own run-to-run spread (:func:`metrics.within_spread`): the verdict becomes
     ``within-spread`` when every metric outside is. A failed extra emulation leaves the verdict.
@@ -199,7 +211,7 @@ def spread_cell(rec: dict[str, Any], cell: Cell, *, duration_s: float, seeds: li
     reused = _stored_spread_runs(stored, seeds, rec["outside"])
     for i, s in enumerate(seeds):
         given = None if reused is None else {"linux": reused[i], "linux_from": rec.get("linux_from")}
-        extra = run_cell(cell, duration_s=duration_s, seed=s, sim_only=False, stored=given)
+        extra = run_cell(cell, duration_s=duration_s, seed=s, sim_only=False, stored=given, sim_set=sim_set)
         if extra["verdict"] == "failed":
             rec["spread"] = {"extra_seeds": seeds, "error": extra.get("error")}
             return
