@@ -474,9 +474,16 @@ impl TcpSocket {
             return None;
         }
         let srtt = self.rtt.srtt()?;
+        Some(Rate::from_bytes_per_sec(self.linux_rate(srtt)))
+    }
+
+    /// Linux's internal pacing rate in bytes per second (`tcp_update_pacing_rate`: 2 ×
+    /// cwnd/SRTT in the first half of slow start, 1.2 × after), which it computes whether or
+    /// not it paces.
+    fn linux_rate(&self, srtt: Dur) -> f64 {
         let ratio =
             if self.win.cwnd < self.win.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
-        Some(Rate::from_bytes_per_sec(ratio * self.win.cwnd as f64 / srtt.secs_f64()))
+        ratio * self.win.cwnd as f64 / srtt.secs_f64()
     }
 
     // ----- timers ----------------------------------------------------------------------
@@ -886,9 +893,7 @@ impl TcpSocket {
             return Some(u64::MAX);
         }
         let Some(srtt) = self.rtt.srtt() else { return Some(u64::MAX) };
-        let ratio =
-            if self.win.cwnd < self.win.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
-        let per_ms = (ratio * self.win.cwnd as f64 / srtt.secs_f64()) as u64 >> 10;
+        let per_ms = self.linux_rate(srtt) as u64 >> 10;
         let segs = (per_ms.min(TSO_MAX_BYTES) / self.mss.max(1)).max(2);
         let send_win = (self.una + self.snd_wnd).saturating_sub(self.nxt);
         let limit = cwnd.saturating_sub(in_flight).min(send_win);
