@@ -442,7 +442,7 @@ def test_spread_reruns_outside_cells_and_can_turn_the_verdict(monkeypatch):
     cell = matrix.Cell("reno", 0.5, 40, 0.0, 1)
     runs = {1: (40.0, 18.0), 2: (38.0, 35.0), 3: (39.0, 36.0)}  # seed: (sim, linux) retransmissions
 
-    def fake_run_cell(c, *, duration_s, seed, sim_only, stored=None):
+    def fake_run_cell(c, *, duration_s, seed, sim_only, stored=None, sim_set=()):
         base = {"goodput_mbps": 9.0, "queue_delay_mean_ms": 7.0, "jain": 1.0}
         s, lx = runs[seed]
         rec = {"id": c.id, "params": c.params(), "sim": dict(base, retransmits=s),
@@ -469,7 +469,7 @@ def test_spread_reuses_linuxs_extra_runs_from_linux_from(monkeypatch):
     sim_rtx = {1: 40.0, 2: 38.0, 3: 39.0}
     calls = []
 
-    def fake_run_cell(c, *, duration_s, seed, sim_only, stored=None):
+    def fake_run_cell(c, *, duration_s, seed, sim_only, stored=None, sim_set=()):
         calls.append((seed, stored is not None))
         assert stored is not None, "an emulation was asked for"
         base = {"goodput_mbps": 9.0, "queue_delay_mean_ms": 7.0, "jain": 1.0}
