@@ -183,8 +183,8 @@ def validate(
     stored = stored or {}
     t = time.time()
     seeds = head.get("spread_seeds", 1)
+    sim_set = head.get("sim_set", ())
     for i, cell in enumerate(cells):
-        sim_set = head.get("sim_set", ())
         rec = run_cell(cell, duration_s=head["duration_s"], seed=head["seed"],
                        sim_only=head["sim_only"], stored=stored.get(cell.id), sim_set=sim_set)
         if seeds > 1 and rec["verdict"] == "outside":
