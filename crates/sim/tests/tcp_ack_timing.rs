@@ -68,3 +68,36 @@ fn tso_deferral_sends_in_groups_at_high_rates() {
     assert!(on - off > 0.15 && on - off < 0.6, "deferral adds {:.3} ms", on - off);
     assert!((gp_on - gp_off).abs() < 0.05 * gp_off, "goodput {gp_off:.2} → {gp_on:.2}");
 }
+
+/// Linux 6.x's PSH flag and the receiver's quick ACK of it (`tcp.psh`). In the validate cell
+/// `reno-droptail-b0.5-rtt40-loss1-f1` (10 Mbit/s, 1 % loss) Linux 6.18 marks 41 % of its data
+/// segments (the last of each 2-segment skb) and its receiver acknowledges a lone segment in
+/// 12.7 % of its ACKs, so no segment waits 40 ms for the delayed-ACK timer: RTT p95 46.7 ms
+/// over the 40 ms path. Without the rule the simulator's lone segments wait (1.4 % single-
+/// segment ACKs, p95 59.7 ms); with it, 9.1 % and 44.9 ms. The bounds sit between the two
+/// (the path's 40 ms plus a delayed ACK would be 80 ms; a quarter of that margin each side).
+#[test]
+fn psh_segments_are_acknowledged_at_once_under_random_loss() {
+    let rtt = |psh: bool| {
+        let s = run(&format!(
+            r#"
+            duration = "30s"
+            warmup = "5s"
+            [topology]
+            bottleneck = {{ rate = "10Mbps", delay = "20ms", loss = 0.01 }}
+            bottleneck_queue = {{ kind = "droptail", limit = "25000B" }}
+            [tcp]
+            psh = {psh}
+            [[flows]]
+            cc = "reno"
+            "#
+        ));
+        (f(&s, "flows.0.rtt_p95_ms"), f(&s, "flows.0.goodput_mbps"))
+    };
+    let (off, gp_off) = rtt(false);
+    let (on, gp_on) = rtt(true);
+    eprintln!("RTT p95: off {off:.1} ms, on {on:.1} ms; goodput {gp_off:.2} / {gp_on:.2}");
+    assert!(on < 50.0, "with psh: p95 {on:.1} ms (Linux 46.7)");
+    assert!(off > 52.0, "without: p95 {off:.1} ms");
+    assert!(gp_on >= gp_off, "goodput {gp_off:.2} → {gp_on:.2} (Linux 3.63)");
+}

@@ -170,6 +170,7 @@ fn bad_values_name_their_key() {
         "sack_compress",
         "gso",
         "tso_defer",
+        "psh",
     ] {
         assert_eq!(
             err(&format!("{key} = 1"), ""),

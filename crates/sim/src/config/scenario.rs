@@ -57,6 +57,7 @@ const TCP_KEYS: &[&str] = &[
     "sack_compress",
     "gso",
     "tso_defer",
+    "psh",
     "cwnd_limited",
     "prr_entry",
     "zero_window_probe",
@@ -311,7 +312,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 21],
+    mech: [Option<bool>; 22],
     hz: Option<u32>,
 }
 
@@ -496,9 +497,9 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 /// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true), prr_entry ("linux" =
 /// true), zero_window_probe ("linux" = true), ecn_reduction ("cwr" = true),
 /// recovery_restart ("same_ack" = true), xmit_timer, reno_dupacks, old_ack_sack and
-/// rack_retrans ("linux" = true each), tso_defer.
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 21]> {
-    let mut m = [None; 21];
+/// rack_retrans ("linux" = true each), tso_defer, psh.
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 22]> {
+    let mut m = [None; 22];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -532,10 +533,11 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 21]> {
         .opt_choice("rack_retrans", "RACK retransmission rule", &["new_data_only", "linux"])?
         .map(linux);
     m[20] = t.opt_bool("tso_defer")?;
+    m[21] = t.opt_bool("psh")?;
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 21]) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 22]) -> crate::tcp::Mechanisms {
     let d = crate::tcp::Mechanisms::default();
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
@@ -550,6 +552,7 @@ fn mechanisms(m: &[Option<bool>; 21]) -> crate::tcp::Mechanisms {
         sack_compress: m[9].unwrap_or(d.sack_compress),
         gso: m[10].unwrap_or(d.gso),
         tso_defer: m[20].unwrap_or(d.tso_defer),
+        psh: m[21].unwrap_or(d.psh),
         linux_cwnd_limited: m[11].unwrap_or(d.linux_cwnd_limited),
         prr_linux_entry: m[12].unwrap_or(d.prr_linux_entry),
         linux_zero_window_probe: m[13].unwrap_or(d.linux_zero_window_probe),

@@ -14,6 +14,8 @@ impl TcpFlags {
     pub const SYN: u16 = 0x02;
     pub const ACK: u16 = 0x10;
     pub const FIN: u16 = 0x01;
+    /// Push: the sender's end of an skb or of a write (with the `tcp.psh` mechanism).
+    pub const PSH: u16 = 0x08;
     /// ECN-Echo: the receiver saw a CE mark (RFC 3168).
     pub const ECE: u16 = 0x40;
     /// Congestion Window Reduced: the sender reacted to ECE.

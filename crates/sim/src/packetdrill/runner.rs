@@ -166,6 +166,7 @@ fn linux_defaults() -> TcpCfg {
     cfg.mech.linux_old_ack_sack = true;
     cfg.mech.linux_rack_retrans = true;
     cfg.mech.linux_cwr = true;
+    cfg.mech.psh = true;
     // Scripts write what they write: their writes are checked against SO_SNDBUF below, not
     // queued behind a modelled send buffer (whose memory is counted in payload bytes, not
     // Linux's skb truesize that SO_SNDBUF scripts test).
@@ -769,7 +770,7 @@ impl Runner {
             seq: p.seq,
             ack: p.ack.unwrap_or(0),
             len: p.len,
-            flags: TcpFlags(p.flags & !flag::PSH),
+            flags: TcpFlags(p.flags),
             window: p.win.unwrap_or(0) as u16,
             ts: None,
             sack: SackBlocks::default(),
@@ -916,7 +917,8 @@ impl Runner {
         let mismatch = |what: String| {
             fail(format!("{what}\n  expected: {}\n  actual:   {}", fmt_spec(p), fmt_seen(s)))
         };
-        // The simulator carries no PSH bit; Linux sets it at the end of each write.
+        // PSH is not compared: where Linux splits its TSO skbs (and so where its PSH falls)
+        // the simulator's segment-at-a-time sender does not follow (docs/packetdrill.md).
         let (want, got) = (p.flags & !flag::PSH, s.flags & !flag::PSH);
         if want != got {
             return mismatch(format!(
@@ -1737,7 +1739,7 @@ mod tests {
         assert!(msg.starts_with("ack: expected 2, actual 1"), "{msg}");
         assert!(
             msg.contains("expected: > . 1:1001(1000) ack 2")
-                && msg.contains("actual:   > . 1:1001(1000) ack 1"),
+                && msg.contains("actual:   > P. 1:1001(1000) ack 1"),
             "{msg}"
         );
         let (_, msg) =

@@ -12,6 +12,8 @@ pub const LOST: u8 = 2;
 pub const RETRANS: u8 = 4;
 /// The segment was retransmitted at least once (Karn: no RTT sample from its send time).
 pub const EVER_RETRANS: u8 = 8;
+/// The segment carried PSH (`tcp.psh`): its retransmissions carry it too.
+pub const PUSH: u8 = 16;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Seg {

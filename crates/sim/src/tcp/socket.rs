@@ -10,7 +10,7 @@ use super::reassembly::Reassembly;
 use super::recovery::{LossState, LossStats, XmitTimer, MAX_QUICKACKS};
 use super::rtt::RttEstimator;
 use super::rwnd::RwndState;
-use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, SACKED};
+use super::scoreboard::{self, Scoreboard, Seg, EVER_RETRANS, SACKED};
 use super::SNDBUF_UNLIMITED;
 use crate::cc::{AckSample, CaState, CongestionControl, CongestionEvent, CongestionKind, Window};
 use crate::engine::{Event, EventQueue, TimerKind};
@@ -387,6 +387,7 @@ impl TcpSocket {
     pub fn app_write(&mut self, bytes: u64, cx: &mut Cx) {
         if self.cfg.sndbuf == SNDBUF_UNLIMITED {
             self.app_end = self.app_end.saturating_add(bytes);
+            self.note_write();
         } else {
             self.app_pending = self.app_pending.saturating_add(bytes);
             self.fill_sndbuf();
@@ -424,6 +425,7 @@ impl TcpSocket {
             let n = self.app_pending.min(self.cfg.write_size).min(free);
             self.app_end += n;
             self.app_pending -= n;
+            self.note_write();
             wrote = true;
         }
         wrote
@@ -539,7 +541,10 @@ impl TcpSocket {
                 XmitTimer::Reorder => self.on_reorder_timer(cx),
                 XmitTimer::Probe => self.on_probe_timer(cx),
             },
-            TimerKind::DelAck => self.send_ack(cx),
+            TimerKind::DelAck => {
+                self.lr.pingpong = false; // tcp_delack_timer_handler
+                self.send_ack(cx)
+            }
             TimerKind::Pace => self.try_send(cx),
         }
     }
@@ -655,7 +660,8 @@ impl TcpSocket {
         self.emit(TcpFlags::ACK, self.nxt, 0, SynOptions::default(), cx);
     }
 
-    fn send_data(&mut self, seq: u64, len: u64, retransmission: bool, cx: &mut Cx) {
+    /// Sends [seq, seq + len); `psh`: with the PSH flag (`tcp.psh`, see `pushes`).
+    fn send_data(&mut self, seq: u64, len: u64, retransmission: bool, psh: bool, cx: &mut Cx) {
         let mut flags = TcpFlags::ACK;
         if self.ecn.cwr_pending {
             flags |= TcpFlags::CWR;
@@ -668,6 +674,12 @@ impl TcpSocket {
         } else {
             len
         };
+        if psh {
+            flags |= TcpFlags::PSH;
+        }
+        if self.cfg.mech.psh && !retransmission && cx.now.since(self.lr.last_rx) < self.cfg.delack {
+            self.lr.pingpong = true; // tcp_event_data_sent
+        }
         self.emit(flags, seq, payload as u32, SynOptions::default(), cx);
         // The controller's codepoint; RFC 3168 §6.1.5: retransmissions are not ECN-capable.
         if self.ecn.mode.is_on() && !retransmission {
@@ -701,16 +713,18 @@ impl TcpSocket {
         }
     }
 
-    fn send_new_segment(&mut self, len: u64, cx: &mut Cx) {
+    fn send_new_segment(&mut self, len: u64, skb_end: bool, cx: &mut Cx) {
         if self.state != TcpState::Established && self.close.fin_at == self.nxt + len {
             // The FIN rides on the last data segment (Linux tcp_send_fin).
             return self.send_fin_segment(len, cx);
         }
         let seq = self.nxt;
+        let psh = self.pushes(seq, len, skb_end);
         let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
-        self.sb.push(Seg { start: seq, end: seq + len, sent_at: cx.now, flags: 0, stamp });
+        let flags = if psh { scoreboard::PUSH } else { 0 };
+        self.sb.push(Seg { start: seq, end: seq + len, sent_at: cx.now, flags, stamp });
         self.nxt += len;
-        self.send_data(seq, len, false, cx);
+        self.send_data(seq, len, false, psh, cx);
         self.schedule_probe(cx);
     }
 
@@ -721,7 +735,8 @@ impl TcpSocket {
         self.lr.undo.on_retransmit(cx.now);
         self.stats.retransmits += 1;
         self.stats.bytes_retx += s.len();
-        self.send_data(s.start, s.len(), true, cx);
+        // Linux retransmits the skb with its flags, PSH included.
+        self.send_data(s.start, s.len(), true, s.has(scoreboard::PUSH), cx);
     }
 
     /// Sends what the windows allow: retransmissions of presumed-lost segments first, then new
@@ -825,8 +840,9 @@ impl TcpSocket {
                     }
                 }
                 skb_left = skb_left.saturating_sub(1);
+                let skb_end = self.cfg.mech.psh && self.skb_end(in_flight, cwnd, in_burst);
                 let burst = if in_burst { self.lr.burst_left } else { self.gso_segs() };
-                self.send_new_segment(len, cx);
+                self.send_new_segment(len, skb_end, cx);
                 self.lr.burst_left = burst.saturating_sub(1);
                 continue;
             }
@@ -845,6 +861,40 @@ impl TcpSocket {
             }
             return;
         }
+    }
+
+    /// `psh`: whether new data [seq, seq + len) carries PSH — it ends a multi-segment skb
+    /// (`skb_end`) or holds the end of the last pushed write (Linux's tcp_push marks the write
+    /// queue's tail unless MSG_MORE).
+    pub(super) fn pushes(&self, seq: u64, len: u64, skb_end: bool) -> bool {
+        let at = self.cork.push_at;
+        self.cfg.mech.psh && (skb_end || (seq < at && at <= seq + len))
+    }
+
+    /// `psh`: whether the segment about to go is the last of a multi-segment skb. An skb
+    /// starts when the last one is done (or, paced, with each pacing slot) and holds what
+    /// Linux's tcp_write_xmit puts in one: min(`tcp_tso_autosize`, cwnd − in flight, the
+    /// receive window, the written data) segments.
+    fn skb_end(&mut self, in_flight: u64, cwnd: u64, in_burst: bool) -> bool {
+        let paced = self.pacing_rate().is_some_and(|r| r.0 > 0);
+        if self.lr.skb_left == 0 || (paced && !in_burst) {
+            let mss = self.mss.max(1);
+            // Linux's rate is first set by an ACK of data; before one, skbs are 64 KB.
+            let rate = self.rtt.srtt().filter(|_| self.una > self.iss + 1);
+            let auto = if paced {
+                self.gso_segs()
+            } else {
+                let per_ms = rate.map_or(TSO_MAX_BYTES, |s| self.linux_rate(s) as u64 >> 10);
+                (per_ms.min(TSO_MAX_BYTES) / mss).max(2)
+            };
+            let quota = cwnd.saturating_sub(in_flight) / mss;
+            let wnd = (self.una + self.snd_wnd).saturating_sub(self.nxt).div_ceil(mss);
+            let data = self.app_end.saturating_sub(self.nxt).div_ceil(mss);
+            self.lr.skb_segs = auto.min(quota).min(wnd).min(data).max(1);
+            self.lr.skb_left = self.lr.skb_segs;
+        }
+        self.lr.skb_left -= 1;
+        self.lr.skb_left == 0 && self.lr.skb_segs >= 2
     }
 
     /// The pacing gate before each send: None when it must wait for the pacing timer (armed
@@ -1066,6 +1116,7 @@ impl TcpSocket {
 
     fn establish(&mut self, h: &TcpHeader, cx: &mut Cx) {
         self.state = TcpState::Established;
+        self.lr.last_rx = cx.now;
         self.tune.on_established(cx.now, self.rcv_nxt);
         if self.cfg.mech.quickack {
             self.lr.quickacks = MAX_QUICKACKS;
@@ -1184,7 +1235,13 @@ impl TcpSocket {
             }
         }
         self.unacked_segs += 1;
-        let quick = self.lr.quickacks > 0;
+        if self.cfg.mech.psh {
+            self.lr.last_rx = cx.now;
+        }
+        // Linux's ICSK_ACK_PUSHED: a segment with PSH is ACKed when the reader drains,
+        // here at once, unless the connection is interactive (ping-pong).
+        let pushed = self.cfg.mech.psh && h.flags.has(TcpFlags::PSH) && !self.lr.pingpong;
+        let quick = self.lr.quickacks > 0 || pushed;
         if filled_hole || quick || self.unacked_segs >= self.cfg.ack_every || self.cfg.delack.0 == 0
         {
             self.lr.quickacks = self.lr.quickacks.saturating_sub(1);
@@ -1722,7 +1779,7 @@ impl TcpSocket {
                     if self.cfg.mech.linux_zero_window_probe && fits > 0 {
                         // Linux's tcp_write_wakeup: the probe is the data that fits a window
                         // below one segment; no backoff once data is in flight.
-                        self.send_new_segment(fits, cx);
+                        self.send_new_segment(fits, false, cx);
                         return;
                     }
                     if self.nxt < self.app_end && self.snd_wnd == 0 {
@@ -1734,7 +1791,7 @@ impl TcpSocket {
                             self.arm_rto(cx);
                         } else {
                             // Window probe (persist timer): one byte beyond the closed window.
-                            self.send_new_segment(1, cx);
+                            self.send_new_segment(1, false, cx);
                         }
                     }
                     return;
@@ -1803,6 +1860,9 @@ mod tests {
         now: SimTime,
         delay: Dur,
         flying: VecDeque<(SimTime, usize, PacketId)>,
+        /// What endpoint 1 received (arrival, flags, seq, len) and the ACKs it sent (time, ack).
+        to_1: Vec<(SimTime, u16, u64, u32)>,
+        acks_from_1: Vec<(SimTime, u64)>,
     }
 
     impl Wire {
@@ -1829,6 +1889,8 @@ mod tests {
                 now: SimTime::ZERO,
                 delay: Dur::from_millis(10),
                 flying: VecDeque::new(),
+                to_1: Vec::new(),
+                acks_from_1: Vec::new(),
             }
         }
 
@@ -1843,6 +1905,9 @@ mod tests {
             };
             f(&mut self.socks[i], &mut cx);
             for id in out {
+                if i == 1 {
+                    self.acks_from_1.push((self.now, self.pool.get(id).tcp().ack));
+                }
                 self.flying.push_back((self.now + self.delay, 1 - i, id));
             }
         }
@@ -1873,6 +1938,9 @@ mod tests {
                     self.pool.free(id);
                     if to == 0 {
                         rewrite(t, &mut p);
+                    } else {
+                        let h = p.tcp();
+                        self.to_1.push((t, h.flags.0, h.seq, h.len));
                     }
                     self.call(to, |s, cx| s.on_packet(&p, cx));
                 } else {
@@ -1991,6 +2059,44 @@ mod tests {
             } else {
                 // Written while at most 2/3 of the buffer is queued, up to the buffer.
                 assert!(most <= 20_000 && most > 13_000, "at most {most} B unacknowledged");
+            }
+        }
+    }
+
+    /// `psh` (Linux 6.x): the sender marks the last segment of each skb of two or more
+    /// segments and the end of the write, and the receiver acknowledges a segment with PSH the
+    /// moment it arrives instead of holding it for a partner or the delayed-ACK timer. Off:
+    /// no PSH on the wire.
+    #[test]
+    fn psh_marks_skb_ends_and_the_receiver_acks_it_at_once() {
+        for psh in [false, true] {
+            let mut c = cfg();
+            c.mech.psh = psh;
+            let mut w = Wire::with(&c);
+            w.call(1, |s, _| s.listen());
+            w.call(0, |s, cx| {
+                s.connect(cx);
+                s.app_write(100_500, cx);
+            });
+            w.run(SimTime(Dur::from_secs(10).0), &mut |_, _| {}, &mut |_| {});
+            let data: Vec<_> = w.to_1.iter().filter(|d| d.3 > 0).collect();
+            let marked: Vec<_> = data.iter().filter(|d| d.1 & TcpFlags::PSH != 0).collect();
+            assert_eq!(w.socks[1].delivered(), 100_500);
+            if !psh {
+                assert!(marked.is_empty());
+                continue;
+            }
+            let last = data.iter().max_by_key(|d| d.2).unwrap();
+            assert!(last.1 & TcpFlags::PSH != 0 && last.3 == 500, "the write's end is marked");
+            // Slow start on this wire sends skbs of 2 to 5 segments.
+            let share = marked.len() as f64 / data.len() as f64;
+            assert!((0.15..0.6).contains(&share), "{} of {} marked", marked.len(), data.len());
+            for &&&(t, _, seq, len) in &marked {
+                let end = seq + len as u64;
+                assert!(
+                    w.acks_from_1.iter().any(|&(at, ack)| at == t && ack >= end),
+                    "the PSH segment ending at {end} is acknowledged on arrival"
+                );
             }
         }
     }

@@ -11,6 +11,8 @@ pub use prr::Prr;
 pub use rack::{tick_expiry, Rack, TIMEOUT_MIN};
 pub use undo::Undo;
 
+use crate::units::SimTime;
+
 /// The `[tcp]` switches of the Linux mechanisms (all on by default, as in Linux).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mechanisms {
@@ -52,6 +54,15 @@ pub struct Mechanisms {
     /// rates its segments leave in groups of about 1 ms of data; off: every segment the
     /// window allows goes at once (ACK-clocked pairs).
     pub tso_defer: bool,
+    /// `psh`: the PSH flag as Linux sends it and its receiver's quick ACK. The sender sets PSH
+    /// on the last segment of each skb of two or more segments (an skb: min(`tcp_tso_autosize`,
+    /// cwnd − in flight, the receive window, the data) segments, as tcp_write_xmit cuts them)
+    /// and on the segment that holds the end of a write (tcp_push, unless MSG_MORE; a later
+    /// write into the unsent tail clears it), and keeps it on retransmissions; the receiver,
+    /// outside ping-pong mode, acknowledges an in-order segment with PSH at once (its reader
+    /// drains at once: `tcp_measure_rcv_mss` sets ICSK_ACK_PUSHED, `tcp_cleanup_rbuf` ACKs).
+    /// Off: no PSH, and such a segment waits for a partner or the delayed-ACK timer.
+    pub psh: bool,
     /// `cwnd_limited = "linux"`: slow start counts the connection cwnd-limited while cwnd is
     /// below twice the largest flight of the last window (Linux's tcp_is_cwnd_limited with
     /// max_packets_out, RFC 7661's idea); `"flight"` (the default, the simulator's earlier
@@ -132,6 +143,7 @@ impl Default for Mechanisms {
             sack_compress: true,
             gso: true,
             tso_defer: false,
+            psh: false,
             linux_cwnd_limited: false,
             prr_linux_entry: false,
             linux_zero_window_probe: false,
@@ -183,6 +195,14 @@ pub struct LossState {
     pub rack: Rack,
     pub prr: Prr,
     pub undo: Undo,
+    /// `psh` (sender): segments left of the skb being sent, and that skb's size.
+    pub skb_left: u64,
+    pub skb_segs: u64,
+    /// `psh` (receiver): Linux's ping-pong (interactive) mode — set when this end sends new
+    /// data within the delayed-ACK time of receiving some, cleared when the delayed-ACK timer
+    /// fires — and when data (or the handshake's last segment) last arrived.
+    pub pingpong: bool,
+    pub last_rx: SimTime,
 }
 
 /// Counters of the mechanisms (summary and tests).

@@ -21,7 +21,7 @@
 use super::{Cx, TcpSocket, TcpState};
 use crate::engine::TimerKind;
 use crate::net::{SynOptions, TcpFlags, TcpHeader};
-use crate::tcp::scoreboard::Seg;
+use crate::tcp::scoreboard::{self, Seg};
 
 /// RST's bit in the TCP flags (RFC 9293 §3.1).
 pub const RST: u16 = 0x04;
@@ -176,11 +176,14 @@ impl TcpSocket {
     /// when it ends at the last written byte.
     pub(super) fn send_fin_segment(&mut self, len: u64, cx: &mut Cx) {
         let seq = self.nxt;
+        // A FIN alone is a new skb without PSH (tcp_send_fin); on data, the data's rule.
+        let psh = len > 0 && self.pushes(seq, len, false);
         let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
-        self.sb.push(Seg { start: seq, end: seq + len + 1, sent_at: cx.now, flags: 0, stamp });
+        let flags = if psh { scoreboard::PUSH } else { 0 };
+        self.sb.push(Seg { start: seq, end: seq + len + 1, sent_at: cx.now, flags, stamp });
         self.nxt += len + 1;
         self.close.fin_sent = true;
-        self.send_data(seq, len + 1, false, cx);
+        self.send_data(seq, len + 1, false, psh, cx);
         self.schedule_probe(cx);
     }
 

@@ -27,6 +27,8 @@ pub(super) struct Cork {
     more: bool,
     /// A tail is held with nothing in flight: the probe timer (the RTO slot) sends it.
     pub(super) held: bool,
+    /// `tcp.psh`: the end of the last write that pushed (its segment carries PSH); 0: none.
+    pub(super) push_at: u64,
 }
 
 impl TcpSocket {
@@ -66,6 +68,15 @@ impl TcpSocket {
         self.try_send(cx);
         self.cork.corked = c.corked;
         self.cork.more = c.more;
+    }
+
+    /// `psh`: a write ended at `app_end`. Its first bytes join the unsent tail, whose earlier
+    /// PSH Linux clears (tcp_sendmsg_locked); its end is pushed unless it had MSG_MORE.
+    #[inline]
+    pub(super) fn note_write(&mut self) {
+        if self.cfg.mech.psh {
+            self.cork.push_at = if self.cork.more { 0 } else { self.app_end };
+        }
     }
 
     /// The application writes `bytes`; `more`: with MSG_MORE (the tail waits for the next

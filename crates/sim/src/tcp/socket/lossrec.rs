@@ -439,7 +439,7 @@ impl TcpSocket {
         if len > 0 && self.una + self.snd_wnd >= self.nxt + len {
             self.lr.rack.tlp_high_seq = Some(self.nxt + len);
             self.lr.rack.tlp_retrans = false;
-            self.send_new_segment(len, cx);
+            self.send_new_segment(len, false, cx);
         } else if let Some(i) = self.sb.last_unsacked() {
             self.lr.rack.tlp_high_seq = Some(self.nxt);
             self.lr.rack.tlp_retrans = true;
