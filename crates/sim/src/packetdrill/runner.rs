@@ -1008,6 +1008,11 @@ impl Runner {
 
     fn new_socket(&mut self, active: bool) -> TcpSocket {
         let mut cfg = self.cfg.clone();
+        // The runner's `mss` is Linux's advmss (the option's value, TCP_MAXSEG's); the
+        // socket's is the payload beside the timestamp option it takes room from.
+        if cfg.timestamps {
+            cfg.mss = cfg.mss.saturating_sub(crate::wire::TCP_TS_OPTION_BYTES as u32).max(1);
+        }
         cfg.ecn = match self.ecn_mode {
             0 => EcnMode::Off,
             1 => EcnMode::Classic,

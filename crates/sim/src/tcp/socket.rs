@@ -615,11 +615,18 @@ impl TcpSocket {
         }
     }
 
+    /// The MSS option this end sends: `tcp.mss` is the payload of a segment with the
+    /// timestamp option, and the option's value excludes TCP options (RFC 6691; Linux
+    /// advertises 1460 and sends 1448-byte payloads with timestamps).
+    fn mss_option(&self) -> u64 {
+        self.cfg.mss as u64 + if self.cfg.timestamps { TCP_TS_OPTION_BYTES } else { 0 }
+    }
+
     /// The SYN offers every option configured; the SYN-ACK answers only those the SYN
     /// offered (window scale and timestamps: RFC 7323 §2.2, §3.2; SACK-permitted: RFC 2018).
     fn syn_options(&self) -> SynOptions {
         let offer = SynOptions {
-            mss: self.cfg.mss.min(65_535) as u16,
+            mss: self.mss_option().min(65_535) as u16,
             wscale: Some(self.rcv_wscale),
             sack_permitted: self.cfg.recovery == Recovery::Sack,
             timestamps: self.cfg.timestamps,
@@ -1105,7 +1112,9 @@ impl TcpSocket {
             }
         }
         if o.mss > 0 {
-            self.mss = self.mss.min(o.mss as u64);
+            // The options' room comes out of the smaller MSS (Linux's mss_cache; RFC 6691).
+            let ts_room = if self.ts_ok { TCP_TS_OPTION_BYTES } else { 0 };
+            self.mss = self.mss_option().min(o.mss as u64).saturating_sub(ts_room).max(1);
             self.win.mss = self.mss;
             self.win.cwnd = self.cfg.init_cwnd as u64 * self.mss;
         }
