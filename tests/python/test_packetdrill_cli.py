@@ -48,7 +48,7 @@ def test_a_mismatch_fails_with_line_and_expected_vs_actual(tmp_path: Path):
     out = proc.stdout
     assert f"PASSED       {ok}" in out
     assert f"FAILED       {bad}:11:4: ack: expected 5, actual 1" in out
-    assert "expected: > . 1:1001(1000) ack 5" in out and "actual:   > . 1:1001(1000) ack 1" in out
+    assert "expected: > . 1:1001(1000) ack 5" in out and "actual:   > P. 1:1001(1000) ack 1" in out
 
 
 def test_an_assert_failure_names_the_values(tmp_path: Path):

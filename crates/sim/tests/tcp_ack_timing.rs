@@ -7,6 +7,7 @@
 
 mod common;
 use common::{f, run};
+use serde_json::Value;
 
 fn bbr_loss(tcp: &str) -> f64 {
     let s = run(&format!(
@@ -37,6 +38,25 @@ fn bbr_queue_grows_with_random_loss_as_on_linux() {
     assert!(no_compress < both - 3.0 && no_gso < both, "each mechanism adds to the queue");
 }
 
+/// One Reno flow for `duration` (measured after `warmup`) on `bottleneck` behind `queue`,
+/// with the `[tcp]` switch `key` set to `on`.
+fn reno_with(key: &str, on: bool, times: (&str, &str), bottleneck: &str, queue: &str) -> Value {
+    let (duration, warmup) = times;
+    run(&format!(
+        r#"
+        duration = "{duration}"
+        warmup = "{warmup}"
+        [topology]
+        bottleneck = {bottleneck}
+        bottleneck_queue = {queue}
+        [tcp]
+        {key} = {on}
+        [[flows]]
+        cc = "reno"
+        "#
+    ))
+}
+
 /// Linux's TSO deferral for a sender without pacing (`tcp.tso_defer`, Linux
 /// `tcp_tso_should_defer`): at 100 Mbit/s a Reno flow's skbs hold about 1 ms of data at
 /// 1.2 · cwnd / SRTT, ~10 segments, and a partial one waits for the ACK due within 1 ms, so
@@ -46,20 +66,14 @@ fn bbr_queue_grows_with_random_loss_as_on_linux() {
 /// `reno-codel-b2-rtt40-loss0-f1-r100`: 1.62 ms; the simulator 0.85 ms without deferral.
 #[test]
 fn tso_deferral_sends_in_groups_at_high_rates() {
-    let sojourn = |tso_defer: bool| {
-        let s = run(&format!(
-            r#"
-            duration = "12s"
-            warmup = "4s"
-            [topology]
-            bottleneck = {{ rate = "100Mbps", delay = "20ms" }}
-            bottleneck_queue = {{ kind = "codel", limit = "1000000B" }}
-            [tcp]
-            tso_defer = {tso_defer}
-            [[flows]]
-            cc = "reno"
-            "#
-        ));
+    let sojourn = |on: bool| {
+        let s = reno_with(
+            "tso_defer",
+            on,
+            ("12s", "4s"),
+            r#"{ rate = "100Mbps", delay = "20ms" }"#,
+            r#"{ kind = "codel", limit = "1000000B" }"#,
+        );
         (f(&s, "bottleneck.mean_sojourn_ms"), f(&s, "flows.0.goodput_mbps"))
     };
     let (off, gp_off) = sojourn(false);
@@ -69,7 +83,7 @@ fn tso_deferral_sends_in_groups_at_high_rates() {
     assert!((gp_on - gp_off).abs() < 0.05 * gp_off, "goodput {gp_off:.2} → {gp_on:.2}");
 }
 
-/// Linux 6.x's PSH flag and the receiver's quick ACK of it (`tcp.psh`). In the validate cell
+/// Linux's PSH flag and the receiver's quick ACK of it (`tcp.psh`). In the validate cell
 /// `reno-droptail-b0.5-rtt40-loss1-f1` (10 Mbit/s, 1 % loss) Linux 6.18 marks 41 % of its data
 /// segments (the last of each 2-segment skb) and its receiver acknowledges a lone segment in
 /// 12.7 % of its ACKs, so no segment waits 40 ms for the delayed-ACK timer: RTT p95 46.7 ms
@@ -78,20 +92,14 @@ fn tso_deferral_sends_in_groups_at_high_rates() {
 /// (the path's 40 ms plus a delayed ACK would be 80 ms; a quarter of that margin each side).
 #[test]
 fn psh_segments_are_acknowledged_at_once_under_random_loss() {
-    let rtt = |psh: bool| {
-        let s = run(&format!(
-            r#"
-            duration = "30s"
-            warmup = "5s"
-            [topology]
-            bottleneck = {{ rate = "10Mbps", delay = "20ms", loss = 0.01 }}
-            bottleneck_queue = {{ kind = "droptail", limit = "25000B" }}
-            [tcp]
-            psh = {psh}
-            [[flows]]
-            cc = "reno"
-            "#
-        ));
+    let rtt = |on: bool| {
+        let s = reno_with(
+            "psh",
+            on,
+            ("30s", "5s"),
+            r#"{ rate = "10Mbps", delay = "20ms", loss = 0.01 }"#,
+            r#"{ kind = "droptail", limit = "25000B" }"#,
+        );
         (f(&s, "flows.0.rtt_p95_ms"), f(&s, "flows.0.goodput_mbps"))
     };
     let (off, gp_off) = rtt(false);

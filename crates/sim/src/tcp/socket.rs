@@ -871,8 +871,8 @@ impl TcpSocket {
     }
 
     /// `psh`: whether new data [seq, seq + len) carries PSH — it ends a multi-segment skb
-    /// (`skb_end`) or holds the end of the last pushed write (Linux's tcp_push marks the write
-    /// queue's tail unless MSG_MORE).
+    /// (`skb_end`: Linux's `__tcp_transmit_skb` forces PSH on every GSO skb) or holds the end
+    /// of the last pushed write (tcp_push marks the write queue's tail unless MSG_MORE).
     pub(super) fn pushes(&self, seq: u64, len: u64, skb_end: bool) -> bool {
         let at = self.cork.push_at;
         self.cfg.mech.psh && (skb_end || (seq < at && at <= seq + len))

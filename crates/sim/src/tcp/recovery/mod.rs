@@ -55,7 +55,8 @@ pub struct Mechanisms {
     /// window allows goes at once (ACK-clocked pairs).
     pub tso_defer: bool,
     /// `psh`: the PSH flag as Linux sends it and its receiver's quick ACK. The sender sets PSH
-    /// on the last segment of each skb of two or more segments (an skb: min(`tcp_tso_autosize`,
+    /// on the last segment of each skb of two or more segments (Linux's `__tcp_transmit_skb`
+    /// forces it on every GSO skb; an skb: min(`tcp_tso_autosize`,
     /// cwnd − in flight, the receive window, the data) segments, as tcp_write_xmit cuts them)
     /// and on the segment that holds the end of a write (tcp_push, unless MSG_MORE; a later
     /// write into the unsent tail clears it), and keeps it on retransmissions; the receiver,
