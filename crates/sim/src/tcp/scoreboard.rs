@@ -12,7 +12,7 @@ pub const LOST: u8 = 2;
 pub const RETRANS: u8 = 4;
 /// The segment was retransmitted at least once (Karn: no RTT sample from its send time).
 pub const EVER_RETRANS: u8 = 8;
-/// The segment carried PSH (`tcp.psh`): its retransmissions carry it too.
+/// The segment holds the end of a write and carried PSH (`tcp.psh`): so do its retransmissions.
 pub const PUSH: u8 = 16;
 
 #[derive(Debug, Clone, Copy)]

@@ -726,9 +726,11 @@ impl TcpSocket {
             return self.send_fin_segment(len, cx);
         }
         let seq = self.nxt;
-        let psh = self.pushes(seq, len, skb_end);
+        let write_end = self.pushes(seq, len, false);
+        let psh = write_end || self.pushes(seq, len, skb_end);
         let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
-        let flags = if psh { scoreboard::PUSH } else { 0 };
+        // Only tcp_push's mark is the skb's own; the GSO one is set on the transmitted clone.
+        let flags = if write_end { scoreboard::PUSH } else { 0 };
         self.sb.push(Seg { start: seq, end: seq + len, sent_at: cx.now, flags, stamp });
         self.nxt += len;
         self.send_data(seq, len, false, psh, cx);
@@ -742,7 +744,7 @@ impl TcpSocket {
         self.lr.undo.on_retransmit(cx.now);
         self.stats.retransmits += 1;
         self.stats.bytes_retx += s.len();
-        // Linux retransmits the skb with its flags, PSH included.
+        // Linux retransmits the skb with its own flags: the PSH of a write's end.
         self.send_data(s.start, s.len(), true, s.has(scoreboard::PUSH), cx);
     }
 

@@ -59,7 +59,7 @@ pub struct Mechanisms {
     /// forces it on every GSO skb; an skb: min(`tcp_tso_autosize`,
     /// cwnd − in flight, the receive window, the data) segments, as tcp_write_xmit cuts them)
     /// and on the segment that holds the end of a write (tcp_push, unless MSG_MORE; a later
-    /// write into the unsent tail clears it), and keeps it on retransmissions; the receiver,
+    /// write into the unsent tail clears it), which its retransmissions keep; the receiver,
     /// outside ping-pong mode, acknowledges an in-order segment with PSH at once (its reader
     /// drains at once: `tcp_measure_rcv_mss` sets ICSK_ACK_PUSHED, `tcp_cleanup_rbuf` ACKs).
     /// Off: no PSH, and such a segment waits for a partner or the delayed-ACK timer.
