@@ -542,7 +542,11 @@ impl TcpSocket {
                 XmitTimer::Probe => self.on_probe_timer(cx),
             },
             TimerKind::DelAck => {
-                self.lr.pingpong = false; // tcp_delack_timer_handler
+                // A delayed ACK missed: Linux's tcp_delack_timer_handler leaves ping-pong mode
+                // (a held SACK, on this timer too, is its own hrtimer in Linux: not that).
+                if self.ooo.is_empty() {
+                    self.lr.pingpong = false;
+                }
                 self.send_ack(cx)
             }
             TimerKind::Pace => self.try_send(cx),
