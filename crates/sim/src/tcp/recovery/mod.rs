@@ -200,8 +200,8 @@ pub struct LossState {
     pub skb_left: u64,
     pub skb_segs: u64,
     /// `psh` (receiver): Linux's ping-pong (interactive) mode — set when this end sends new
-    /// data within the delayed-ACK time of receiving some, cleared when the delayed-ACK timer
-    /// fires — and when data (or the handshake's last segment) last arrived.
+    /// data within the delayed-ACK time of receiving some, cleared when a delayed ACK of
+    /// in-order data goes out on its timer — and when data (or the handshake's end) arrived.
     pub pingpong: bool,
     pub last_rx: SimTime,
 }
