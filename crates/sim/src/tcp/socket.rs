@@ -671,7 +671,8 @@ impl TcpSocket {
         self.emit(TcpFlags::ACK, self.nxt, 0, SynOptions::default(), cx);
     }
 
-    /// Sends [seq, seq + len); `psh`: with the PSH flag (`tcp.psh`, see `pushes`).
+    /// Sends [seq, seq + len); `psh`: with the PSH flag (`tcp.psh`: a write's end,
+    /// `holds_write_end`, or a multi-segment skb's, `skb_end`).
     fn send_data(&mut self, seq: u64, len: u64, retransmission: bool, psh: bool, cx: &mut Cx) {
         let mut flags = TcpFlags::ACK;
         if self.ecn.cwr_pending {
@@ -730,8 +731,8 @@ impl TcpSocket {
             return self.send_fin_segment(len, cx);
         }
         let seq = self.nxt;
-        let write_end = self.pushes(seq, len, false);
-        let psh = write_end || self.pushes(seq, len, skb_end);
+        let write_end = self.holds_write_end(seq, len);
+        let psh = write_end || skb_end;
         let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
         // Only tcp_push's mark is the skb's own; the GSO one is set on the transmitted clone.
         let flags = if write_end { scoreboard::PUSH } else { 0 };
@@ -876,12 +877,19 @@ impl TcpSocket {
         }
     }
 
-    /// `psh`: whether new data [seq, seq + len) carries PSH — it ends a multi-segment skb
-    /// (`skb_end`: Linux's `__tcp_transmit_skb` forces PSH on every GSO skb) or holds the end
-    /// of the last pushed write (tcp_push marks the write queue's tail unless MSG_MORE).
-    pub(super) fn pushes(&self, seq: u64, len: u64, skb_end: bool) -> bool {
+    /// `psh`: whether new data [seq, seq + len) holds the end of the last pushed write
+    /// (tcp_push marks the write queue's tail unless MSG_MORE). The other PSH, on the last
+    /// segment of a multi-segment skb, is `skb_end`'s.
+    pub(super) fn holds_write_end(&self, seq: u64, len: u64) -> bool {
         let at = self.cork.push_at;
-        self.cfg.mech.psh && (skb_end || (seq < at && at <= seq + len))
+        self.cfg.mech.psh && seq < at && at <= seq + len
+    }
+
+    /// Linux's `tcp_tso_autosize` for a sender without pacing: about 1 ms of data at its
+    /// internal rate (`linux_rate`), at least 2 segments, at most 64 KB; 64 KB without an SRTT.
+    fn tso_autosize(&self, srtt: Option<Dur>) -> u64 {
+        let per_ms = srtt.map_or(TSO_MAX_BYTES, |s| self.linux_rate(s) as u64 >> 10);
+        (per_ms.min(TSO_MAX_BYTES) / self.mss.max(1)).max(2)
     }
 
     /// `psh`: whether the segment about to go is the last of a multi-segment skb. An skb
@@ -894,12 +902,7 @@ impl TcpSocket {
             let mss = self.mss.max(1);
             // Linux's rate is first set by an ACK of data; before one, skbs are 64 KB.
             let rate = self.rtt.srtt().filter(|_| self.una > self.iss + 1);
-            let auto = if paced {
-                self.gso_segs()
-            } else {
-                let per_ms = rate.map_or(TSO_MAX_BYTES, |s| self.linux_rate(s) as u64 >> 10);
-                (per_ms.min(TSO_MAX_BYTES) / mss).max(2)
-            };
+            let auto = if paced { self.gso_segs() } else { self.tso_autosize(rate) };
             let quota = cwnd.saturating_sub(in_flight) / mss;
             let wnd = (self.una + self.snd_wnd).saturating_sub(self.nxt).div_ceil(mss);
             let data = self.app_end.saturating_sub(self.nxt).div_ceil(mss);
@@ -956,8 +959,7 @@ impl TcpSocket {
             return Some(u64::MAX);
         }
         let Some(srtt) = self.rtt.srtt() else { return Some(u64::MAX) };
-        let per_ms = self.linux_rate(srtt) as u64 >> 10;
-        let segs = (per_ms.min(TSO_MAX_BYTES) / self.mss.max(1)).max(2);
+        let segs = self.tso_autosize(Some(srtt));
         let send_win = (self.una + self.snd_wnd).saturating_sub(self.nxt);
         let limit = cwnd.saturating_sub(in_flight).min(send_win);
         let left = self.app_end.saturating_sub(self.nxt);

@@ -177,7 +177,7 @@ impl TcpSocket {
     pub(super) fn send_fin_segment(&mut self, len: u64, cx: &mut Cx) {
         let seq = self.nxt;
         // A FIN alone is a new skb without PSH (tcp_send_fin); on data, the data's rule.
-        let psh = len > 0 && self.pushes(seq, len, false);
+        let psh = len > 0 && self.holds_write_end(seq, len);
         let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
         let flags = if psh { scoreboard::PUSH } else { 0 };
         self.sb.push(Seg { start: seq, end: seq + len + 1, sent_at: cx.now, flags, stamp });
