@@ -106,7 +106,7 @@ def test_a_sized_receive_window_raises_both_ends_send_buffer_cap(monkeypatch):
 
     calls: list[tuple[str, str, str]] = []
     monkeypatch.setattr(netns, "_sysctl", lambda ns, key, value: calls.append((ns, key, value)))
-    low, default, cap = Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split()
+    low, default, cap = netns.TCP_WMEM
     ns = netns.Namespaces("blemu-test-")
     ns.raise_send_buffers(32_000_000)
     want = f"'{low} {default} {max(int(cap), 64_000_000)}'"
@@ -114,6 +114,21 @@ def test_a_sized_receive_window_raises_both_ends_send_buffer_cap(monkeypatch):
     calls.clear()
     ns.raise_send_buffers(1000)
     assert all(v == f"'{low} {default} {cap}'" for _, _, v in calls)
+
+
+def test_the_end_namespaces_get_the_modelled_tcp_buffers_not_the_hosts(monkeypatch):
+    """New namespaces copy the host's tcp_rmem/tcp_wmem, and hosts differ (Linux 6.16 raised
+    tcp_rmem[2] from 6 MiB to 32 MiB): both end namespaces are pinned to the simulator's."""
+    from bloatlab.emulate import netns
+
+    calls: list[tuple[str, str, str]] = []
+    monkeypatch.setattr(netns, "_sysctl", lambda ns, key, value: calls.append((ns, key, value)))
+    monkeypatch.setattr(netns, "ip", lambda *args, **kw: None)
+    netns.Namespaces("blemu-test-").create()
+    for end in ("blemu-test-snd", "blemu-test-rcv"):
+        assert (end, "net.ipv4.tcp_rmem", "'4096 131072 6291456'") in calls
+        assert (end, "net.ipv4.tcp_wmem", "'4096 16384 4194304'") in calls
+    assert not any(ns == "blemu-test-link" and "tcp_" in key for ns, key, _ in calls)
 
 
 def test_the_plan_has_udp_cbr_flows_and_per_flow_base_rtts():

@@ -98,6 +98,16 @@ def ensure_cc(name: str) -> bool:
     return name in available_ccs()
 
 
+# The TCP buffer limits of the emulated hosts, written into both end namespaces: the
+# values the simulator models (`tcp.rcvbuf_auto`'s largest window, `tcp.sndbuf`) and every
+# stored Linux run in docs/ was measured with. New namespaces copy the host's, and hosts
+# differ — Linux 6.16 raised tcp_rmem[2] from 6 MiB to 32 MiB (commit 572be9bf9d0d), which
+# changes the window scale and how long autotuning keeps opening the window —, so they are
+# pinned here rather than inherited.
+TCP_RMEM = (4096, 131072, 6291456)
+TCP_WMEM = (4096, 16384, 4194304)
+
+
 class Namespaces:
     """The three namespaces of one run; ``close`` removes them and their processes."""
 
@@ -117,21 +127,27 @@ class Namespaces:
             # No IPv6 chatter (router solicitations) through the bottleneck.
             _sysctl(ns, "net.ipv6.conf.all.disable_ipv6", "1")
             _sysctl(ns, "net.ipv6.conf.default.disable_ipv6", "1")
+            _sysctl(ns, "net.ipv4.tcp_rmem", _triple(TCP_RMEM))
+            _sysctl(ns, "net.ipv4.tcp_wmem", _triple(TCP_WMEM))
 
     def raise_send_buffers(self, window: int) -> None:
         """A scenario that sizes its receive window (``tcp.rcvbuf``) means that window to bind,
         and the simulator then leaves the send buffer unlimited: raise both ends' send-buffer
-        cap (``tcp_wmem[2]``, which new namespaces copy from the host) to twice the window, so
+        cap (``tcp_wmem[2]``, pinned to TCP_WMEM at creation) to twice the window, so
         Linux's sender, which writes while at most 2/3 of its buffer is queued, always has data
         beyond the window."""
-        low, default, cap = (int(x) for x in Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split())
+        low, default, cap = TCP_WMEM
         for ns in (self.snd, self.rcv):
-            _sysctl(ns, "net.ipv4.tcp_wmem", f"'{low} {default} {max(cap, 2 * window)}'")
+            _sysctl(ns, "net.ipv4.tcp_wmem", _triple((low, default, max(cap, 2 * window))))
 
     def close(self) -> None:
         for ns in reversed(self.created):
             delete_netns(ns)
         self.created.clear()
+
+
+def _triple(values: tuple[int, int, int]) -> str:
+    return "'" + " ".join(str(v) for v in values) + "'"
 
 
 def _sysctl(ns: str, key: str, value: str) -> None:
