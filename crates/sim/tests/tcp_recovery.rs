@@ -171,6 +171,7 @@ fn bad_values_name_their_key() {
         "gso",
         "tso_defer",
         "psh",
+        "grow_quickack",
     ] {
         assert_eq!(
             err(&format!("{key} = 1"), ""),

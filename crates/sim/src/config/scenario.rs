@@ -58,6 +58,7 @@ const TCP_KEYS: &[&str] = &[
     "gso",
     "tso_defer",
     "psh",
+    "grow_quickack",
     "cwnd_limited",
     "prr_entry",
     "zero_window_probe",
@@ -312,7 +313,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 22],
+    mech: [Option<bool>; 23],
     hz: Option<u32>,
 }
 
@@ -497,9 +498,9 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 /// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true), prr_entry ("linux" =
 /// true), zero_window_probe ("linux" = true), ecn_reduction ("cwr" = true),
 /// recovery_restart ("same_ack" = true), xmit_timer, reno_dupacks, old_ack_sack and
-/// rack_retrans ("linux" = true each), tso_defer, psh.
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 22]> {
-    let mut m = [None; 22];
+/// rack_retrans ("linux" = true each), tso_defer, psh, grow_quickack.
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 23]> {
+    let mut m = [None; 23];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -534,10 +535,11 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 22]> {
         .map(linux);
     m[20] = t.opt_bool("tso_defer")?;
     m[21] = t.opt_bool("psh")?;
+    m[22] = t.opt_bool("grow_quickack")?;
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 22]) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 23]) -> crate::tcp::Mechanisms {
     let d = crate::tcp::Mechanisms::default();
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
@@ -553,6 +555,7 @@ fn mechanisms(m: &[Option<bool>; 22]) -> crate::tcp::Mechanisms {
         gso: m[10].unwrap_or(d.gso),
         tso_defer: m[20].unwrap_or(d.tso_defer),
         psh: m[21].unwrap_or(d.psh),
+        grow_quickack: m[22].unwrap_or(d.grow_quickack),
         linux_cwnd_limited: m[11].unwrap_or(d.linux_cwnd_limited),
         prr_linux_entry: m[12].unwrap_or(d.prr_linux_entry),
         linux_zero_window_probe: m[13].unwrap_or(d.linux_zero_window_probe),

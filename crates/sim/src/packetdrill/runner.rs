@@ -167,6 +167,7 @@ fn linux_defaults() -> TcpCfg {
     cfg.mech.linux_rack_retrans = true;
     cfg.mech.linux_cwr = true;
     cfg.mech.psh = true;
+    cfg.mech.grow_quickack = true;
     // Scripts write what they write: their writes are checked against SO_SNDBUF below, not
     // queued behind a modelled send buffer (whose memory is counted in payload bytes, not
     // Linux's skb truesize that SO_SNDBUF scripts test).

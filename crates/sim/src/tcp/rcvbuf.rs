@@ -102,7 +102,7 @@ impl RcvTune {
     /// one of our timestamps; `rcv_nxt` after it was queued, `rcv_wnd` the window last
     /// advertised, `ooo` the out-of-order bytes held; `grow`: it may raise rcv_ssthresh (Linux
     /// does not for an out-of-order segment without SACK, so that the duplicate ACKs keep
-    /// their window and count as duplicates).
+    /// their window and count as duplicates). True when it raised rcv_ssthresh.
     #[allow(clippy::too_many_arguments)]
     pub fn on_data(
         &mut self,
@@ -113,7 +113,7 @@ impl RcvTune {
         rcv_wnd: u64,
         ooo: u64,
         grow: bool,
-    ) {
+    ) -> bool {
         // The receiver RTT is measured with or without autotuning (SACK compression uses it).
         // tcp_rcv_rtt_measure_ts: one sample per new echo, from full-sized segments.
         if let Some(ecr) = tsecr.filter(|&e| e > 0) {
@@ -143,8 +143,10 @@ impl RcvTune {
             if room > 0 {
                 let incr = (2 * self.advmss).max(2 * len);
                 self.rcv_ssthresh += room.min(incr);
+                return true;
             }
         }
+        false
     }
 
     /// The application read everything up to `rcv_nxt` (`tcp_rcv_space_adjust`); `ooo_end`

@@ -64,6 +64,12 @@ pub struct Mechanisms {
     /// drains at once: `tcp_measure_rcv_mss` sets ICSK_ACK_PUSHED, `tcp_cleanup_rbuf` ACKs).
     /// Off: no PSH, and such a segment waits for a partner or the delayed-ACK timer.
     pub psh: bool,
+    /// `grow_quickack`: the receiver acknowledges at once every segment that raises the
+    /// window it is willing to offer (Linux's `tcp_grow_window` sets `icsk_ack.quick |= 1`
+    /// whenever it raises rcv_ssthresh), so while autotuning still opens the window (the
+    /// slow start of a connection, and after each step of the window clamp) every segment is
+    /// ACKed on its own; off: every second segment or the delayed-ACK timer, as outside it.
+    pub grow_quickack: bool,
     /// `cwnd_limited = "linux"`: slow start counts the connection cwnd-limited while cwnd is
     /// below twice the largest flight of the last window (Linux's tcp_is_cwnd_limited with
     /// max_packets_out, RFC 7661's idea); `"flight"` (the default, the simulator's earlier
@@ -145,6 +151,7 @@ impl Default for Mechanisms {
             gso: true,
             tso_defer: false,
             psh: false,
+            grow_quickack: false,
             linux_cwnd_limited: false,
             prr_linux_entry: false,
             linux_zero_window_probe: false,
