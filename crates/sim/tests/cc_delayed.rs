@@ -173,4 +173,11 @@ fn bad_names_and_parameters_are_rejected_with_the_key_path() {
     );
     assert!(err("cc = \"bbr\"\ncc_params = { theta = 0.9 }")
         .starts_with("flows[0].cc_params.theta: unknown key"));
+    assert_eq!(
+        err("cc = \"cubic\"\ncc_params = { hystart_rounds = \"first_ack\" }"),
+        "flows[0].cc_params.hystart_rounds: unknown HyStart round rule \"first_ack\" (known: \
+         low_window, linux)"
+    );
+    assert!(err("cc = \"cubic\"\ncc_params = { hystart_rounds = true }")
+        .starts_with("flows[0].cc_params.hystart_rounds: "));
 }

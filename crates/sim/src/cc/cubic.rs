@@ -2,6 +2,10 @@
 //! W(t) = C·(t − K)³ + W_max from the first congestion-avoidance ACK after a reduction, with
 //! fast convergence, the Reno-friendly (AIMD-emulation) region, HyStart in slow start, the
 //! reset of W_max on a timeout and the shift of the curve's time origin after idle.
+//! With `hystart_rounds = "linux"` HyStart's rounds are tracked from the first ACK of data,
+//! its tests applied from a 16-packet window (Linux 6.14+, commit 25c1a9ca53db "tcp_cubic:
+//! fix incorrect HyStart round start detection"); by default, as before that commit, rounds
+//! are tracked only from 16 packets on.
 //!
 //! Linux works in packets and fixed point; this follows its structure (a per-ACK counter
 //! `cnt` = packets ACKed per +1 packet of cwnd, recomputed at most once per 1 ms "jiffy")
@@ -18,7 +22,7 @@ use std::sync::Arc;
 pub(super) const ENTRY: CcEntry = CcEntry {
     name: "cubic",
     doc: "CUBIC (RFC 9438) as Linux runs it, with HyStart",
-    keys: &["c", "beta", "fast_convergence", "tcp_friendliness", "hystart"],
+    keys: &["c", "beta", "fast_convergence", "tcp_friendliness", "hystart", "hystart_rounds"],
     extra: CcKind { transport: CcTransport::Tcp, plus: Some("cubic+") },
     parse: |t, _| Ok(Arc::new(CubicParams::read(t)?)),
 };
@@ -48,6 +52,11 @@ pub struct CubicParams {
     pub fast_convergence: bool,
     pub tcp_friendliness: bool,
     pub hystart: bool,
+    /// `hystart_rounds = "linux"`: HyStart's rounds are tracked from the first ACK of data and
+    /// its tests applied from 16 packets (Linux 6.14+, commit 25c1a9ca53db); `"low_window"`
+    /// (the default, the simulator's earlier rule and Linux's before that commit): rounds are
+    /// tracked only once cwnd reaches 16 packets.
+    pub hystart_rounds_linux: bool,
 }
 
 impl Default for CubicParams {
@@ -58,6 +67,7 @@ impl Default for CubicParams {
             fast_convergence: true,
             tcp_friendliness: true,
             hystart: true,
+            hystart_rounds_linux: false,
         }
     }
 }
@@ -71,6 +81,9 @@ impl CubicParams {
             fast_convergence: t.opt_bool("fast_convergence")?.unwrap_or(d.fast_convergence),
             tcp_friendliness: t.opt_bool("tcp_friendliness")?.unwrap_or(d.tcp_friendliness),
             hystart: t.opt_bool("hystart")?.unwrap_or(d.hystart),
+            hystart_rounds_linux: t
+                .opt_choice("hystart_rounds", "HyStart round rule", &["low_window", "linux"])?
+                .map_or(d.hystart_rounds_linux, |s| s == "linux"),
         })
     }
 }
@@ -200,7 +213,7 @@ impl Cubic {
         if self.p.hystart
             && !self.found
             && w.in_slow_start()
-            && w.cwnd / w.mss >= HYSTART_LOW_WINDOW
+            && (self.p.hystart_rounds_linux || w.cwnd / w.mss >= HYSTART_LOW_WINDOW)
         {
             self.hystart_update(w, a, delay);
         }
@@ -209,6 +222,12 @@ impl Cubic {
     fn hystart_update(&mut self, w: &mut Window, a: &AckSample, delay: Dur) {
         if a.snd_una > self.end_seq {
             self.hystart_reset(a.now, a.snd_nxt);
+        }
+        // Rounds are tracked from the first ACK, the tests start at 16 packets (Linux
+        // 25c1a9ca53db, 6.14: tracking rounds only from 16 packets on started them part-way
+        // into a burst, further in each round, and the delay test fired early).
+        if w.cwnd / w.mss < HYSTART_LOW_WINDOW {
+            return;
         }
         let delay_min = self.delay_min.unwrap_or(delay);
         // ACK train: the round's ACKs keep coming (≤ 2 ms apart) for longer than half the
@@ -542,5 +561,42 @@ mod tests {
         assert!(c.found);
         assert_eq!(w.ssthresh, 29 * MSS);
         assert!(!w.in_slow_start());
+    }
+
+    /// Rounds are tracked from the first ACK of data, below the 16-packet window too (Linux
+    /// 25c1a9ca53db): the round running when cwnd reaches 16 began at its first ACK. Before,
+    /// the first round began at the ACK that took cwnd to 16, part-way into a burst.
+    #[test]
+    fn hystart_rounds_start_at_the_first_ack() {
+        let p = CubicParams { hystart_rounds_linux: true, ..CubicParams::default() };
+        let mut c = Cubic::new(p, 1000);
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let t0 = SimTime(Dur::from_millis(100).0);
+        for i in 0..10u64 {
+            let mut a = ack(t0 + Dur::from_micros(100 * i), MSS, Some(Dur::from_millis(100)));
+            a.snd_una = 1 + i;
+            a.snd_nxt = 100 + 2 * i;
+            c.on_ack(&mut w, &a);
+        }
+        assert_eq!(w.cwnd, 20 * MSS);
+        assert_eq!((c.round_start, c.end_seq), (t0, 100));
+        // The earlier rule began the round at the ACK that took cwnd to 16.
+        let mut old = Cubic::new(CubicParams::default(), 1000);
+        let mut w_old = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+        for i in 0..10u64 {
+            let mut a = ack(t0 + Dur::from_micros(100 * i), MSS, Some(Dur::from_millis(100)));
+            a.snd_una = 1 + i;
+            a.snd_nxt = 100 + 2 * i;
+            old.on_ack(&mut w_old, &a);
+        }
+        assert_eq!(old.round_start, t0 + Dur::from_micros(600));
+        // The next round begins at the first ACK past the first round's data.
+        let t1 = t0 + Dur::from_millis(100);
+        let mut a = ack(t1, MSS, Some(Dur::from_millis(100)));
+        a.snd_una = 101;
+        a.snd_nxt = 140;
+        c.on_ack(&mut w, &a);
+        assert_eq!((c.round_start, c.end_seq), (t1, 140));
+        assert!(!c.found);
     }
 }
