@@ -568,27 +568,25 @@ mod tests {
     /// the first round began at the ACK that took cwnd to 16, part-way into a burst.
     #[test]
     fn hystart_rounds_start_at_the_first_ack() {
-        let p = CubicParams { hystart_rounds_linux: true, ..CubicParams::default() };
-        let mut c = Cubic::new(p, 1000);
-        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
         let t0 = SimTime(Dur::from_millis(100).0);
-        for i in 0..10u64 {
-            let mut a = ack(t0 + Dur::from_micros(100 * i), MSS, Some(Dur::from_millis(100)));
-            a.snd_una = 1 + i;
-            a.snd_nxt = 100 + 2 * i;
-            c.on_ack(&mut w, &a);
-        }
+        // Ten ACKs 0.1 ms apart from an initial window of 10, each of one segment.
+        let first_round = |linux: bool| {
+            let p = CubicParams { hystart_rounds_linux: linux, ..CubicParams::default() };
+            let mut c = Cubic::new(p, 1000);
+            let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+            for i in 0..10u64 {
+                let mut a = ack(t0 + Dur::from_micros(100 * i), MSS, Some(Dur::from_millis(100)));
+                a.snd_una = 1 + i;
+                a.snd_nxt = 100 + 2 * i;
+                c.on_ack(&mut w, &a);
+            }
+            (c, w)
+        };
+        let (mut c, mut w) = first_round(true);
         assert_eq!(w.cwnd, 20 * MSS);
         assert_eq!((c.round_start, c.end_seq), (t0, 100));
         // The earlier rule began the round at the ACK that took cwnd to 16.
-        let mut old = Cubic::new(CubicParams::default(), 1000);
-        let mut w_old = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
-        for i in 0..10u64 {
-            let mut a = ack(t0 + Dur::from_micros(100 * i), MSS, Some(Dur::from_millis(100)));
-            a.snd_una = 1 + i;
-            a.snd_nxt = 100 + 2 * i;
-            old.on_ack(&mut w_old, &a);
-        }
+        let (old, _) = first_round(false);
         assert_eq!(old.round_start, t0 + Dur::from_micros(600));
         // The next round begins at the first ACK past the first round's data.
         let t1 = t0 + Dur::from_millis(100);

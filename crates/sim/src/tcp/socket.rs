@@ -1895,10 +1895,6 @@ mod tests {
     }
 
     impl Wire {
-        fn new() -> Wire {
-            Wire::with(&cfg())
-        }
-
         fn with(c: &TcpCfg) -> Wire {
             let mk = |i: u32| {
                 let cc = build(
@@ -1921,6 +1917,17 @@ mod tests {
                 to_1: Vec::new(),
                 acks_from_1: Vec::new(),
             }
+        }
+
+        /// A wire whose socket 1 listens and socket 0 connects and writes `bytes` at once.
+        fn bulk(c: &TcpCfg, bytes: u64) -> Wire {
+            let mut w = Wire::with(c);
+            w.call(1, |s, _| s.listen());
+            w.call(0, |s, cx| {
+                s.connect(cx);
+                s.app_write(bytes, cx);
+            });
+            w
         }
 
         fn call(&mut self, i: usize, f: impl FnOnce(&mut TcpSocket, &mut Cx)) {
@@ -1987,12 +1994,7 @@ mod tests {
     /// retracts what it sent, sends nothing new beyond the new right edge, and finishes.
     #[test]
     fn sender_tolerates_a_shrinking_window() {
-        let mut w = Wire::new();
-        w.call(1, |s, _| s.listen());
-        w.call(0, |s, cx| {
-            s.connect(cx);
-            s.app_write(1_000_000, cx);
-        });
+        let mut w = Wire::bulk(&cfg(), 1_000_000);
         w.socks[1].expect = Some(1_000_000);
         let cut = SimTime(Dur::from_millis(100).0);
         let mut rewrite = |t: SimTime, p: &mut Packet| {
@@ -2033,12 +2035,7 @@ mod tests {
         rewrite: &mut dyn FnMut(SimTime, &mut Packet),
         bytes: u64,
     ) -> (TcpSocket, TcpSocket) {
-        let mut w = Wire::new();
-        w.call(1, |s, _| s.listen());
-        w.call(0, |s, cx| {
-            s.connect(cx);
-            s.app_write(bytes, cx);
-        });
+        let mut w = Wire::bulk(&cfg(), bytes);
         w.socks[1].expect = Some(bytes);
         w.run(SimTime(Dur::from_secs(120).0), rewrite, &mut |_| {});
         let [a, b] = w.socks;
@@ -2067,12 +2064,7 @@ mod tests {
     fn a_send_buffer_holds_what_is_unacknowledged_and_a_shutdown_waits_for_the_rest() {
         let c = TcpCfg { sndbuf: 20_000, write_size: 8_000, ..cfg() };
         for shutdown in [false, true] {
-            let mut w = Wire::with(&c);
-            w.call(1, |s, _| s.listen());
-            w.call(0, |s, cx| {
-                s.connect(cx);
-                s.app_write(300_000, cx);
-            });
+            let mut w = Wire::bulk(&c, 300_000);
             w.socks[1].expect = Some(300_000);
             let mut most = 0;
             let mut watch = |s: &TcpSocket| most = most.max(s.unacked_bytes());
@@ -2101,12 +2093,7 @@ mod tests {
         for psh in [false, true] {
             let mut c = cfg();
             c.mech.psh = psh;
-            let mut w = Wire::with(&c);
-            w.call(1, |s, _| s.listen());
-            w.call(0, |s, cx| {
-                s.connect(cx);
-                s.app_write(100_500, cx);
-            });
+            let mut w = Wire::bulk(&c, 100_500);
             w.run(SimTime(Dur::from_secs(10).0), &mut |_, _| {}, &mut |_| {});
             let data: Vec<_> = w.to_1.iter().filter(|d| d.3 > 0).collect();
             let marked: Vec<_> = data.iter().filter(|d| d.1 & TcpFlags::PSH != 0).collect();
@@ -2139,12 +2126,7 @@ mod tests {
         for grow_quickack in [false, true] {
             let mut c = cfg();
             c.mech.grow_quickack = grow_quickack;
-            let mut w = Wire::with(&c);
-            w.call(1, |s, _| s.listen());
-            w.call(0, |s, cx| {
-                s.connect(cx);
-                s.app_write(2_000_000, cx);
-            });
+            let mut w = Wire::bulk(&c, 2_000_000);
             w.run(SimTime(Dur::from_secs(20).0), &mut |_, _| {}, &mut |_| {});
             assert_eq!(w.socks[1].delivered(), 2_000_000);
             let mss = w.socks[0].mss;
