@@ -104,6 +104,10 @@ def test_out_is_a_file(small_toml: Path, tmp_path: Path):
         (['tcp.sndbuf="plenty"'], "tcp.sndbuf", ["plenty", "unlimited"]),
         (['tcp.write_size="0B"'], "tcp.write_size", ["1B"]),
         (['flows[0].tcp={ rcv_truesize = "100B" }'], "flows[0].tcp.rcv_truesize", ["MSS"]),
+        # Linux's receiver quick ACK while the window opens, CUBIC's HyStart round rule
+        (["tcp.grow_quickack=1"], "tcp.grow_quickack", ["true or false"]),
+        (["flows[0].cc=cubic", 'flows[0].cc_params.hystart_rounds="first_ack"'], "flows[0].cc_params.hystart_rounds",
+         ["first_ack", "low_window, linux"]),
     ],
 )
 def test_invalid_scenarios(small_toml: Path, tmp_path: Path, overrides, path, needles):
