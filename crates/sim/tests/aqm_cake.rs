@@ -1,6 +1,6 @@
 //! CAKE at scale: host isolation and the built-in shaper.
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 /// triple-isolate: host A sends 1 flow, host B 8 flows (each to its own receiver). CAKE

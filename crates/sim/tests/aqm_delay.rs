@@ -2,7 +2,7 @@
 //! their targets where a deep drop-tail buffer fills up; RED keeps its average between its
 //! thresholds; ECN marks replace drops.
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 /// Four long CUBIC flows on 10 Mbit/s, base RTT 50 ms, a deep buffer (1000 packets =

@@ -2,7 +2,7 @@
 //! L4S traffic (Prague/DCTCP with ECT(1)) waits for those controllers; the L queue's step,
 //! coupling and overload rules are unit-tested in queue/dualpi2.rs.
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 /// 100 Mbit/s, 4 CUBIC flows (base RTTs 20–80 ms), no ECN: the classic queue. PI2 steers the

@@ -2,7 +2,7 @@
 //! queue, bulk flows share the link evenly whatever their RTT, and their queueing delay sits
 //! near CoDel's target.
 
-mod common;
+use crate::common;
 use common::{f, run};
 use serde_json::Value;
 

@@ -2,8 +2,8 @@
 //! targets): a 100 Mbit/s, 40 ms path with a 2-BDP drop-tail buffer, the same path with 2 %
 //! random loss, and a share against CUBIC on a deep buffer.
 
-mod cc_util;
-mod common;
+use crate::cc_util;
+use crate::common;
 use cc_util::{run, Run};
 use common::refused;
 

@@ -1,7 +1,7 @@
 //! BBR v1 in the full simulator: a busy link with a short queue on a deep buffer, throughput
 //! under random loss, PROBE_RTT every 10 s, and the state machine visible in the time series.
 
-mod cc_util;
+use crate::cc_util;
 use cc_util::{entries, run};
 
 fn path(loss: f64, cc: &str) -> String {

@@ -2,7 +2,7 @@
 //! with the right K, the mean window under random loss matches the response function, and
 //! on a short-RTT, low-BDP path the Reno-friendly region makes CUBIC behave like Reno.
 
-mod cc_util;
+use crate::cc_util;
 use cc_util::run;
 
 const MSS: f64 = 1448.0;

@@ -1,7 +1,7 @@
 //! The delayed-window-update mechanism (Wang & Yuan 2016) on the paper's Table 1 scenarios:
 //! Cubic+ against CUBIC, and the wrapper over other controllers.
 
-mod cc_util;
+use crate::cc_util;
 use cc_util::{run, Run};
 
 /// Scenario I of Table 1: 2 Mbit/s bottleneck, 20 ms RTT, 10 Mbit/s access, 500 KB FIFO,

@@ -4,7 +4,7 @@
 //! The step queue is `kind = "step"`: every ECN-capable packet that finds more than K packets
 //! queued is marked CE (RFC 8257 §3.1's AQM).
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 /// `n` flows of `cc` over 100 Mbit/s, base RTT 10 ms, behind `queue`.

@@ -1,6 +1,6 @@
 //! Vegas keeps α..β packets queued; Westwood+ drains a deep drop-tail queue after each loss.
 
-mod cc_util;
+use crate::cc_util;
 use cc_util::run;
 
 /// Bytes a full-size segment occupies in the bottleneck queue (payload + headers).

@@ -1,6 +1,6 @@
 //! The cellular topology and the receiver-side window policies (ABRWDA paper, Table I).
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 fn table1(rwnd: &str, seed: u64) -> serde_json::Value {

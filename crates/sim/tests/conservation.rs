@@ -1,7 +1,7 @@
 //! Stress runs: every run checks packet conservation per flow, per link and for the pool, and
 //! the scoreboard counters; these scenarios push the loss and recovery paths hard.
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 #[test]

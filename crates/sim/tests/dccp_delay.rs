@@ -2,7 +2,7 @@
 //! link with a 4000-packet drop-tail queue loaded, a bbr-adaptive DCCP connection sees a
 //! clearly lower RTT than a CCID2 one (the paper: about 20 % lower on average).
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 fn with_vegas(cc: &str) -> serde_json::Value {

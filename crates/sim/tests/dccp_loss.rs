@@ -5,7 +5,7 @@
 //!
 //! Runs are 15 s (the paper's experiments are short too); each takes about 0.1 s in release.
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 fn scenario(cc: &str, loss: f64) -> String {

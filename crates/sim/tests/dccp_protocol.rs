@@ -1,7 +1,7 @@
 //! DCCP as a protocol: handshake, header overhead, the two applications, loss detection in
 //! a run, pcap, and scenario validation.
 
-mod common;
+use crate::common;
 use bloatlab_sim::{run_toml, RunError, RunOptions};
 use common::{f, run};
 

@@ -1,7 +1,6 @@
 //! A run is a pure function of (scenario, seed): byte-identical summaries apart from the
 //! wall-clock fields; a different seed changes the random draws.
 
-mod common;
 use bloatlab_sim::{run_toml, RunOptions};
 use serde_json::Value;
 

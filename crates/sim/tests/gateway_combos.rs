@@ -1,7 +1,7 @@
 //! Gateway ACK rewriters (EWT, EWA, AWM) combine with any queue discipline, and over a
 //! drop-tail buffer each settles where its own control law says it should.
 
-mod common;
+use crate::common;
 use common::{f, run, run_seeded};
 
 /// 4 CUBIC flows, 10 Mbit/s, base RTT 30 ms, a 200 KB buffer; receivers advertise ns-3's

@@ -13,7 +13,7 @@
 //! ("medium"; measured 0.6–1.1 % over seeds 1–3), 4 flows ≈ 1 % ("heavy"; 0.8–1.7 %). No
 //! flow count gives the "mild" 0.1 %.
 
-mod common;
+use crate::common;
 use common::{f, run_seeded};
 use serde_json::Value;
 

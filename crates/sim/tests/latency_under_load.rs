@@ -1,7 +1,7 @@
 //! Latency-under-load building blocks: echoed UDP probes (irtt-like), voice-like frames with
 //! RFC 3550 jitter, and flows in both directions over one bottleneck pair.
 
-mod common;
+use crate::common;
 use bloatlab_sim::{run_toml, RunOptions};
 use common::{f, run};
 

@@ -9,7 +9,7 @@
 //! that directory). A directory's `mod.rs` and its own files are one module: the parent
 //! declares and re-exports its children, the children read the parent's shared types.
 //!
-//! `cargo test -p bloatlab-sim --test layers -- --nocapture` prints the module graph;
+//! `cargo test -p bloatlab-sim --test integration layers:: -- --nocapture` prints the module graph;
 //! `LAYERS_SRC=<other checkout>/crates/sim/src` checks another tree instead.
 
 use std::collections::{BTreeMap, BTreeSet};

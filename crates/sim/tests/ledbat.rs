@@ -3,8 +3,8 @@
 //! queueing delay; beside CUBIC, LEDBAT yields; LEDBAT++'s periodic slowdowns show in the cwnd
 //! series.
 
-mod cc_util;
-mod common;
+use crate::cc_util;
+use crate::common;
 use cc_util::{entries, run};
 use common::refused;
 

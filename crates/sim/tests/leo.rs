@@ -2,8 +2,8 @@
 //! reassignment, throughput dips at the switch's loss burst, FQ-CoDel keeps its target across
 //! steps, and bad schedules are refused with their key path (and file line).
 
-mod cc_util;
-mod common;
+use crate::cc_util;
+use crate::common;
 use cc_util::run;
 
 /// The shipped example schedule (reassignments at 12, 27, 42, 57 s).

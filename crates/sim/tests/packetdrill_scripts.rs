@@ -46,7 +46,7 @@ fn known_differences_do_not_pass() {
     }
 }
 
-/// Development aid: `PKT=path cargo test --test packetdrill_scripts one_script -- --nocapture`.
+/// Development aid: `PKT=path cargo test --test integration packetdrill_scripts::one_script -- --nocapture`.
 #[test]
 fn one_script() {
     if let Ok(p) = std::env::var("PKT") {
@@ -57,7 +57,7 @@ fn one_script() {
     }
 }
 
-/// Development aid: `PDSUITE=dir cargo test --release --test packetdrill_scripts suite --
+/// Development aid: `PDSUITE=dir cargo test --release --test integration packetdrill_scripts::suite --
 /// --nocapture` runs every *.pkt below `dir` (e.g. an extracted upstream gtests/net/tcp) and
 /// prints one line per script and the tally by status.
 #[test]

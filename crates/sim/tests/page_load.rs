@@ -2,7 +2,7 @@
 //! slowdown an upload causes on a bloated home link and what FQ-CoDel and CAKE give back, the
 //! refusals of bad page settings, and same seed, same bytes.
 
-mod common;
+use crate::common;
 use common::{f, refused, run, summary_and_series};
 
 /// An idle 20 ms path: 100 Mbit/s, 1000-packet drop-tail buffer, base RTT

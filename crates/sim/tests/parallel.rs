@@ -4,7 +4,7 @@
 //! (regions grown from hosts, links without delay never cut). Wall-clock fields aside, any
 //! difference is a bug: the tolerance is zero.
 
-mod common;
+use crate::common;
 use bloatlab_sim::{run_toml, Column, RunOptions};
 use common::random_graphs;
 use proptest::prelude::*;

@@ -1,7 +1,7 @@
 //! Variable-rate links: a Mahimahi trace and the stochastic cellular model deliver the
 //! capacity they offer to a backlogged flow.
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 fn backlogged_over(rate: &str, duration: &str) -> serde_json::Value {

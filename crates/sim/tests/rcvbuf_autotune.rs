@@ -2,7 +2,7 @@
 //! receiver advertises grows with what it reads instead of being the whole buffer, so a
 //! rewriter that scales it (EWT) acts as it does on Linux, and a plain path is not slowed.
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 /// The validate matrix's `*-ewt-b2-rtt40-loss0-f1` cell: 10 Mbit/s, 40 ms, a 100 kB drop-tail

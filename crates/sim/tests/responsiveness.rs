@@ -2,7 +2,7 @@
 //! home link, Good or better with CAKE, 60 / RTT where nothing queues; bad settings refused
 //! with their key path.
 
-mod common;
+use crate::common;
 use common::{f, refused, run};
 
 /// The built-in home link of `bloatlab rrul` (python/bloatlab/scenarios/rrul-home.toml):

@@ -5,7 +5,7 @@
 //! does (validate matrix, `bbr-droptail-b2-rtt40-loss1-f1`: 12.8–14.4 ms on Linux 6.18, 8.0
 //! ms in the simulator without them).
 
-mod common;
+use crate::common;
 use common::{f, run};
 use serde_json::Value;
 

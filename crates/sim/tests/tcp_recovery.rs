@@ -2,7 +2,7 @@
 //! controllers' RTT sample): each switch changes what it should, the defaults bring the
 //! Wang et al. 2016 scenario I close to what Linux does, and bad values name their key.
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 /// A summary without its wall-clock figures (the `engine` block): what two runs of the same

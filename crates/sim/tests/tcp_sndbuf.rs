@@ -11,7 +11,7 @@
 //! The tolerances (±20 % on queueing delay) cover the sawtooth's shape, which is not quite
 //! uniform (the refill lands in one instant, the drain follows the ACK clock).
 
-mod common;
+use crate::common;
 use bloatlab_sim::{run_toml, Column, RunError, RunOptions};
 use common::{f, run};
 

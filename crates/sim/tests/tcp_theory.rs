@@ -1,6 +1,6 @@
 //! TCP behaviour checked against theory and against the RFCs' timing rules.
 
-mod common;
+use crate::common;
 use common::{f, run, run_seeded};
 
 /// Mathis et al. 1997: a loss-limited Reno-style flow gets MSS/RTT · C/√p, C = √(3/2) when

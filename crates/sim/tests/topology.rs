@@ -3,7 +3,7 @@
 //! leaf-spine runs with ECMP and static routes; random small graphs keep conservation and
 //! determinism.
 
-mod common;
+use crate::common;
 use common::{f, random_graphs, run, run_seeded};
 use proptest::prelude::*;
 use serde_json::Value;

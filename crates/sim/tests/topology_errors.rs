@@ -3,7 +3,7 @@
 
 use bloatlab_sim::{run_toml, RunOptions};
 
-mod common;
+use crate::common;
 use common::refused;
 
 /// A line graph h1 - r1 - r2 - h2 plus `extra` topology lines and `flows`.

@@ -1,7 +1,7 @@
 //! The UDP constant-bit-rate source: exact rates, one-way delay, and loss when it overloads
 //! the bottleneck.
 
-mod common;
+use crate::common;
 use common::{f, run};
 
 /// Alone on an idle path, a CBR flow delivers its rate (payload share of the wire bytes) with

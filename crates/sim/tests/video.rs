@@ -2,7 +2,7 @@
 //! 10 Mbit/s path of 40 ms base RTT (one way 2.5 + 15 + 2.5 = 20 ms), the refusals of bad
 //! video settings, and same seed, same bytes.
 //!
-//! Numbers of this build (`cargo test --release -p bloatlab-sim --test video -- --nocapture`
+//! Numbers of this build (`cargo test --release -p bloatlab-sim --test integration video:: -- --nocapture`
 //! prints them), 30 s runs measured after a 10 s warm-up, NACK/RTX on (the default):
 //! - alone on FQ-CoDel: GCC 9.17 Mbit/s, frame loss 0.00 %, frame delay p95 52.4 ms (no
 //!   overshoot of the link in this window); over 130 s: p95 172.6 ms, 362 frames repaired
@@ -15,7 +15,7 @@
 //!   competing-flow compensation, 0.00 % with it (frame delay p50 1241 → 278 ms);
 //! - SCReAM-L4S beside CUBIC on DualPI2: packets' one-way p95 22.3 ms, frame delay p95 39.0 ms.
 
-mod common;
+use crate::common;
 use common::{f, refused, run, summary_and_series};
 
 const BASE_OWD_MS: f64 = 20.0;

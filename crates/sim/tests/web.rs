@@ -1,6 +1,6 @@
 //! The web application: request/response over a new connection each time.
 
-mod common;
+use crate::common;
 use common::{f, run, run_seeded};
 
 /// On an idle constant path a response that fits the initial window takes two round trips:

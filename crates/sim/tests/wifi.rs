@@ -3,7 +3,7 @@
 //! throughput from IEEE 802.11-2016's timings, the performance anomaly under a FIFO, airtime
 //! fairness, latency under load with FQ-MAC, determinism, and bad input.
 
-mod common;
+use crate::common;
 use common::{f, refused, run, run_seeded};
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! A Wi-Fi BSS in a hand-written graph (`[topology.wifi]`, docs/wifi.md): the same BSS as the
 //! `wifi` preset, joining a router of the graph (the AP) and hosts of it (the stations).
 
-mod common;
+use crate::common;
 use common::{f, refused, run_seeded};
 use serde_json::Value;
 

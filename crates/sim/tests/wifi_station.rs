@@ -2,7 +2,7 @@
 //! path with mac80211's FQ-MAC (the AP's queues.rs code, one instance per station) against
 //! the 1000-packet FIFO, with a download and an upload on one station at once.
 
-mod common;
+use crate::common;
 use common::{f, refused, run_seeded};
 use serde_json::Value;
 
