@@ -53,4 +53,6 @@ echo "== golden: python3 scripts/golden.py (outputs byte-identical to tests/gold
 
 echo "== python: pytest tests/python"
 # The sources live in python/, not on sys.path: the tests import the installed package.
-"$PYTHON" -m pytest -q tests/python
+# On every core (pytest-xdist); conftest.py keeps each file on one worker and the emulations
+# one at a time.
+"$PYTHON" -m pytest -q -n auto --dist loadgroup tests/python
