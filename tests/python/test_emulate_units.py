@@ -45,6 +45,9 @@ def bloatlab(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
         (["tcp.recovery=newreno"], "tcp.recovery"),
         (['flows=[{ cc = "cubic" }, { cc = "reno", tcp = { recovery = "reno" } }]'], "flows[1].tcp.recovery"),
         (["tcp.recovery=sac"], "tcp.recovery"),
+        # the kernel runs Linux's rules: the simulator's default set cannot be emulated
+        (['tcp.rules="default"'], "tcp.rules"),
+        (['flows[0].tcp.rules="bsd"'], "flows[0].tcp.rules"),
         (["tcp.mss=4000B"], "tcp.mss"),
         (['flows=[{ cc = "cubic", tcp = { mss = "1000B" } }, { cc = "cubic", tcp = { mss = "1200B" } }]'],
          "flows[1].tcp.mss"),
@@ -217,6 +220,14 @@ def test_sack_recovery_is_accepted_globally_and_per_flow():
     from bloatlab.scenario import resolve
 
     doc = resolve(str(SCENARIO), set=["tcp.recovery=sack", 'flows=[{ cc = "cubic", tcp = { recovery = "sack" } }]'])
+    assert [f["cc"] for f in plan(doc)["flows"]] == ["cubic"]
+
+
+def test_linux_rules_are_what_the_kernel_runs_so_they_are_accepted():
+    from bloatlab.emulate.runner import plan
+    from bloatlab.scenario import resolve
+
+    doc = resolve(str(SCENARIO), set=['tcp.rules="linux"', 'flows=[{ cc = "cubic", tcp = { rules = "linux" } }]'])
     assert [f["cc"] for f in plan(doc)["flows"]] == ["cubic"]
 
 

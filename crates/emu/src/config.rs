@@ -118,6 +118,7 @@ fn check(s: &Scenario, v: &Value) -> Result<(), ScenarioError> {
     }
     check_mtu(s, v)?;
     check_recovery(v)?;
+    check_rules(v)?;
     if rtt_classes(s).0.len() > MAX_RTT_CLASSES {
         let i = s.flows.iter().position(|f| f.rtt.is_some()).unwrap_or(0);
         return refuse(format!("flows[{i}].rtt"), format!("emulation runs at most {MAX_RTT_CLASSES} distinct base RTTs, one delay line each (allowed: up to {MAX_RTT_CLASSES} values)"));
@@ -227,8 +228,9 @@ pub fn rtt_classes(s: &Scenario) -> (Vec<Dur>, Vec<u8>) {
 
 /// The TCP keys the emulation honours: `mss` sets the TUN devices' MTU (so Linux's MSS with
 /// timestamps equals it), `rcvbuf` clamps the receiver's advertised window (TCP_WINDOW_CLAMP),
-/// `recovery` only as `sack`, what Linux does by default (see [`check_recovery`]).
-pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf", "recovery"];
+/// `recovery` only as `sack`, what Linux does by default (see [`check_recovery`]), `rules` only
+/// as `"linux"` (see [`check_rules`]).
+pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf", "recovery", "rules"];
 
 /// Linux recovers with SACK when both ends negotiate it; without SACK its recovery is NewReno
 /// (partial ACKs keep it in recovery), never RFC 5681 Reno. SACK is a per-namespace sysctl,
@@ -251,6 +253,23 @@ fn check_recovery(v: &Value) -> Result<(), ScenarioError> {
     }
     Ok(())
 }
+/// `rules`: the kernel runs Linux's rules, so only `"linux"` describes what is emulated.
+fn check_rules(v: &Value) -> Result<(), ScenarioError> {
+    let flows = v.get("flows").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let keys = std::iter::once(("tcp.rules".to_string(), v.pointer("/tcp/rules"))).chain(
+        flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (format!("flows[{i}].tcp.rules"), f.pointer("/tcp/rules"))),
+    );
+    for (key, val) in keys {
+        if let Some(r) = val.and_then(Value::as_str).filter(|r| *r != "linux") {
+            return refuse(key, format!("the kernel runs Linux's rules, not the simulator's \"{r}\" set (allowed: linux)"));
+        }
+    }
+    Ok(())
+}
+
 /// IP + TCP headers + the timestamps option Linux negotiates by default.
 const MSS_OVERHEAD: u32 = 52;
 const MSS_RANGE: (u32, u32) = (536, SLOT as u32 - 100);

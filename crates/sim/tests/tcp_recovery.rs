@@ -145,6 +145,38 @@ fn switches_are_read_and_runs_stay_deterministic() {
     assert_ne!(linux, base);
 }
 
+/// `rules = "linux"` is every Linux rule spelled out; a switch set beside it wins, and a
+/// flow's own `tcp = { rules = "linux" }` is the same as the global one.
+#[test]
+fn linux_rules_are_every_linux_switch_and_explicit_keys_win() {
+    let every = |psh: bool| {
+        format!(
+            "tso_defer = true\npsh = {psh}\ngrow_quickack = true\ncwnd_limited = \"linux\"\n\
+             prr_entry = \"linux\"\nzero_window_probe = \"linux\"\nxmit_timer = \"linux\"\n\
+             reno_dupacks = \"linux\"\nold_ack_sack = \"linux\"\nrack_retrans = \"linux\"\n\
+             ecn_reduction = \"cwr\""
+        )
+    };
+    let linux = strip(wang_i("rules = \"linux\""));
+    assert_eq!(linux, strip(wang_i(&every(true))));
+    assert_ne!(linux, strip(wang_i("")));
+    assert_eq!(strip(wang_i("rules = \"default\"")), strip(wang_i("")));
+    assert_eq!(strip(wang_i("rules = \"linux\"\npsh = false")), strip(wang_i(&every(false))));
+    let per_flow = run(r#"
+        duration = "90s"
+        [topology]
+        bottleneck = { rate = "2Mbps", delay = "5ms" }
+        bottleneck_queue = { kind = "droptail", limit = "500KB" }
+        access = { rate = "10Mbps", delay = "2.5ms" }
+        [tcp]
+        mss = "1448B"
+        [[flows]]
+        cc = "cubic"
+        tcp = { rules = "linux" }
+        "#);
+    assert_eq!(strip(per_flow), linux);
+}
+
 #[test]
 fn bad_values_name_their_key() {
     use bloatlab_sim::{run_toml, RunError, RunOptions};
@@ -225,6 +257,11 @@ fn bad_values_name_their_key() {
         assert!(err("", &format!("tcp = {{ {key} = true }}"))
             .starts_with(&format!("flows[0].tcp.{key}: ")));
     }
+    assert_eq!(
+        err("rules = \"bsd\"", ""),
+        "tcp.rules: unknown TCP rule set \"bsd\" (known: default, linux)"
+    );
+    assert!(err("", "tcp = { rules = true }").starts_with("flows[0].tcp.rules: "));
     assert_eq!(
         err("hz = 200", ""),
         "tcp.hz: must be one of Linux's CONFIG_HZ choices (allowed: 100, 250, 300, 1000; got 200)"

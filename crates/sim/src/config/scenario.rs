@@ -70,6 +70,7 @@ const TCP_KEYS: &[&str] = &[
     "rack_retrans",
     "rtt_sample",
     "hz",
+    "rules",
 ];
 const FLOW_KEYS: &[&str] = &[
     "transport",
@@ -315,6 +316,8 @@ struct TcpPartial {
     /// The Linux mechanisms' switches, each unset or set.
     mech: [Option<bool>; 23],
     hz: Option<u32>,
+    /// `rules = "linux"`: the switches left unset take Linux's rule, not the default.
+    linux_rules: Option<bool>,
 }
 
 impl TcpPartial {
@@ -359,6 +362,9 @@ impl TcpPartial {
             ecn: ecn_mode(&mut t)?,
             mech: read_mechanisms(&mut t)?,
             hz: read_hz(&mut t)?,
+            linux_rules: t
+                .opt_choice("rules", "TCP rule set", &["default", "linux"])?
+                .map(|s| s == "linux"),
         };
         t.finish(TCP_KEYS)?;
         Ok(p)
@@ -382,7 +388,8 @@ impl TcpPartial {
             write_size,
             pacing,
             ecn,
-            hz
+            hz,
+            linux_rules
         )
     }
 
@@ -420,7 +427,7 @@ impl TcpPartial {
             write_size: self.write_size.unwrap_or(d.write_size),
             pacing: self.pacing.unwrap_or(d.pacing),
             ecn: self.ecn.as_ref().map_or(d.ecn, |e| e.0),
-            mech: mechanisms(&self.mech),
+            mech: mechanisms(&self.mech, self.linux_rules.unwrap_or(false)),
             hz: self.hz.unwrap_or(d.hz),
         };
         if cfg.rto_max < cfg.rto_min {
@@ -539,8 +546,13 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 23]> {
     Ok(m)
 }
 
-fn mechanisms(m: &[Option<bool>; 23]) -> crate::tcp::Mechanisms {
-    let d = crate::tcp::Mechanisms::default();
+/// The switches set in `m`, the others from Linux's rule set or the defaults.
+fn mechanisms(m: &[Option<bool>; 23], linux_rules: bool) -> crate::tcp::Mechanisms {
+    let d = if linux_rules {
+        crate::tcp::Mechanisms::linux()
+    } else {
+        crate::tcp::Mechanisms::default()
+    };
     crate::tcp::Mechanisms {
         prr: m[0].unwrap_or(d.prr),
         frto: m[1].unwrap_or(d.frto),

@@ -165,6 +165,28 @@ impl Default for Mechanisms {
     }
 }
 
+impl Mechanisms {
+    /// Every rule as Linux runs it (`[tcp] rules = "linux"`): the defaults with the switches
+    /// whose default keeps the simulator's earlier results turned to Linux's rule. What each
+    /// does to the validate matrix is in docs/fidelity.md ("Linux's rules together").
+    pub fn linux() -> Self {
+        Mechanisms {
+            tso_defer: true,
+            psh: true,
+            grow_quickack: true,
+            linux_cwnd_limited: true,
+            prr_linux_entry: true,
+            linux_zero_window_probe: true,
+            linux_xmit_timer_on_progress: true,
+            linux_reno_sacks: true,
+            linux_old_ack_sack: true,
+            linux_rack_retrans: true,
+            linux_cwr: true,
+            ..Self::default()
+        }
+    }
+}
+
 /// Linux's maximum quick-ACK count (TCP_MAX_QUICKACKS).
 pub const MAX_QUICKACKS: u32 = 16;
 
