@@ -237,37 +237,37 @@ pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf", "recovery", "rules"];
 /// not a socket option, so one flow without SACK beside SACK flows cannot be had either: only
 /// `sack` is accepted, globally or per flow.
 fn check_recovery(v: &Value) -> Result<(), ScenarioError> {
-    let mut keys = vec![("tcp.recovery".to_string(), v.pointer("/tcp/recovery"))];
-    if let Some(flows) = v.get("flows").and_then(Value::as_array) {
-        keys.extend(
-            flows
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (format!("flows[{i}].tcp.recovery"), f.pointer("/tcp/recovery"))),
-        );
+    match tcp_choice_other_than(v, "recovery", "sack") {
+        Some((key, r)) => refuse(key, format!("Linux recovers with SACK (without it, as NewReno) and SACK is set per host, not per flow: \"{r}\" recovery cannot be emulated (allowed: sack)")),
+        None => Ok(()),
     }
-    for (key, val) in keys {
-        if let Some(r) = val.and_then(Value::as_str).filter(|r| *r != "sack") {
-            return refuse(key, format!("Linux recovers with SACK (without it, as NewReno) and SACK is set per host, not per flow: \"{r}\" recovery cannot be emulated (allowed: sack)"));
-        }
-    }
-    Ok(())
 }
+
 /// `rules`: the kernel runs Linux's rules, so only `"linux"` describes what is emulated.
 fn check_rules(v: &Value) -> Result<(), ScenarioError> {
-    let flows = v.get("flows").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-    let keys = std::iter::once(("tcp.rules".to_string(), v.pointer("/tcp/rules"))).chain(
-        flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (format!("flows[{i}].tcp.rules"), f.pointer("/tcp/rules"))),
-    );
-    for (key, val) in keys {
-        if let Some(r) = val.and_then(Value::as_str).filter(|r| *r != "linux") {
-            return refuse(key, format!("the kernel runs Linux's rules, not the simulator's \"{r}\" set (allowed: linux)"));
-        }
+    match tcp_choice_other_than(v, "rules", "linux") {
+        Some((key, r)) => refuse(
+            key,
+            format!(
+                "the kernel runs Linux's rules, not the simulator's \"{r}\" set (allowed: linux)"
+            ),
+        ),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first string `tcp.KEY`, globally or in a flow's `tcp` table, that is not `allowed`:
+/// its key path and value.
+fn tcp_choice_other_than(v: &Value, key: &str, allowed: &str) -> Option<(String, String)> {
+    let flows = v.get("flows").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    std::iter::once((format!("tcp.{key}"), v.get("tcp")))
+        .chain(
+            flows.iter().enumerate().map(|(i, f)| (format!("flows[{i}].tcp.{key}"), f.get("tcp"))),
+        )
+        .find_map(|(path, t)| {
+            let r = t?.get(key)?.as_str()?;
+            (r != allowed).then(|| (path, r.to_string()))
+        })
 }
 
 /// IP + TCP headers + the timestamps option Linux negotiates by default.

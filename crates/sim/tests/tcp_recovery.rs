@@ -18,6 +18,11 @@ fn strip(mut v: serde_json::Value) -> serde_json::Value {
 /// recovery (the RTT had grown to 2 s), resent the queued window go-back-N and lost 724
 /// packets, retransmitting 896.
 fn wang_i(tcp: &str) -> serde_json::Value {
+    wang_i_flow(tcp, "")
+}
+
+/// [`wang_i`] with `flow` written into the flow's table too.
+fn wang_i_flow(tcp: &str, flow: &str) -> serde_json::Value {
     run(&format!(
         r#"
         duration = "90s"
@@ -30,6 +35,7 @@ fn wang_i(tcp: &str) -> serde_json::Value {
         {tcp}
         [[flows]]
         cc = "cubic"
+        {flow}
         "#
     ))
 }
@@ -162,18 +168,7 @@ fn linux_rules_are_every_linux_switch_and_explicit_keys_win() {
     assert_ne!(linux, strip(wang_i("")));
     assert_eq!(strip(wang_i("rules = \"default\"")), strip(wang_i("")));
     assert_eq!(strip(wang_i("rules = \"linux\"\npsh = false")), strip(wang_i(&every(false))));
-    let per_flow = run(r#"
-        duration = "90s"
-        [topology]
-        bottleneck = { rate = "2Mbps", delay = "5ms" }
-        bottleneck_queue = { kind = "droptail", limit = "500KB" }
-        access = { rate = "10Mbps", delay = "2.5ms" }
-        [tcp]
-        mss = "1448B"
-        [[flows]]
-        cc = "cubic"
-        tcp = { rules = "linux" }
-        "#);
+    let per_flow = wang_i_flow("", "tcp = { rules = \"linux\" }");
     assert_eq!(strip(per_flow), linux);
 }
 
