@@ -580,6 +580,19 @@ fn mechanisms(m: &[Option<bool>; 23], linux_rules: bool) -> crate::tcp::Mechanis
     }
 }
 
+/// `rules = "linux"` covers the controller's Linux rule too: CUBIC's HyStart rounds from the
+/// first ACK (`cc_params.hystart_rounds = "linux"`) unless the flow sets the key. The
+/// parameters to parse again with it, or `None` when nothing changes.
+fn with_linux_hystart(cc: &cc::CcSpec, params: Option<&Value>) -> Option<Value> {
+    const KEY: &str = "hystart_rounds";
+    if !cc.entry().keys.contains(&KEY) || params.is_some_and(|p| p.get(KEY).is_some()) {
+        return None;
+    }
+    let mut p = params.cloned().unwrap_or_else(|| Value::Object(Default::default()));
+    p.as_object_mut()?.insert(KEY.into(), Value::String("linux".into()));
+    Some(p)
+}
+
 /// `ecn = false | true | "off" | "classic" | "accecn"` (the booleans mean off and classic).
 fn ecn_mode(t: &mut Table) -> Res<Option<(EcnMode, String)>> {
     let p = t.key_path("ecn");
@@ -902,11 +915,17 @@ fn flow(path: &str, v: &Value, tcp_defaults: &TcpPartial, topo: &Topology) -> Re
                 format!("{cc_name} is a video rate controller: set transport = \"udp\" and app = \"video\""),
             );
         }
-        let cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &t.key_path("cc_params"))?;
+        let params_path = t.key_path("cc_params");
+        let mut cc = cc::CcSpec::parse(cc_name, t.get("cc_params"), &params_path)?;
         let partial = match t.get("tcp") {
             Some(tv) => TcpPartial::read(&t.key_path("tcp"), tv)?.over(tcp_defaults),
             None => tcp_defaults.clone(),
         };
+        if partial.linux_rules == Some(true) {
+            if let Some(p) = with_linux_hystart(&cc, t.get("cc_params")) {
+                cc = cc::CcSpec::parse(cc_name, Some(&p), &params_path)?;
+            }
+        }
         let mut tcp = partial.resolve(&t.key_path("tcp"))?;
         ecn_for_cc(&cc, partial.ecn.as_ref(), &mut tcp)?;
         Transport::Tcp { cc, tcp }
