@@ -106,6 +106,9 @@ def test_out_is_a_file(small_toml: Path, tmp_path: Path):
         (['flows[0].tcp={ rcv_truesize = "100B" }'], "flows[0].tcp.rcv_truesize", ["MSS"]),
         # Linux's receiver quick ACK while the window opens, CUBIC's HyStart round rule
         (["tcp.grow_quickack=1"], "tcp.grow_quickack", ["true or false"]),
+        # Linux's pacing credit
+        (['tcp.pacing_credit="linux"'], "tcp.pacing_credit", ["true or false"]),
+        (["flows[0].tcp.pacing_credit=2"], "flows[0].tcp.pacing_credit", ["true or false"]),
         # the rule set: Linux's or the simulator's defaults
         (['tcp.rules="freebsd"'], "tcp.rules", ["freebsd", "default, linux"]),
         (["flows[0].tcp.rules=true"], "flows[0].tcp.rules", []),

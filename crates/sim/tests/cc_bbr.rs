@@ -96,3 +96,39 @@ fn bbr_enters_probe_rtt_about_every_ten_seconds() {
         }
     }
 }
+
+/// Four BBR flows on a 10 Mbit/s, 10 ms path with an 8-BDP (100 kB) drop-tail buffer: the
+/// validate cell where Linux drops hundreds of packets (363-520 retransmissions in three
+/// runs) and the simulator without Linux's pacing credit none. Linux's ACK-clocked sender
+/// sends late, so the credit halves its next pacing slot; the pacing timer then sends lone
+/// segments, the ACK stream turns irregular, BBR's ACK-aggregation allowance grows by about
+/// a packet and the four windows overrun the buffer (docs/fidelity.md, "BBR with four
+/// flows"). Bounds: without the credit at most a few drops (measured 1); with it tens
+/// (measured 93: the model still drops fewer than Linux).
+#[test]
+fn pacing_credit_lets_four_bbr_flows_overrun_a_deep_buffer_as_linux_does() {
+    let cell = |credit: bool| {
+        format!(
+            r#"
+            duration = "30s"
+            warmup = "5s"
+            [topology]
+            bottleneck = {{ rate = "10Mbps", delay = "5ms" }}
+            bottleneck_queue = {{ kind = "droptail", limit = "100000B" }}
+            [tcp]
+            pacing_credit = {credit}
+            [[flows]]
+            cc = "bbr"
+            count = 4
+            "#
+        )
+    };
+    let without = run(&cell(false), None, false);
+    let with = run(&cell(true), None, false);
+    let (d0, d1) = (without.f("bottleneck.drops"), with.f("bottleneck.drops"));
+    let (q0, q1) = (without.f("bottleneck.mean_sojourn_ms"), with.f("bottleneck.mean_sojourn_ms"));
+    eprintln!("drops {d0} -> {d1}, mean queueing delay {q0:.1} -> {q1:.1} ms (Linux ~71)");
+    assert!(d0 <= 5.0, "without the credit: {d0} drops");
+    assert!(d1 >= 30.0, "with the credit: {d1} drops");
+    assert!(q1 > q0, "the queue grows with the windows: {q0:.1} -> {q1:.1} ms");
+}

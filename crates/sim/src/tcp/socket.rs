@@ -719,7 +719,10 @@ impl TcpSocket {
         }
         if let Some(rate) = self.pacing_rate() {
             if rate.0 > 0 {
-                let gap = rate.tx_time(len + TCP_HEADER_BYTES as u64);
+                let mut gap = rate.tx_time(len + TCP_HEADER_BYTES as u64);
+                if self.cfg.mech.pacing_credit {
+                    gap = self.pacing_credit_cut(gap, cx.now);
+                }
                 self.next_send_at = self.next_send_at.max(cx.now) + gap;
             }
         }
@@ -928,6 +931,20 @@ impl TcpSocket {
             self.lr.burst_left = 0;
         }
         Some(in_burst)
+    }
+
+    /// Linux's pacing credit (`tcp_update_skb_after_send`, "take into account OS jitter"): a
+    /// send that starts `c` after its pacing slot was due owes only `len − min(len / 2, c)`
+    /// to the next one. The credit is taken when a burst starts late and spent over its
+    /// segments, so a GSO burst of two segments sent late owes one segment's time, as
+    /// Linux's one skb of two does.
+    fn pacing_credit_cut(&mut self, gap: Dur, now: SimTime) -> Dur {
+        if now >= self.next_send_at {
+            self.lr.pace_credit = now.since(self.next_send_at);
+        }
+        let cut = self.lr.pace_credit.min(Dur(gap.0 / 2));
+        self.lr.pace_credit = Dur(self.lr.pace_credit.0 - cut.0);
+        Dur(gap.0 - cut.0)
     }
 
     /// Segments per pacing slot: Linux's `tcp_tso_autosize` (about 1 ms of data at the pacing
@@ -2204,5 +2221,28 @@ mod tests {
             "TcpSocket is {size} bytes (at most 2 kB): every flow has two, and an idle flow's \
              memory is mostly them (docs/performance.md)"
         );
+    }
+
+    /// Linux's pacing credit (tcp_update_skb_after_send): an skb of length L sent c after
+    /// its slot owes L − min(L / 2, c) to the next; here a GSO burst of two 1 ms segments.
+    #[test]
+    fn a_late_burst_owes_its_length_less_the_lateness_at_most_half() {
+        let ms = |x: f64| Dur((x * 1e6) as u64);
+        let owed = |late_ms: f64| {
+            let mut c = cfg();
+            c.mech.pacing_credit = true;
+            let mut s = Wire::with(&c).socks.into_iter().next().unwrap();
+            s.next_send_at = SimTime(10_000_000);
+            let now = s.next_send_at + ms(late_ms);
+            for _ in 0..2 {
+                let gap = s.pacing_credit_cut(ms(1.0), now);
+                s.next_send_at = s.next_send_at.max(now) + gap;
+            }
+            s.next_send_at.since(now)
+        };
+        assert_eq!(owed(0.0), ms(2.0), "on time: the whole burst");
+        assert_eq!(owed(0.3), ms(1.7), "0.3 ms late: 0.3 ms less");
+        assert_eq!(owed(1.0), ms(1.0), "late by half the burst: half");
+        assert_eq!(owed(5.0), ms(1.0), "later still: never less than half");
     }
 }

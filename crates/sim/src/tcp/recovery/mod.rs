@@ -11,7 +11,7 @@ pub use prr::Prr;
 pub use rack::{tick_expiry, Rack, TIMEOUT_MIN};
 pub use undo::Undo;
 
-use crate::units::SimTime;
+use crate::units::{Dur, SimTime};
 
 /// The `[tcp]` switches of the Linux mechanisms (all on by default, as in Linux).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +133,12 @@ pub struct Mechanisms {
     /// simulator's earlier rule): the ending ACK leaves the state Open and the next ACK
     /// starts the new recovery.
     pub linux_recovery_restart: bool,
+    /// Linux's pacing credit (tcp_update_skb_after_send, since 4.20's EDT pacing): an skb
+    /// sent after its pacing slot was due (an ACK-clocked sender's usual case) makes the next
+    /// slot wait its length less that lateness, at most half its length. `false` (the
+    /// default, the simulator's earlier rule): every segment's full length. The `[tcp]` key
+    /// `pacing_credit`.
+    pub pacing_credit: bool,
 }
 
 impl Default for Mechanisms {
@@ -161,6 +167,7 @@ impl Default for Mechanisms {
             linux_rack_retrans: false,
             linux_cwr: false,
             linux_recovery_restart: true,
+            pacing_credit: false,
         }
     }
 }
@@ -182,6 +189,7 @@ impl Mechanisms {
             linux_old_ack_sack: true,
             linux_rack_retrans: true,
             linux_cwr: true,
+            pacing_credit: true,
             ..Self::default()
         }
     }
@@ -233,6 +241,8 @@ pub struct LossState {
     /// in-order data goes out on its timer — and when data (or the handshake's end) arrived.
     pub pingpong: bool,
     pub last_rx: SimTime,
+    /// `pacing_credit`: what is left of the lateness of the burst being sent.
+    pub pace_credit: Dur,
 }
 
 /// Counters of the mechanisms (summary and tests).
