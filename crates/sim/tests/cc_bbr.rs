@@ -99,11 +99,11 @@ fn bbr_enters_probe_rtt_about_every_ten_seconds() {
 
 /// Four BBR flows on a 10 Mbit/s, 10 ms path with an 8-BDP (100 kB) drop-tail buffer: the
 /// validate cell where Linux drops hundreds of packets (363-520 retransmissions in three
-/// runs) and the simulator without Linux's pacing credit none. Linux's ACK-clocked sender
-/// sends late, so the credit halves its next pacing slot; the pacing timer then sends lone
-/// segments, the ACK stream turns irregular, BBR's ACK-aggregation allowance grows by about
-/// a packet and the four windows overrun the buffer (docs/fidelity.md, "BBR with four
-/// flows"). Bounds: without the credit at most a few drops (measured 1); with it tens
+/// runs) and the simulator without Linux's pacing credit none. A burst that leaves late (at
+/// an ACK) brings the next pacing slot forward, so more bursts leave at ACK arrivals than on
+/// the pacing timer, the flows' bursts stop interleaving in fixed turn, the ACK stream turns
+/// irregular, BBR's ACK-aggregation allowance grows by about a packet and the four windows
+/// overrun the buffer (docs/tcp.md, "The pacing credit"). Bounds: without the credit at most a few drops (measured 1); with it tens
 /// (measured 93: the model still drops fewer than Linux).
 #[test]
 fn pacing_credit_lets_four_bbr_flows_overrun_a_deep_buffer_as_linux_does() {
