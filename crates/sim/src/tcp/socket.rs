@@ -713,6 +713,7 @@ impl TcpSocket {
         if self.ca.reducing() {
             self.lr.prr.on_sent(len);
         }
+        let same_instant = self.last_send_at == cx.now;
         self.last_send_at = cx.now;
         if !self.timer_armed(TimerKind::Rto) {
             self.arm_rto(cx);
@@ -721,7 +722,7 @@ impl TcpSocket {
             if rate.0 > 0 {
                 let mut gap = rate.tx_time(len + TCP_HEADER_BYTES as u64);
                 if self.cfg.mech.pacing_credit {
-                    gap = self.pacing_credit_cut(gap, cx.now);
+                    gap = self.pacing_credit_cut(gap, cx.now, same_instant);
                 }
                 self.next_send_at = self.next_send_at.max(cx.now) + gap;
             }
@@ -937,10 +938,13 @@ impl TcpSocket {
     /// send that starts `c` after its pacing slot was due owes only `len − min(len / 2, c)`
     /// to the next one. The credit is taken when a burst starts late and spent over its
     /// segments, so a GSO burst of two segments sent late owes one segment's time, as
-    /// Linux's one skb of two does.
-    fn pacing_credit_cut(&mut self, gap: Dur, now: SimTime) -> Dur {
+    /// Linux's one skb of two does. A send before its slot that does not continue a burst
+    /// (a probe, a timeout's retransmission) has no credit.
+    fn pacing_credit_cut(&mut self, gap: Dur, now: SimTime, same_instant: bool) -> Dur {
         if now >= self.next_send_at {
             self.lr.pace_credit = now.since(self.next_send_at);
+        } else if !same_instant {
+            self.lr.pace_credit = Dur::ZERO;
         }
         let cut = self.lr.pace_credit.min(Dur(gap.0 / 2));
         self.lr.pace_credit = Dur(self.lr.pace_credit.0 - cut.0);
@@ -2234,8 +2238,8 @@ mod tests {
             let mut s = Wire::with(&c).socks.into_iter().next().unwrap();
             s.next_send_at = SimTime(10_000_000);
             let now = s.next_send_at + ms(late_ms);
-            for _ in 0..2 {
-                let gap = s.pacing_credit_cut(ms(1.0), now);
+            for i in 0..2 {
+                let gap = s.pacing_credit_cut(ms(1.0), now, i > 0);
                 s.next_send_at = s.next_send_at.max(now) + gap;
             }
             s.next_send_at.since(now)
