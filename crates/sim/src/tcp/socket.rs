@@ -713,8 +713,6 @@ impl TcpSocket {
         if self.ca.reducing() {
             self.lr.prr.on_sent(len);
         }
-        let same_instant = self.last_send_at == cx.now;
-        self.last_send_at = cx.now;
         if !self.timer_armed(TimerKind::Rto) {
             self.arm_rto(cx);
         }
@@ -722,11 +720,13 @@ impl TcpSocket {
             if rate.0 > 0 {
                 let mut gap = rate.tx_time(len + TCP_HEADER_BYTES as u64);
                 if self.cfg.mech.pacing_credit {
-                    gap = self.pacing_credit_cut(gap, cx.now, same_instant);
+                    gap = self.pacing_credit_cut(gap, cx.now);
                 }
                 self.next_send_at = self.next_send_at.max(cx.now) + gap;
             }
         }
+        // After the pacing step, which tells a burst's later segments by it.
+        self.last_send_at = cx.now;
     }
 
     fn send_new_segment(&mut self, len: u64, skb_end: bool, cx: &mut Cx) {
@@ -939,11 +939,12 @@ impl TcpSocket {
     /// to the next one. The credit is taken when a burst starts late and spent over its
     /// segments, so a GSO burst of two segments sent late owes one segment's time, as
     /// Linux's one skb of two does. A send before its slot that does not continue a burst
-    /// (a probe, a timeout's retransmission) has no credit.
-    fn pacing_credit_cut(&mut self, gap: Dur, now: SimTime, same_instant: bool) -> Dur {
+    /// (sent at the instant of the one before: a probe, a timeout's retransmission) has no
+    /// credit. Called before `last_send_at` moves to `now`.
+    fn pacing_credit_cut(&mut self, gap: Dur, now: SimTime) -> Dur {
         if now >= self.next_send_at {
             self.lr.pace_credit = now.since(self.next_send_at);
-        } else if !same_instant {
+        } else if self.last_send_at != now {
             self.lr.pace_credit = Dur::ZERO;
         }
         let cut = self.lr.pace_credit.min(Dur(gap.0 / 2));
@@ -2238,9 +2239,10 @@ mod tests {
             let mut s = Wire::with(&c).socks.into_iter().next().unwrap();
             s.next_send_at = SimTime(10_000_000);
             let now = s.next_send_at + ms(late_ms);
-            for i in 0..2 {
-                let gap = s.pacing_credit_cut(ms(1.0), now, i > 0);
+            for _ in 0..2 {
+                let gap = s.pacing_credit_cut(ms(1.0), now);
                 s.next_send_at = s.next_send_at.max(now) + gap;
+                s.last_send_at = now;
             }
             s.next_send_at.since(now)
         };
