@@ -109,6 +109,12 @@ def test_out_is_a_file(small_toml: Path, tmp_path: Path):
         # Linux's pacing credit
         (['tcp.pacing_credit="linux"'], "tcp.pacing_credit", ["true or false"]),
         (["flows[0].tcp.pacing_credit=2"], "flows[0].tcp.pacing_credit", ["true or false"]),
+        (['tcp.paced_fast_retransmit="linux"'], "tcp.paced_fast_retransmit", ["true or false"]),
+        (
+            ["flows[0].tcp.paced_fast_retransmit=1"],
+            "flows[0].tcp.paced_fast_retransmit",
+            ["true or false"],
+        ),
         # the rule set: Linux's or the simulator's defaults
         (['tcp.rules="freebsd"'], "tcp.rules", ["freebsd", "default, linux"]),
         (["flows[0].tcp.rules=true"], "flows[0].tcp.rules", []),

@@ -160,7 +160,7 @@ fn linux_rules_are_every_linux_switch_and_explicit_keys_win() {
             "tso_defer = true\npsh = {psh}\ngrow_quickack = true\ncwnd_limited = \"linux\"\n\
              prr_entry = \"linux\"\nzero_window_probe = \"linux\"\nxmit_timer = \"linux\"\n\
              reno_dupacks = \"linux\"\nold_ack_sack = \"linux\"\nrack_retrans = \"linux\"\n\
-             ecn_reduction = \"cwr\"\npacing_credit = true"
+             ecn_reduction = \"cwr\"\npacing_credit = true\npaced_fast_retransmit = true"
         )
     };
     let linux = strip(wang_i("rules = \"linux\""));
@@ -236,6 +236,7 @@ fn bad_values_name_their_key() {
         "psh",
         "grow_quickack",
         "pacing_credit",
+        "paced_fast_retransmit",
     ] {
         assert_eq!(
             err(&format!("{key} = 1"), ""),

@@ -60,6 +60,7 @@ const TCP_KEYS: &[&str] = &[
     "psh",
     "grow_quickack",
     "pacing_credit",
+    "paced_fast_retransmit",
     "cwnd_limited",
     "prr_entry",
     "zero_window_probe",
@@ -315,7 +316,7 @@ struct TcpPartial {
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 24],
+    mech: [Option<bool>; 25],
     hz: Option<u32>,
     /// `rules = "linux"`: the switches left unset take Linux's rule, not the default.
     linux_rules: Option<bool>,
@@ -506,9 +507,10 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 /// rcvbuf_auto, sack_compress, gso, cwnd_limited ("linux" = true), prr_entry ("linux" =
 /// true), zero_window_probe ("linux" = true), ecn_reduction ("cwr" = true),
 /// recovery_restart ("same_ack" = true), xmit_timer, reno_dupacks, old_ack_sack and
-/// rack_retrans ("linux" = true each), tso_defer, psh, grow_quickack, pacing_credit.
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 24]> {
-    let mut m = [None; 24];
+/// rack_retrans ("linux" = true each), tso_defer, psh, grow_quickack, pacing_credit,
+/// paced_fast_retransmit.
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 25]> {
+    let mut m = [None; 25];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -545,11 +547,12 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 24]> {
     m[21] = t.opt_bool("psh")?;
     m[22] = t.opt_bool("grow_quickack")?;
     m[23] = t.opt_bool("pacing_credit")?;
+    m[24] = t.opt_bool("paced_fast_retransmit")?;
     Ok(m)
 }
 
 /// The switches set in `m`, the others from Linux's rule set or the defaults.
-fn mechanisms(m: &[Option<bool>; 24], linux_rules: bool) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 25], linux_rules: bool) -> crate::tcp::Mechanisms {
     let d = if linux_rules {
         crate::tcp::Mechanisms::linux()
     } else {
@@ -580,6 +583,7 @@ fn mechanisms(m: &[Option<bool>; 24], linux_rules: bool) -> crate::tcp::Mechanis
         linux_cwr: m[14].unwrap_or(d.linux_cwr),
         linux_recovery_restart: m[15].unwrap_or(d.linux_recovery_restart),
         pacing_credit: m[23].unwrap_or(d.pacing_credit),
+        paced_fast_retransmit: m[24].unwrap_or(d.paced_fast_retransmit),
     }
 }
 

@@ -802,8 +802,14 @@ impl TcpSocket {
             let allowance = if early { self.dupacks.min(2) * self.mss } else { 0 };
             let cwnd = self.win.cwnd + allowance;
             // F-RTO step 2b: this ACK's allowance goes to new data, not retransmissions.
+            // `paced_fast_retransmit`: the forced fast retransmission is owed at this slot.
+            let forced = !in_burst && std::mem::take(&mut self.lr.fr_due);
             let rtx = if self.lr.send_new_only { None } else { self.sb.next_to_retransmit() };
             if let Some(i) = rtx {
+                if forced {
+                    self.retransmit(i, cx);
+                    continue;
+                }
                 if in_burst {
                     // A retransmission is an skb of its own, paced on its own.
                     self.lr.burst_left = 0;
@@ -1799,6 +1805,7 @@ impl TcpSocket {
     /// Recovery is over; `set_cwnd`: the reduction stands (not undone), cwnd = ssthresh.
     fn exit_recovery(&mut self, set_cwnd: bool, now: SimTime) {
         self.ca = CaState::Open;
+        self.lr.fr_due = false;
         self.dupacks = 0;
         if set_cwnd && !self.cc.owns_cwnd() {
             self.win.cwnd = self.win.ssthresh.max(self.mss);
@@ -1806,8 +1813,20 @@ impl TcpSocket {
         self.cc.on_recovery_exit(&mut self.win, now);
     }
 
-    /// Fast retransmit: the first presumed-lost segment goes out regardless of cwnd.
+    /// Fast retransmit: the first presumed-lost segment goes out regardless of cwnd — with
+    /// `paced_fast_retransmit`, at the pacing slot if that is still ahead (Linux's
+    /// tcp_xmit_retransmit_queue checks tcp_pacing_check before every skb, the first too).
     fn force_retransmit(&mut self, cx: &mut Cx) {
+        self.lr.fr_due = false;
+        if self.cfg.mech.paced_fast_retransmit
+            && cx.now < self.next_send_at
+            && self.pacing_rate().is_some_and(|r| r.0 > 0)
+        {
+            self.lr.fr_due = self.sb.next_to_retransmit().is_some();
+            let at = self.next_send_at;
+            self.set_timer(TimerKind::Pace, at, cx);
+            return;
+        }
         if let Some(i) = self.sb.next_to_retransmit() {
             self.retransmit(i, cx);
         }

@@ -139,6 +139,12 @@ pub struct Mechanisms {
     /// default, the simulator's earlier rule): every segment's full length. The `[tcp]` key
     /// `pacing_credit`.
     pub pacing_credit: bool,
+    /// Linux paces the fast retransmission (tcp_xmit_retransmit_queue stops at
+    /// tcp_pacing_check like the send loop): entering recovery before the pacing slot, the
+    /// forced retransmission waits for the slot (still outside cwnd). `false` (the default,
+    /// the simulator's earlier rule): it goes on the ACK that enters recovery. The `[tcp]`
+    /// key `paced_fast_retransmit`.
+    pub paced_fast_retransmit: bool,
 }
 
 impl Default for Mechanisms {
@@ -168,6 +174,7 @@ impl Default for Mechanisms {
             linux_cwr: false,
             linux_recovery_restart: true,
             pacing_credit: false,
+            paced_fast_retransmit: false,
         }
     }
 }
@@ -190,6 +197,7 @@ impl Mechanisms {
             linux_rack_retrans: true,
             linux_cwr: true,
             pacing_credit: true,
+            paced_fast_retransmit: true,
             ..Self::default()
         }
     }
@@ -240,6 +248,8 @@ pub struct LossState {
     /// data within the delayed-ACK time of receiving some, cleared when a delayed ACK of
     /// in-order data goes out on its timer — and when data (or the handshake's end) arrived.
     pub pingpong: bool,
+    /// `paced_fast_retransmit`: the forced fast retransmission waits for the pacing slot.
+    pub fr_due: bool,
     pub last_rx: SimTime,
     /// `pacing_credit`: what is left of the lateness of the burst being sent.
     pub pace_credit: Dur,
