@@ -801,9 +801,9 @@ impl TcpSocket {
             let early = matches!(self.ca, CaState::Open | CaState::Disorder) && !self.sack_ok;
             let allowance = if early { self.dupacks.min(2) * self.mss } else { 0 };
             let cwnd = self.win.cwnd + allowance;
-            // F-RTO step 2b: this ACK's allowance goes to new data, not retransmissions.
             // `paced_fast_retransmit`: the forced fast retransmission is owed at this slot.
             let forced = !in_burst && std::mem::take(&mut self.lr.fr_due);
+            // F-RTO step 2b: this ACK's allowance goes to new data, not retransmissions.
             let rtx = if self.lr.send_new_only { None } else { self.sb.next_to_retransmit() };
             if let Some(i) = rtx {
                 if forced {
