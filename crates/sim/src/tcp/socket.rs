@@ -802,7 +802,10 @@ impl TcpSocket {
             let allowance = if early { self.dupacks.min(2) * self.mss } else { 0 };
             let cwnd = self.win.cwnd + allowance;
             // `paced_fast_retransmit`: the forced fast retransmission is owed at this slot.
-            let forced = !in_burst && std::mem::take(&mut self.lr.fr_due);
+            let forced = !in_burst && self.lr.fr_due;
+            if forced {
+                self.lr.fr_due = false;
+            }
             // F-RTO step 2b: this ACK's allowance goes to new data, not retransmissions.
             let rtx = if self.lr.send_new_only { None } else { self.sb.next_to_retransmit() };
             if let Some(i) = rtx {
@@ -1817,7 +1820,6 @@ impl TcpSocket {
     /// `paced_fast_retransmit`, at the pacing slot if that is still ahead (Linux's
     /// tcp_xmit_retransmit_queue checks tcp_pacing_check before every skb, the first too).
     fn force_retransmit(&mut self, cx: &mut Cx) {
-        self.lr.fr_due = false;
         if self.cfg.mech.paced_fast_retransmit
             && cx.now < self.next_send_at
             && self.pacing_rate().is_some_and(|r| r.0 > 0)
@@ -1827,6 +1829,7 @@ impl TcpSocket {
             self.set_timer(TimerKind::Pace, at, cx);
             return;
         }
+        self.lr.fr_due = false;
         if let Some(i) = self.sb.next_to_retransmit() {
             self.retransmit(i, cx);
         }
