@@ -562,3 +562,19 @@ def test_bad_sim_set_exits_2_and_creates_nothing(tmp_path, sets, message):
     r = invoke("--quick", "--sim-only", *[a for s in sets for a in ("--sim-set", s)], "--out", str(out))
     assert r.exit_code == 2 and message in r.output, r.output
     assert len(r.output.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_emulation_health_flags_a_bottleneck_process_that_stalls_often():
+    def health(over_1ms, late_us=40.0, duration=30.0):
+        io = {"write_late_mean_us": late_us, "write_late_max_us": 4000.0}
+        if over_1ms is not None:
+            io["write_late_over_1ms"] = over_1ms
+        return run._emulation_health({"duration_s": duration, "emulation": {"io": io}})
+
+    quiet = health(20)  # 0.7 stalls over 1 ms a second: below the limit
+    assert quiet["disturbed"] == [] and quiet["write_late_over_1ms"] == 20
+    busy = health(269)  # as measured on a busy machine: 9 a second
+    assert busy["disturbed"] == ["269 writes over 1 ms late (9.0 per second)"]
+    assert health(None)["disturbed"] == []  # stored runs from before the count was kept
+    assert health(31, duration=30.0)["disturbed"] != []  # just over one a second
+    assert "writes late by 1500 µs" in health(0, late_us=1500.0)["disturbed"][0]

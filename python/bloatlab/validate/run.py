@@ -20,6 +20,10 @@ from .matrix import Cell, scenario, warmup_s
 #: An emulated cell is flagged ``disturbed`` when its writes were this late on average (µs), or
 #: when a TUN device dropped packets outside the emulated queue: the machine did not keep up.
 LATE_MEAN_LIMIT_US = 1000.0
+#: ... or when the bottleneck process stalled for over 1 ms more often than this per second of
+#: the run: packets held by a stall leave together, a bunching no real link adds, and BBR's
+#: ACK-aggregation allowance grows with it (docs/fidelity.md, "The emulator's own stalls").
+STALLS_PER_S_LIMIT = 1.0
 
 
 def _emulation_health(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -28,17 +32,22 @@ def _emulation_health(summary: Mapping[str, Any]) -> dict[str, Any]:
     drops = sum(int(d.get("tx_dropped", 0) or 0) + int(d.get("rx_dropped", 0) or 0)
                 for d in (e.get("device_drops") or {}).values() if d)
     late = io.get("write_late_mean_us")
+    stalls = io.get("write_late_over_1ms")
+    duration = float(summary.get("duration_s") or 0.0)
     reasons = []
     if drops:
         reasons.append(f"{drops} packets dropped at the TUN devices")
     if late is not None and late > LATE_MEAN_LIMIT_US:
         reasons.append(f"writes late by {late:.0f} µs on average")
+    if stalls is not None and duration > 0 and stalls / duration > STALLS_PER_S_LIMIT:
+        reasons.append(f"{stalls} writes over 1 ms late ({stalls / duration:.1f} per second)")
     if e.get("errors"):
         reasons.append("endpoint errors: " + "; ".join(map(str, e["errors"])))
     return {
         "kernel": e.get("kernel"),
         "write_late_mean_us": late,
         "write_late_max_us": io.get("write_late_max_us"),
+        "write_late_over_1ms": stalls,
         "device_drops": drops,
         "realtime": io.get("realtime"),
         "disturbed": reasons,
