@@ -809,16 +809,13 @@ impl TcpSocket {
             // F-RTO step 2b: this ACK's allowance goes to new data, not retransmissions.
             let rtx = if self.lr.send_new_only { None } else { self.sb.next_to_retransmit() };
             if let Some(i) = rtx {
-                if forced {
-                    self.retransmit(i, cx);
-                    continue;
-                }
                 if in_burst {
                     // A retransmission is an skb of its own, paced on its own.
                     self.lr.burst_left = 0;
                     continue;
                 }
-                if in_flight + self.sb.get(i).len() > cwnd {
+                // The forced one goes regardless of cwnd, as `force_retransmit`'s does.
+                if !forced && in_flight + self.sb.get(i).len() > cwnd {
                     self.cwnd_limited = true;
                     return;
                 }
@@ -1820,17 +1817,18 @@ impl TcpSocket {
     /// `paced_fast_retransmit`, at the pacing slot if that is still ahead (Linux's
     /// tcp_xmit_retransmit_queue checks tcp_pacing_check before every skb, the first too).
     fn force_retransmit(&mut self, cx: &mut Cx) {
+        let next = self.sb.next_to_retransmit();
         if self.cfg.mech.paced_fast_retransmit
             && cx.now < self.next_send_at
             && self.pacing_rate().is_some_and(|r| r.0 > 0)
         {
-            self.lr.fr_due = self.sb.next_to_retransmit().is_some();
+            self.lr.fr_due = next.is_some();
             let at = self.next_send_at;
             self.set_timer(TimerKind::Pace, at, cx);
             return;
         }
         self.lr.fr_due = false;
-        if let Some(i) = self.sb.next_to_retransmit() {
+        if let Some(i) = next {
             self.retransmit(i, cx);
         }
     }
