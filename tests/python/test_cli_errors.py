@@ -115,6 +115,11 @@ def test_out_is_a_file(small_toml: Path, tmp_path: Path):
             "flows[0].tcp.paced_fast_retransmit",
             ["true or false"],
         ),
+        # Linux's unpaced first segments; slow start after idle (a sysctl)
+        (['tcp.unpaced_start="linux"'], "tcp.unpaced_start", ["true or false"]),
+        (["flows[0].tcp.unpaced_start=10"], "flows[0].tcp.unpaced_start", ["true or false"]),
+        (["tcp.slow_start_after_idle=0"], "tcp.slow_start_after_idle", ["true or false"]),
+        (['flows[0].tcp.slow_start_after_idle="off"'], "flows[0].tcp.slow_start_after_idle", ["true or false"]),
         # the rule set: Linux's or the simulator's defaults
         (['tcp.rules="freebsd"'], "tcp.rules", ["freebsd", "default, linux"]),
         (["flows[0].tcp.rules=true"], "flows[0].tcp.rules", []),

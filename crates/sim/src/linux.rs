@@ -34,6 +34,8 @@ pub struct TcpDefaults {
     pub sndbuf: u64,
     /// `net.core.default_qdisc` is not `fq` and the controller does not ask for pacing.
     pub pacing: bool,
+    /// `net.ipv4.tcp_slow_start_after_idle = 1`: cwnd restarts after an idle RTO.
+    pub slow_start_after_idle: bool,
     /// The kernel tick (`CONFIG_HZ`).
     pub hz: u32,
 }
@@ -65,6 +67,7 @@ pub const SYSCTL_TCP: TcpDefaults = TcpDefaults {
     rcvbuf: 6_291_456,
     sndbuf: 4_194_304,
     pacing: false,
+    slow_start_after_idle: true,
     hz: 1000,
 };
 

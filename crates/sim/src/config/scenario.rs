@@ -45,6 +45,7 @@ const TCP_KEYS: &[&str] = &[
     "sndbuf",
     "write_size",
     "pacing",
+    "slow_start_after_idle",
     "ecn",
     "prr",
     "frto",
@@ -61,6 +62,7 @@ const TCP_KEYS: &[&str] = &[
     "grow_quickack",
     "pacing_credit",
     "paced_fast_retransmit",
+    "unpaced_start",
     "cwnd_limited",
     "prr_entry",
     "zero_window_probe",
@@ -313,10 +315,11 @@ struct TcpPartial {
     sndbuf: Option<u64>,
     write_size: Option<u64>,
     pacing: Option<bool>,
+    slow_start_after_idle: Option<bool>,
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
-    mech: [Option<bool>; 25],
+    mech: [Option<bool>; 26],
     hz: Option<u32>,
     /// `rules = "linux"`: the switches left unset take Linux's rule, not the default.
     linux_rules: Option<bool>,
@@ -361,6 +364,7 @@ impl TcpPartial {
                 w => w,
             },
             pacing: t.opt_bool("pacing")?,
+            slow_start_after_idle: t.opt_bool("slow_start_after_idle")?,
             ecn: ecn_mode(&mut t)?,
             mech: read_mechanisms(&mut t)?,
             hz: read_hz(&mut t)?,
@@ -389,6 +393,7 @@ impl TcpPartial {
             sndbuf,
             write_size,
             pacing,
+            slow_start_after_idle,
             ecn,
             hz,
             linux_rules
@@ -428,6 +433,7 @@ impl TcpPartial {
             }),
             write_size: self.write_size.unwrap_or(d.write_size),
             pacing: self.pacing.unwrap_or(d.pacing),
+            slow_start_after_idle: self.slow_start_after_idle.unwrap_or(d.slow_start_after_idle),
             ecn: self.ecn.as_ref().map_or(d.ecn, |e| e.0),
             mech: mechanisms(&self.mech, self.linux_rules.unwrap_or(false)),
             hz: self.hz.unwrap_or(d.hz),
@@ -508,9 +514,9 @@ fn read_hz(t: &mut Table) -> Res<Option<u32>> {
 /// true), zero_window_probe ("linux" = true), ecn_reduction ("cwr" = true),
 /// recovery_restart ("same_ack" = true), xmit_timer, reno_dupacks, old_ack_sack and
 /// rack_retrans ("linux" = true each), tso_defer, psh, grow_quickack, pacing_credit,
-/// paced_fast_retransmit.
-fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 25]> {
-    let mut m = [None; 25];
+/// paced_fast_retransmit, unpaced_start.
+fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 26]> {
+    let mut m = [None; 26];
     for (i, key) in ["prr", "frto", "undo", "dsack", "rack", "tlp", "quickack"].iter().enumerate() {
         m[i] = t.opt_bool(key)?;
     }
@@ -548,11 +554,12 @@ fn read_mechanisms(t: &mut Table) -> Res<[Option<bool>; 25]> {
     m[22] = t.opt_bool("grow_quickack")?;
     m[23] = t.opt_bool("pacing_credit")?;
     m[24] = t.opt_bool("paced_fast_retransmit")?;
+    m[25] = t.opt_bool("unpaced_start")?;
     Ok(m)
 }
 
 /// The switches set in `m`, the others from Linux's rule set or the defaults.
-fn mechanisms(m: &[Option<bool>; 25], linux_rules: bool) -> crate::tcp::Mechanisms {
+fn mechanisms(m: &[Option<bool>; 26], linux_rules: bool) -> crate::tcp::Mechanisms {
     let d = if linux_rules {
         crate::tcp::Mechanisms::linux()
     } else {
@@ -584,6 +591,7 @@ fn mechanisms(m: &[Option<bool>; 25], linux_rules: bool) -> crate::tcp::Mechanis
         linux_recovery_restart: m[15].unwrap_or(d.linux_recovery_restart),
         pacing_credit: m[23].unwrap_or(d.pacing_credit),
         paced_fast_retransmit: m[24].unwrap_or(d.paced_fast_retransmit),
+        unpaced_start: m[25].unwrap_or(d.unpaced_start),
     }
 }
 

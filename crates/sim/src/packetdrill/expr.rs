@@ -106,6 +106,9 @@ pub fn parse_block(
             if s_trim.is_empty() || s_trim.starts_with('#') {
                 continue;
             }
+            // `NAME += EXPR` (or -=, *=) on a bound constant: NAME = NAME op (EXPR).
+            let augmented = augmented(s_trim, consts);
+            let s_trim = augmented.as_deref().unwrap_or(s_trim);
             if let Some((name, rhs)) = assignment(s_trim) {
                 let rhs_col = c + (s_trim.len() - rhs.len()) as u32;
                 let mut p =
@@ -132,6 +135,13 @@ pub fn parse_block(
                         ))
                     }
                 }
+            }
+            // `print(...)` writes to packetdrill's output and decides nothing: skipped.
+            if s_trim.strip_prefix("print").is_some_and(|r| {
+                let r = r.trim_start();
+                r.starts_with('(') && r.ends_with(')')
+            }) {
+                continue;
             }
             let Some(rest) =
                 s_trim.strip_prefix("assert").filter(|r| r.starts_with([' ', '\t', '(']))
@@ -169,6 +179,17 @@ pub fn parse_block(
         }
     }
     Ok(Block::Asserts(out))
+}
+
+/// `NAME op= EXPR` for a constant an earlier statement bound, rewritten as the plain
+/// assignment `NAME = NAME op (EXPR)`; `None` for anything else (an unbound name stays
+/// unsupported, as a plain assignment of a field would be).
+fn augmented(s: &str, consts: &[(String, f64)]) -> Option<String> {
+    let i = s.find("=")?;
+    let (lhs, rhs) = (s[..i].trim_end(), s[i + 1..].trim());
+    let op = lhs.chars().last().filter(|c| matches!(c, '+' | '-' | '*'))?;
+    let name = lhs[..lhs.len() - 1].trim();
+    consts.iter().any(|(n, _)| n == name).then(|| format!("{name} = {name} {op} ({rhs})"))
 }
 
 /// `NAME = EXPR` (a plain assignment, not `==` or an augmented one): the name and EXPR.
@@ -533,9 +554,27 @@ mod tests {
     }
 
     #[test]
+    fn print_is_skipped_and_augmented_assignments_update_a_constant() {
+        let mut consts = Vec::new();
+        let text = "print(tcpi_snd_cwnd); cwnd = 58; cwnd += 2; cwnd -= 1; cwnd *= 2\nassert tcpi_snd_cwnd == cwnd";
+        let Block::Asserts(a) = parse_block(text, 1, 3, &mut consts).unwrap() else {
+            panic!("unsupported")
+        };
+        assert_eq!(consts, vec![("cwnd".to_string(), 118.0)]);
+        assert_eq!(a.len(), 1);
+        assert_eq!(eval(&a[0].expr, &|_| 118.0).unwrap(), 1.0);
+        assert_eq!(eval(&a[0].expr, &|_| 117.0).unwrap(), 0.0);
+    }
+
+    #[test]
     fn other_statements_are_unsupported_and_bad_syntax_is_an_error() {
         assert!(matches!(
-            parse_block("print(tcpi_rto)", 1, 3, &mut Vec::new()).unwrap(),
+            parse_block("tcpi_rto.bit_length()", 1, 3, &mut Vec::new()).unwrap(),
+            Block::Unsupported(1, 3, _)
+        ));
+        // An augmented assignment of a name no statement bound stays unsupported.
+        assert!(matches!(
+            parse_block("cwnd += 1", 1, 3, &mut Vec::new()).unwrap(),
             Block::Unsupported(1, 3, _)
         ));
         assert!(matches!(

@@ -862,7 +862,7 @@ mod tests {
 
     #[test]
     fn blocks_and_commands() {
-        let s = parse("`sysctl -q net.ipv4.tcp_ecn=1`\n+0 %{ assert tcpi_snd_cwnd == 10 }%\n+0 %{ print(1) }%").unwrap();
+        let s = parse("`sysctl -q net.ipv4.tcp_ecn=1`\n+0 %{ assert tcpi_snd_cwnd == 10 }%\n+0 %{ x.append(1) }%").unwrap();
         assert!(matches!(s.events[0].kind, Kind::Shell(_)));
         assert!(matches!(s.events[1].kind, Kind::Assert(_)));
         assert!(matches!(s.events[2].kind, Kind::Unsupported(_)));

@@ -216,6 +216,7 @@ const MODELED_SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_congestion_control",
     "net.ipv4.tcp_moderate_rcvbuf",
     "net.ipv4.tcp_window_scaling",
+    "net.ipv4.tcp_slow_start_after_idle",
 ];
 
 /// Shell words of one command line: double and single quotes group, `$((a*b))` is
@@ -325,10 +326,56 @@ fn shell_settings(cmd: &str) -> Result<Vec<(String, String)>, String> {
                         out.push((k, v));
                     }
                 }
+                Some(&"tc") => out.push(tc_qdisc(&words)?),
+                Some(&"ethtool") => out.extend(ethtool_offloads(&words)?),
                 Some(w) => {
                     return Err(format!("shell command `{w}` (only sysctl preambles are read)"))
                 }
             }
+        }
+    }
+    Ok(out)
+}
+
+/// `tc qdisc add|replace dev DEV root fq`: Linux's fair-queue qdisc on the sender's device,
+/// there for its pacing — with it Linux paces every flow at `sk_pacing_rate` (2 × cwnd/SRTT
+/// in slow start, 1.2 × after), which the simulator models as `[tcp] pacing = true`.
+/// Simplified: fq's own credit rules (initial quantum, the drift allowance) are the
+/// simulator's pacing credit, not fq's. Any other qdisc, or fq with parameters, is not
+/// modeled.
+fn tc_qdisc(words: &[&str]) -> Result<(String, String), String> {
+    match words {
+        ["tc", "qdisc", "add" | "replace", "dev", _, "root", "fq"] => {
+            Ok(("qdisc".into(), "fq".into()))
+        }
+        _ => Err(format!(
+            "shell command `{}` (of qdiscs only `tc qdisc replace dev DEV root fq`, pacing, is modeled)",
+            words.join(" ")
+        )),
+    }
+}
+
+/// `ethtool -K DEV tso|gso|gro on|off ...`: segmentation offloads. The simulated endpoint
+/// always emits MSS-sized segments (the runner matches a script's TSO-sized packet against
+/// the run of them), so only what offloads change in the sender's behaviour is kept: with
+/// TSO or GSO off a paced sender sends one segment per pacing slot (`[tcp] gso = false`).
+/// GRO (receive side) changes nothing here. Other features are not modeled.
+fn ethtool_offloads(words: &[&str]) -> Result<Vec<(String, String)>, String> {
+    let unsupported = || {
+        format!("shell command `{}` (of ethtool only -K tso/gso/gro is modeled)", words.join(" "))
+    };
+    let ["ethtool", "-K", _dev, rest @ ..] = words else { return Err(unsupported()) };
+    if rest.is_empty() || rest.len() % 2 != 0 {
+        return Err(unsupported());
+    }
+    let mut out = Vec::new();
+    for pair in rest.chunks(2) {
+        match (pair[0], pair[1]) {
+            ("tso" | "gso", v @ ("on" | "off")) => {
+                out.push(("offload.gso".into(), if v == "on" { "1" } else { "0" }.into()))
+            }
+            ("gro", "on" | "off") => {}
+            _ => return Err(unsupported()),
         }
     }
     Ok(out)
@@ -737,6 +784,10 @@ impl Runner {
                         self.cfg.window_max = self.cfg.rcvbuf / 2;
                     }
                 }
+                "net.ipv4.tcp_slow_start_after_idle" => self.cfg.slow_start_after_idle = v != "0",
+                "qdisc" => self.cfg.pacing = true,
+                // Both offloads must be on for GSO bursts: either off leaves one segment.
+                "offload.gso" => self.cfg.mech.gso &= v != "0",
                 "net.ipv4.tcp_congestion_control" => {
                     if let Some(cc) = linux_cc(v) {
                         self.cc = cc;
@@ -1682,6 +1733,45 @@ mod tests {
         run_script(&format!("{SERVER}{tail}"), &Options::default())
     }
 
+    /// SERVER after `shell` (a command that must precede the socket).
+    fn run_after(shell: &str, tail: &str) -> Outcome {
+        run_script(&format!("`{shell}`\n{SERVER}{tail}"), &Options::default())
+    }
+
+    #[test]
+    fn fq_paces_every_segment_after_the_first_ten() {
+        let fq = "tc qdisc replace dev tun0 root fq";
+        let first = "+0 write(4, ..., 20000) = 20000\n+0 > . 1:10001(10000) ack 1\n+.1 < . 1:1(0) ack 2001 win 1000\n";
+        // The initial window leaves at once either way (Linux paces from the tenth segment,
+        // though the handshake's RTT already gives a rate); after it, with fq, the ACK's
+        // four segments leave as two paced bursts of two (GSO), without it together.
+        assert_eq!(
+            run_after(
+                fq,
+                &format!(
+                    "{first}+0 > . 10001:12001(2000) ack 1\n+.001 > . 12001:14001(2000) ack 1\n"
+                )
+            ),
+            Outcome::Passed
+        );
+        let together = format!("{first}+0 > . 10001:14001(4000) ack 1\n");
+        assert_eq!(run(&together), Outcome::Passed);
+        assert!(matches!(run_after(fq, &together), Outcome::Failed { .. }));
+    }
+
+    #[test]
+    fn slow_start_after_idle_is_read_from_the_sysctl() {
+        // One round doubles cwnd to 20; after 2 s idle (> RTO) Linux's tcp_cwnd_restart
+        // halves it per RTO down to the initial 10 — only with the sysctl on.
+        let tail = "+0 write(4, ..., 10000) = 10000\n+0 > . 1:10001(10000) ack 1\n+.1 < . 1:1(0) ack 10001 win 1000\n+0 %{ assert tcpi_snd_cwnd == 20 }%\n+2 write(4, ..., 30000) = 30000\n";
+        let on = "sysctl -q net.ipv4.tcp_slow_start_after_idle=1";
+        let off = "sysctl -q net.ipv4.tcp_slow_start_after_idle=0";
+        let cwnd = |n: u32| format!("{tail}+0 %{{ assert tcpi_snd_cwnd == {n} }}%\n");
+        assert_eq!(run_after(on, &cwnd(10)), Outcome::Passed);
+        assert_eq!(run_after(off, &cwnd(20)), Outcome::Passed);
+        assert!(matches!(run_after(off, &cwnd(10)), Outcome::Failed { .. }));
+    }
+
     fn failed(o: &Outcome) -> (u32, String) {
         match o {
             Outcome::Failed { line, message, .. } => (*line, message.clone()),
@@ -1785,7 +1875,8 @@ mod tests {
             "`sysctl -q net.ipv4.tcp_recovery=4`\n",
             "+0 setsockopt(4, SOL_TCP, TCP_MAXSEG, [500], 4) = 0\n",
             "+0 poll([{fd=4, events=POLLIN}], 1, 0) = 0\n",
-            "+0 %{ print(tcpi_rto) }%\n",
+            "+0 %{ tcpi_rto.bit_length() }%\n",
+            "+0 `tc qdisc replace dev tun0 root pfifo limit 0`\n",
             "+0 %{ assert tcpi_sndbuf_limited == 0 }%\n",
             "+0 setsockopt(4, SOL_TCP, TCP_QUICKACK, [1], 4) = 0\n",
             "+0 setsockopt(4, SOL_TCP, TCP_NODELAY, [0], 4) = 0\n+0 write(4, ..., 1000) = 1000\n+0 write(4, ..., 500) = 500\n",
@@ -1849,7 +1940,22 @@ mod tests {
             v.last().unwrap(),
             &("net.ipv4.tcp_rmem".to_string(), "4096 2048 4194304".to_string())
         );
-        assert!(super::shell_settings("tc qdisc replace dev tun0 root fq").is_err());
+        // fq is pacing; another qdisc, or fq with parameters, is not modeled.
+        assert_eq!(
+            super::shell_settings("tc qdisc replace dev tun0 root fq").unwrap(),
+            vec![("qdisc".to_string(), "fq".to_string())]
+        );
+        assert!(super::shell_settings("tc qdisc replace dev tun0 root pfifo limit 0").is_err());
+        assert!(super::shell_settings("tc qdisc add dev tun0 root fq maxrate 1mbit").is_err());
+        assert!(super::shell_settings("tc qdisc replace dev tun0 root netem delay 10ms").is_err());
+        // ethtool: segmentation offloads only; TSO or GSO off turns GSO bursts off.
+        assert_eq!(
+            super::shell_settings("ethtool -K tun0 tso off gso off gro on").unwrap(),
+            vec![("offload.gso".to_string(), "0".to_string()); 2]
+        );
+        assert!(super::shell_settings("ethtool -K tun0 rx off").is_err());
+        assert!(super::shell_settings("ethtool -K tun0 tso").is_err());
+        assert!(super::shell_settings("ethtool -k tun0").is_err());
         // tcp_rmem[2] = 15 MiB (defaults.sh) gives Linux's window scale 8.
         let s = "`../common/defaults.sh`\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 bind(3, ..., ...) = 0
 +0 listen(3, 1) = 0\n+0 < S 0:0(0) win 65535 <mss 1000,nop,wscale 7>\n+0 > S. 0:0(0) ack 1 <mss 1460,nop,wscale 8>\n";

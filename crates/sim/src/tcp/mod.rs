@@ -65,6 +65,9 @@ pub struct TcpCfg {
     /// Bytes the application offers per write while the send buffer is writable.
     pub write_size: u64,
     pub pacing: bool,
+    /// Linux's `tcp_slow_start_after_idle`: sending after an idle period longer than the RTO
+    /// restarts cwnd (`tcp_cwnd_restart`).
+    pub slow_start_after_idle: bool,
     /// The ECN feedback this endpoint requests and accepts on the handshake.
     pub ecn: EcnMode,
     /// Linux's loss-recovery mechanisms, each switchable (`prr`, `frto`, `undo`, ...).
@@ -93,6 +96,7 @@ impl TcpCfg {
             sndbuf: d.sndbuf,
             write_size: WRITE_SIZE,
             pacing: d.pacing,
+            slow_start_after_idle: d.slow_start_after_idle,
             ecn: EcnMode::Off,
             mech: Mechanisms::default(),
             hz: d.hz,

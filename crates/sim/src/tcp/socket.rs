@@ -37,6 +37,8 @@ const PACING_SS_RATIO: f64 = 2.0;
 const PACING_CA_RATIO: f64 = 1.2;
 /// The largest TSO skb (Linux's `sk_gso_max_size`, 64 KB).
 const TSO_MAX_BYTES: u64 = 65_536;
+/// Linux leaves a connection's first data segments unpaced (`data_segs_out` < 10).
+const UNPACED_SEGMENTS: u64 = 10;
 /// Linux defers a TSO skb only while the last one left less than 1 ms ago.
 const TSO_DEFER_MAX: Dur = Dur::from_millis(1);
 
@@ -138,6 +140,9 @@ pub struct TcpSocket {
     rcv_wscale: u8,
     cwnd_limited: bool,
     syn_retransmitted: bool,
+    /// `cwnd_limited = "linux"`: Linux's is_cwnd_limited, which a cwnd-limited send pass sets
+    /// for the window it sent (until SND.UNA passes `max_out_seq`).
+    cwnd_limited_win: bool,
     /// Connection number within the flow (stamped on packets; older ones are ignored).
     pub conn: u16,
     pub id: SockId,
@@ -313,6 +318,7 @@ impl TcpSocket {
             next_send_at: SimTime::ZERO,
             last_send_at: SimTime::ZERO,
             cwnd_limited: false,
+            cwnd_limited_win: false,
             rcv_nxt: 0,
             irs: 0,
             ooo: Reassembly::default(),
@@ -701,15 +707,6 @@ impl TcpSocket {
         }
         self.stats.data_pkts_sent += 1;
         self.stats.bytes_sent += len;
-        if self.cfg.mech.linux_cwnd_limited {
-            // Linux's tcp_cwnd_validate: a new window of the largest flight starts once
-            // SND.UNA passes the previous one's SND.NXT.
-            let out = self.nxt - self.una;
-            if self.una >= self.max_out_seq || out > self.max_out {
-                self.max_out = out;
-                self.max_out_seq = self.nxt;
-            }
-        }
         if self.ca.reducing() {
             self.lr.prr.on_sent(len);
         }
@@ -717,7 +714,11 @@ impl TcpSocket {
             self.arm_rto(cx);
         }
         if let Some(rate) = self.pacing_rate() {
-            if rate.0 > 0 {
+            // `unpaced_start`: Linux (tcp_update_skb_after_send) paces nothing before a
+            // connection's tenth data segment, as the original sch_fq did not.
+            if rate.0 > 0
+                && (!self.cfg.mech.unpaced_start || self.stats.data_pkts_sent >= UNPACED_SEGMENTS)
+            {
                 let mut gap = rate.tx_time(len + TCP_HEADER_BYTES as u64);
                 if self.cfg.mech.pacing_credit {
                     gap = self.pacing_credit_cut(gap, cx.now);
@@ -766,7 +767,36 @@ impl TcpSocket {
             }
             return;
         }
-        self.try_send_data(cx);
+        if self.cfg.mech.linux_cwnd_limited {
+            // Linux's tcp_write_xmit runs when there is unsent data, and ends with
+            // tcp_cwnd_validate when it sent some or was cwnd-limited.
+            let (had_new, nxt) = (self.nxt < self.app_end, self.nxt);
+            self.cwnd_limited = false;
+            self.try_send_data(cx);
+            if had_new || self.nxt > nxt {
+                self.cwnd_validate(self.nxt > nxt);
+            }
+        } else {
+            self.try_send_data(cx);
+        }
+    }
+
+    /// Linux's tcp_cwnd_validate (`cwnd_limited = "linux"`): a pass that was cwnd-limited
+    /// marks its window so until SND.UNA passes the SND.NXT of that time; otherwise a new
+    /// window (SND.UNA past the last one's end), or a larger flight in a window not so marked,
+    /// restarts the record of the window's largest flight.
+    fn cwnd_validate(&mut self, sent: bool) {
+        let limited = self.cwnd_limited || self.in_flight() >= self.win.cwnd;
+        if !(sent || limited) {
+            return;
+        }
+        let out = self.nxt - self.una;
+        if self.una >= self.max_out_seq || limited || (!self.cwnd_limited_win && out > self.max_out)
+        {
+            self.cwnd_limited_win = limited;
+            self.max_out = out;
+            self.max_out_seq = self.nxt;
+        }
     }
 
     #[inline]
@@ -1045,13 +1075,14 @@ impl TcpSocket {
     }
 
     /// Sending resumes with nothing in flight: tell the controller, and (Linux
-    /// tcp_cwnd_restart) after an idle period longer than the RTO halve cwnd per RTO of
-    /// idleness, not below the initial window (RFC 5681 §4.1 in spirit).
+    /// tcp_cwnd_restart, with `tcp_slow_start_after_idle` on) after an idle period longer
+    /// than the RTO halve cwnd per RTO of idleness, not below the initial window (RFC 5681
+    /// §4.1 in spirit).
     fn restart_after_idle(&mut self, now: SimTime) {
         let idle = now.since(self.last_send_at);
         self.cc.on_tx_start(&mut self.win, now, idle);
         let rto = self.rtt.rto();
-        if idle < rto {
+        if idle < rto || !self.cfg.slow_start_after_idle {
             return;
         }
         let restart = (self.cfg.init_cwnd as u64 * self.mss).min(self.win.cwnd);
@@ -1464,13 +1495,14 @@ impl TcpSocket {
                 // Linux grows cwnd only on ACKs that advance snd.una, or on any delivery once
                 // reordering was seen (tcp_may_raise_cwnd; RFC 5681 §3.1).
                 cwnd_limited: (newly_cum > 0 || self.lr.rack.reord_seen)
-                    && (self.cwnd_limited
-                        || (self.win.in_slow_start()
-                            && if self.cfg.mech.linux_cwnd_limited {
-                                self.win.cwnd < 2 * self.max_out
-                            } else {
-                                2 * prior_in_flight >= self.win.cwnd
-                            })),
+                    && if self.cfg.mech.linux_cwnd_limited {
+                        // tcp_is_cwnd_limited.
+                        self.cwnd_limited_win
+                            || (self.win.in_slow_start() && self.win.cwnd < 2 * self.max_out)
+                    } else {
+                        self.cwnd_limited
+                            || (self.win.in_slow_start() && 2 * prior_in_flight >= self.win.cwnd)
+                    },
                 snd_una: self.una,
                 snd_nxt: self.nxt,
                 ce_bytes,
@@ -1918,6 +1950,7 @@ mod tests {
             sndbuf: crate::tcp::SNDBUF_UNLIMITED,
             write_size: crate::tcp::WRITE_SIZE,
             pacing: false,
+            slow_start_after_idle: true,
             ecn: EcnMode::Off,
             mech: crate::tcp::Mechanisms::default(),
             hz: crate::linux::DEFAULT_HZ,

@@ -145,6 +145,10 @@ pub struct Mechanisms {
     /// the simulator's earlier rule): it goes on the ACK that enters recovery. The `[tcp]`
     /// key `paced_fast_retransmit`.
     pub paced_fast_retransmit: bool,
+    /// Linux paces nothing before a connection's tenth data segment (tcp_update_skb_after_send:
+    /// `data_segs_out` < 10, as the original sch_fq). `false` (the default, the simulator's
+    /// earlier rule): every segment once a pacing rate exists. The `[tcp]` key `unpaced_start`.
+    pub unpaced_start: bool,
 }
 
 impl Default for Mechanisms {
@@ -175,6 +179,7 @@ impl Default for Mechanisms {
             linux_recovery_restart: true,
             pacing_credit: false,
             paced_fast_retransmit: false,
+            unpaced_start: false,
         }
     }
 }
@@ -198,6 +203,7 @@ impl Mechanisms {
             linux_cwr: true,
             pacing_credit: true,
             paced_fast_retransmit: true,
+            unpaced_start: true,
             ..Self::default()
         }
     }
