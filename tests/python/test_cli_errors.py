@@ -119,6 +119,9 @@ def test_out_is_a_file(small_toml: Path, tmp_path: Path):
         (['tcp.unpaced_start="linux"'], "tcp.unpaced_start", ["true or false"]),
         (["flows[0].tcp.unpaced_start=10"], "flows[0].tcp.unpaced_start", ["true or false"]),
         (["tcp.slow_start_after_idle=0"], "tcp.slow_start_after_idle", ["true or false"]),
+        (["tcp.syn_linear_timeouts=128"], "tcp.syn_linear_timeouts", ["127"]),
+        (["flows[0].tcp.syn_linear_timeouts=-1"], "flows[0].tcp.syn_linear_timeouts", ["0"]),
+        (['tcp.syn_linear_timeouts="four"'], "tcp.syn_linear_timeouts", []),
         (['flows[0].tcp.slow_start_after_idle="off"'], "flows[0].tcp.slow_start_after_idle", ["true or false"]),
         # the rule set: Linux's or the simulator's defaults
         (['tcp.rules="freebsd"'], "tcp.rules", ["freebsd", "default, linux"]),

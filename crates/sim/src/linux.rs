@@ -36,19 +36,28 @@ pub struct TcpDefaults {
     pub pacing: bool,
     /// `net.ipv4.tcp_slow_start_after_idle = 1`: cwnd restarts after an idle RTO.
     pub slow_start_after_idle: bool,
+    /// `net.ipv4.tcp_syn_linear_timeouts`: SYN timeouts before exponential backoff starts.
+    pub syn_linear_timeouts: u32,
     /// The kernel tick (`CONFIG_HZ`).
     pub hz: u32,
 }
 
 /// What a scenario's TCP flow gets for every `tcp.*` key it leaves out.
 ///
-/// It differs from [`SYSCTL_TCP`] in three numbers, each on purpose: `mss` 1448 is the
+/// It differs from [`SYSCTL_TCP`] in four numbers, each on purpose: `mss` 1448 is the
 /// payload a full segment carries once the 12-byte timestamp option is paid for (the 1460 the
 /// SYN advertises minus 12: what Linux actually sends per segment on a 1500-byte path);
 /// `rcvbuf` is a round 6 MB (6,000,000 B, what the scenario contract documents) rather than
-/// `tcp_rmem[2]`'s 6 MiB; and `hz` is the Kconfig default 250 ([`DEFAULT_HZ`]).
-pub const SCENARIO_TCP: TcpDefaults =
-    TcpDefaults { mss: 1448, rcvbuf: 6_000_000, hz: DEFAULT_HZ, ..SYSCTL_TCP };
+/// `tcp_rmem[2]`'s 6 MiB; `hz` is the Kconfig default 250 ([`DEFAULT_HZ`]); and
+/// `syn_linear_timeouts` is 0, RFC 6298's exponential backoff of every SYN timeout, the
+/// simulator's rule before Linux's linear SYN timeouts (`rules = "linux"` gives 4).
+pub const SCENARIO_TCP: TcpDefaults = TcpDefaults {
+    mss: 1448,
+    rcvbuf: 6_000_000,
+    hz: DEFAULT_HZ,
+    syn_linear_timeouts: 0,
+    ..SYSCTL_TCP
+};
 
 /// Linux's defaults as a freshly booted kernel has them, which packetdrill scripts are
 /// written against: `mss` 1460 is what the SYN's MSS option advertises on a 1500-byte MTU
@@ -68,6 +77,8 @@ pub const SYSCTL_TCP: TcpDefaults = TcpDefaults {
     sndbuf: 4_194_304,
     pacing: false,
     slow_start_after_idle: true,
+    // Linux 6.18's default: the first four SYN timeouts keep the initial RTO.
+    syn_linear_timeouts: 4,
     hz: 1000,
 };
 

@@ -46,6 +46,7 @@ const TCP_KEYS: &[&str] = &[
     "write_size",
     "pacing",
     "slow_start_after_idle",
+    "syn_linear_timeouts",
     "ecn",
     "prr",
     "frto",
@@ -316,6 +317,7 @@ struct TcpPartial {
     write_size: Option<u64>,
     pacing: Option<bool>,
     slow_start_after_idle: Option<bool>,
+    syn_linear_timeouts: Option<u32>,
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
@@ -365,6 +367,8 @@ impl TcpPartial {
             },
             pacing: t.opt_bool("pacing")?,
             slow_start_after_idle: t.opt_bool("slow_start_after_idle")?,
+            // Linux's range (MAX_TCP_SYNCNT).
+            syn_linear_timeouts: t.opt_int("syn_linear_timeouts", 0, 127)?.map(|x| x as u32),
             ecn: ecn_mode(&mut t)?,
             mech: read_mechanisms(&mut t)?,
             hz: read_hz(&mut t)?,
@@ -394,6 +398,7 @@ impl TcpPartial {
             write_size,
             pacing,
             slow_start_after_idle,
+            syn_linear_timeouts,
             ecn,
             hz,
             linux_rules
@@ -434,6 +439,13 @@ impl TcpPartial {
             write_size: self.write_size.unwrap_or(d.write_size),
             pacing: self.pacing.unwrap_or(d.pacing),
             slow_start_after_idle: self.slow_start_after_idle.unwrap_or(d.slow_start_after_idle),
+            syn_linear_timeouts: self.syn_linear_timeouts.unwrap_or(
+                if self.linux_rules.unwrap_or(false) {
+                    crate::linux::SYSCTL_TCP.syn_linear_timeouts
+                } else {
+                    d.syn_linear_timeouts
+                },
+            ),
             ecn: self.ecn.as_ref().map_or(d.ecn, |e| e.0),
             mech: mechanisms(&self.mech, self.linux_rules.unwrap_or(false)),
             hz: self.hz.unwrap_or(d.hz),

@@ -217,6 +217,7 @@ const MODELED_SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_moderate_rcvbuf",
     "net.ipv4.tcp_window_scaling",
     "net.ipv4.tcp_slow_start_after_idle",
+    "net.ipv4.tcp_syn_linear_timeouts",
 ];
 
 /// Shell words of one command line: double and single quotes group, `$((a*b))` is
@@ -785,6 +786,11 @@ impl Runner {
                     }
                 }
                 "net.ipv4.tcp_slow_start_after_idle" => self.cfg.slow_start_after_idle = v != "0",
+                "net.ipv4.tcp_syn_linear_timeouts" => {
+                    if let Ok(n) = v.parse() {
+                        self.cfg.syn_linear_timeouts = n;
+                    }
+                }
                 "qdisc" => self.cfg.pacing = true,
                 // Both offloads must be on for GSO bursts: either off leaves one segment.
                 "offload.gso" => self.cfg.mech.gso &= v != "0",

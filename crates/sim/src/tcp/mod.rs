@@ -68,6 +68,9 @@ pub struct TcpCfg {
     /// Linux's `tcp_slow_start_after_idle`: sending after an idle period longer than the RTO
     /// restarts cwnd (`tcp_cwnd_restart`).
     pub slow_start_after_idle: bool,
+    /// Linux's `tcp_syn_linear_timeouts`: the first this many SYN timeouts of an active open
+    /// keep the RTO (`tcp_retransmit_timer`); later ones back off exponentially.
+    pub syn_linear_timeouts: u32,
     /// The ECN feedback this endpoint requests and accepts on the handshake.
     pub ecn: EcnMode,
     /// Linux's loss-recovery mechanisms, each switchable (`prr`, `frto`, `undo`, ...).
@@ -97,6 +100,7 @@ impl TcpCfg {
             write_size: WRITE_SIZE,
             pacing: d.pacing,
             slow_start_after_idle: d.slow_start_after_idle,
+            syn_linear_timeouts: d.syn_linear_timeouts,
             ecn: EcnMode::Off,
             mech: Mechanisms::default(),
             hz: d.hz,

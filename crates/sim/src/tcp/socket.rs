@@ -1869,7 +1869,13 @@ impl TcpSocket {
         match self.state {
             TcpState::SynSent | TcpState::SynRcvd => {
                 self.stats.timeouts += 1;
-                self.rtt.back_off();
+                // Linux (tcp_retransmit_timer): an active open's first
+                // `tcp_syn_linear_timeouts` timeouts keep the RTO; the SYN-ACK always backs off.
+                let linear = self.state == TcpState::SynSent
+                    && self.stats.timeouts <= self.cfg.syn_linear_timeouts as u64;
+                if !linear {
+                    self.rtt.back_off();
+                }
                 self.send_syn(true, cx);
             }
             s if s.sends() => {
@@ -1951,6 +1957,7 @@ mod tests {
             write_size: crate::tcp::WRITE_SIZE,
             pacing: false,
             slow_start_after_idle: true,
+            syn_linear_timeouts: 0,
             ecn: EcnMode::Off,
             mech: crate::tcp::Mechanisms::default(),
             hz: crate::linux::DEFAULT_HZ,
