@@ -256,14 +256,30 @@ impl TcpSocket {
             cx.pool.free(id);
             self.stats.pkts_sent -= 1;
         }
+        // Data received before this FIN (Linux's delayed-ACK engine starts with the first).
+        let got_data = self.rcv_nxt > self.irs + 1;
         self.rcv_nxt += 1;
         self.close.peer_fin = true;
+        let open = matches!(self.state, TcpState::Established | TcpState::SynRcvd);
         self.state = match self.state {
             TcpState::Established | TcpState::SynRcvd => TcpState::CloseWait,
             TcpState::FinWait1 => TcpState::Closing,
             TcpState::FinWait2 => TcpState::TimeWait,
             s => s,
         };
+        if open && self.cfg.mech.psh && got_data {
+            // `psh`'s ping-pong rules: Linux's tcp_fin puts an open connection in ping-pong
+            // mode and only schedules the ACK (delayed), expecting the application's answer
+            // to carry it. Before any data the delayed-ACK timeout is still 0 (icsk_ack.ato
+            // starts with the first data segment), so the ACK goes at once, as it does for a
+            // FIN in FIN-WAIT.
+            self.lr.pingpong = true;
+            if !self.timer_armed(TimerKind::DelAck) {
+                let at = cx.now + self.cfg.delack;
+                self.set_timer(TimerKind::DelAck, at, cx);
+            }
+            return;
+        }
         self.send_ack(cx);
     }
 
