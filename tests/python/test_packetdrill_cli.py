@@ -136,3 +136,12 @@ def test_verbose_lists_ignored_sysctls(tmp_path: Path):
     f = write(tmp_path, "s.pkt", "`sysctl -q net.ipv4.tcp_tso_win_divisor=100`\n" + SERVER)
     proc = cli("packetdrill", "-v", str(f))
     assert "ignored sysctls (not modeled): net.ipv4.tcp_tso_win_divisor=100" in proc.stdout
+
+
+def test_verbose_does_not_list_the_modeled_tc_and_ethtool_commands(tmp_path: Path):
+    # fq (pacing) and the offloads are modeled: not in the ignored list, unlike a sysctl that is not.
+    shell = "`tc qdisc replace dev tun0 root fq\nethtool -K tun0 tso off gso off\nsysctl -q net.ipv4.tcp_fack=0`\n"
+    f = write(tmp_path, "s.pkt", shell + SERVER)
+    proc = cli("packetdrill", "-v", str(f))
+    assert "ignored sysctls (not modeled): net.ipv4.tcp_fack=0" in proc.stdout
+    assert "qdisc" not in proc.stdout and "offload" not in proc.stdout

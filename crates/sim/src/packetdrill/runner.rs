@@ -220,6 +220,11 @@ const MODELED_SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_syn_linear_timeouts",
 ];
 
+/// Settings that `tc` and `ethtool` commands make (`shell_settings` returns them beside the
+/// sysctls; modeled, so never listed as ignored): fq pacing, and GSO on or off.
+const QDISC_FQ: &str = "qdisc.fq";
+const OFFLOAD_GSO: &str = "offload.gso";
+
 /// Shell words of one command line: double and single quotes group, `$((a*b))` is
 /// evaluated (products of integers, as the suite writes buffer sizes), `#` starts a comment.
 fn shell_words(line: &str) -> Vec<String> {
@@ -347,7 +352,7 @@ fn shell_settings(cmd: &str) -> Result<Vec<(String, String)>, String> {
 fn tc_qdisc(words: &[&str]) -> Result<(String, String), String> {
     match words {
         ["tc", "qdisc", "add" | "replace", "dev", _, "root", "fq"] => {
-            Ok(("qdisc".into(), "fq".into()))
+            Ok((QDISC_FQ.into(), "1".into()))
         }
         _ => Err(format!(
             "shell command `{}` (of qdiscs only `tc qdisc replace dev DEV root fq`, pacing, is modeled)",
@@ -373,7 +378,7 @@ fn ethtool_offloads(words: &[&str]) -> Result<Vec<(String, String)>, String> {
     for pair in rest.chunks(2) {
         match (pair[0], pair[1]) {
             ("tso" | "gso", v @ ("on" | "off")) => {
-                out.push(("offload.gso".into(), if v == "on" { "1" } else { "0" }.into()))
+                out.push((OFFLOAD_GSO.into(), if v == "on" { "1" } else { "0" }.into()))
             }
             ("gro", "on" | "off") => {}
             _ => return Err(unsupported()),
@@ -415,7 +420,9 @@ pub fn ignored_sysctls(script: &Script) -> Vec<String> {
     for ev in &script.events {
         if let Kind::Shell(cmd) = &ev.kind {
             for (k, val) in shell_settings(cmd).unwrap_or_default() {
-                if !MODELED_SYSCTLS.contains(&k.as_str()) {
+                if ![QDISC_FQ, OFFLOAD_GSO].contains(&k.as_str())
+                    && !MODELED_SYSCTLS.contains(&k.as_str())
+                {
                     v.push(format!("{k}={val}"));
                 }
             }
@@ -791,9 +798,9 @@ impl Runner {
                         self.cfg.syn_linear_timeouts = n;
                     }
                 }
-                "qdisc" => self.cfg.pacing = true,
+                QDISC_FQ => self.cfg.pacing = true,
                 // Both offloads must be on for GSO bursts: either off leaves one segment.
-                "offload.gso" => self.cfg.mech.gso &= v != "0",
+                OFFLOAD_GSO => self.cfg.mech.gso &= v != "0",
                 "net.ipv4.tcp_congestion_control" => {
                     if let Some(cc) = linux_cc(v) {
                         self.cc = cc;
@@ -1949,7 +1956,7 @@ mod tests {
         // fq is pacing; another qdisc, or fq with parameters, is not modeled.
         assert_eq!(
             super::shell_settings("tc qdisc replace dev tun0 root fq").unwrap(),
-            vec![("qdisc".to_string(), "fq".to_string())]
+            vec![(super::QDISC_FQ.to_string(), "1".to_string())]
         );
         assert!(super::shell_settings("tc qdisc replace dev tun0 root pfifo limit 0").is_err());
         assert!(super::shell_settings("tc qdisc add dev tun0 root fq maxrate 1mbit").is_err());
@@ -1957,7 +1964,7 @@ mod tests {
         // ethtool: segmentation offloads only; TSO or GSO off turns GSO bursts off.
         assert_eq!(
             super::shell_settings("ethtool -K tun0 tso off gso off gro on").unwrap(),
-            vec![("offload.gso".to_string(), "0".to_string()); 2]
+            vec![(super::OFFLOAD_GSO.to_string(), "0".to_string()); 2]
         );
         assert!(super::shell_settings("ethtool -K tun0 rx off").is_err());
         assert!(super::shell_settings("ethtool -K tun0 tso").is_err());
