@@ -123,6 +123,9 @@ def test_out_is_a_file(small_toml: Path, tmp_path: Path):
         (["flows[0].tcp.syn_linear_timeouts=-1"], "flows[0].tcp.syn_linear_timeouts", ["0"]),
         (['tcp.syn_linear_timeouts="four"'], "tcp.syn_linear_timeouts", []),
         (['flows[0].tcp.slow_start_after_idle="off"'], "flows[0].tcp.slow_start_after_idle", ["true or false"]),
+        # Nagle's algorithm (a socket without TCP_NODELAY)
+        (["tcp.nagle=1"], "tcp.nagle", ["true or false"]),
+        (['flows[0].tcp.nagle="minshall"'], "flows[0].tcp.nagle", ["true or false"]),
         # the rule set: Linux's or the simulator's defaults
         (['tcp.rules="freebsd"'], "tcp.rules", ["freebsd", "default, linux"]),
         (["flows[0].tcp.rules=true"], "flows[0].tcp.rules", []),

@@ -38,24 +38,29 @@ pub struct TcpDefaults {
     pub slow_start_after_idle: bool,
     /// `net.ipv4.tcp_syn_linear_timeouts`: SYN timeouts before exponential backoff starts.
     pub syn_linear_timeouts: u32,
+    /// Nagle's algorithm: on in a socket until the application sets `TCP_NODELAY`.
+    pub nagle: bool,
     /// The kernel tick (`CONFIG_HZ`).
     pub hz: u32,
 }
 
 /// What a scenario's TCP flow gets for every `tcp.*` key it leaves out.
 ///
-/// It differs from [`SYSCTL_TCP`] in four numbers, each on purpose: `mss` 1448 is the
+/// It differs from [`SYSCTL_TCP`] in four numbers and one socket option, each on purpose: `mss` 1448 is the
 /// payload a full segment carries once the 12-byte timestamp option is paid for (the 1460 the
 /// SYN advertises minus 12: what Linux actually sends per segment on a 1500-byte path);
 /// `rcvbuf` is a round 6 MB (6,000,000 B, what the scenario contract documents) rather than
 /// `tcp_rmem[2]`'s 6 MiB; `hz` is the Kconfig default 250 ([`DEFAULT_HZ`]); and
 /// `syn_linear_timeouts` is 0, RFC 6298's exponential backoff of every SYN timeout, the
-/// simulator's rule before Linux's linear SYN timeouts (`rules = "linux"` gives 4).
+/// simulator's rule before Linux's linear SYN timeouts (`rules = "linux"` gives 4). And its
+/// applications set `TCP_NODELAY` (`nagle` false), as browsers and Go's net package do and as
+/// the simulator's applications always behaved.
 pub const SCENARIO_TCP: TcpDefaults = TcpDefaults {
     mss: 1448,
     rcvbuf: 6_000_000,
     hz: DEFAULT_HZ,
     syn_linear_timeouts: 0,
+    nagle: false,
     ..SYSCTL_TCP
 };
 
@@ -79,6 +84,7 @@ pub const SYSCTL_TCP: TcpDefaults = TcpDefaults {
     slow_start_after_idle: true,
     // Linux 6.18's default: the first four SYN timeouts keep the initial RTO.
     syn_linear_timeouts: 4,
+    nagle: true,
     hz: 1000,
 };
 

@@ -161,7 +161,7 @@ fn linux_rules_are_every_linux_switch_and_explicit_keys_win() {
              prr_entry = \"linux\"\nzero_window_probe = \"linux\"\nxmit_timer = \"linux\"\n\
              reno_dupacks = \"linux\"\nold_ack_sack = \"linux\"\nrack_retrans = \"linux\"\n\
              ecn_reduction = \"cwr\"\npacing_credit = true\npaced_fast_retransmit = true\n\
-             unpaced_start = true\nsyn_linear_timeouts = 4"
+             unpaced_start = true\nsyn_linear_timeouts = 4\nnagle = true"
         )
     };
     let linux = strip(wang_i("rules = \"linux\""));

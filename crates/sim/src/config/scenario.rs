@@ -47,6 +47,7 @@ const TCP_KEYS: &[&str] = &[
     "pacing",
     "slow_start_after_idle",
     "syn_linear_timeouts",
+    "nagle",
     "ecn",
     "prr",
     "frto",
@@ -318,6 +319,7 @@ struct TcpPartial {
     pacing: Option<bool>,
     slow_start_after_idle: Option<bool>,
     syn_linear_timeouts: Option<u32>,
+    nagle: Option<bool>,
     /// The mode and the key path it was read from (errors about it name that path).
     ecn: Option<(EcnMode, String)>,
     /// The Linux mechanisms' switches, each unset or set.
@@ -369,6 +371,7 @@ impl TcpPartial {
             slow_start_after_idle: t.opt_bool("slow_start_after_idle")?,
             // Linux's range (MAX_TCP_SYNCNT).
             syn_linear_timeouts: t.opt_int("syn_linear_timeouts", 0, 127)?.map(|x| x as u32),
+            nagle: t.opt_bool("nagle")?,
             ecn: ecn_mode(&mut t)?,
             mech: read_mechanisms(&mut t)?,
             hz: read_hz(&mut t)?,
@@ -399,6 +402,7 @@ impl TcpPartial {
             pacing,
             slow_start_after_idle,
             syn_linear_timeouts,
+            nagle,
             ecn,
             hz,
             linux_rules
@@ -446,6 +450,12 @@ impl TcpPartial {
                     d.syn_linear_timeouts
                 },
             ),
+            // Linux's default socket (no TCP_NODELAY), what the emulator's senders run.
+            nagle: self.nagle.unwrap_or(if self.linux_rules.unwrap_or(false) {
+                crate::linux::SYSCTL_TCP.nagle
+            } else {
+                d.nagle
+            }),
             ecn: self.ecn.as_ref().map_or(d.ecn, |e| e.0),
             mech: mechanisms(&self.mech, self.linux_rules.unwrap_or(false)),
             hz: self.hz.unwrap_or(d.hz),

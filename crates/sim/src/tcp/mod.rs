@@ -71,6 +71,9 @@ pub struct TcpCfg {
     /// Linux's `tcp_syn_linear_timeouts`: the first this many SYN timeouts of an active open
     /// keep the RTO (`tcp_retransmit_timer`); later ones back off exponentially.
     pub syn_linear_timeouts: u32,
+    /// Nagle's algorithm (no `TCP_NODELAY`): a sub-MSS segment waits while an earlier small
+    /// segment is unacknowledged (tcp/socket/cork.rs).
+    pub nagle: bool,
     /// The ECN feedback this endpoint requests and accepts on the handshake.
     pub ecn: EcnMode,
     /// Linux's loss-recovery mechanisms, each switchable (`prr`, `frto`, `undo`, ...).
@@ -101,6 +104,7 @@ impl TcpCfg {
             pacing: d.pacing,
             slow_start_after_idle: d.slow_start_after_idle,
             syn_linear_timeouts: d.syn_linear_timeouts,
+            nagle: d.nagle,
             ecn: EcnMode::Off,
             mech: Mechanisms::default(),
             hz: d.hz,

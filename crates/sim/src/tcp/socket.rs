@@ -342,7 +342,7 @@ impl TcpSocket {
             rtt_hist: crate::metrics::delay_histogram(),
             metrics_from: SimTime::ZERO,
             close: close::CloseState::default(),
-            cork: cork::Cork::default(),
+            cork: cork::Cork::new(cfg.nagle),
             reordering: 3,
             reord_seen: 0,
             prr_forced: 0,
@@ -743,6 +743,9 @@ impl TcpSocket {
         let flags = if write_end { scoreboard::PUSH } else { 0 };
         self.sb.push(Seg { start: seq, end: seq + len, sent_at: cx.now, flags, stamp });
         self.nxt += len;
+        if len < self.mss {
+            self.cork.snd_sml = self.nxt; // tcp_minshall_update
+        }
         self.send_data(seq, len, false, psh, cx);
         self.schedule_probe(cx);
     }
@@ -856,6 +859,10 @@ impl TcpSocket {
                 let mut len = (self.app_end - self.nxt).min(self.mss);
                 if len < self.mss && self.cork_holds() {
                     self.cork_hold(cx);
+                    return;
+                }
+                // Nagle's algorithm: an ACK will come for the small segment in flight.
+                if len < self.mss && self.nagle_holds() {
                     return;
                 }
                 let usable = (self.una + self.snd_wnd).saturating_sub(self.nxt);
@@ -1958,6 +1965,7 @@ mod tests {
             pacing: false,
             slow_start_after_idle: true,
             syn_linear_timeouts: 0,
+            nagle: false,
             ecn: EcnMode::Off,
             mech: crate::tcp::Mechanisms::default(),
             hz: crate::linux::DEFAULT_HZ,

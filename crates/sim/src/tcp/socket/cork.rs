@@ -1,4 +1,6 @@
-//! Corking: TCP_CORK and MSG_MORE hold a partial segment back until more data fills it.
+//! Corking and Nagle's algorithm: TCP_CORK and MSG_MORE hold a partial segment back until more
+//! data fills it; without TCP_NODELAY, Nagle's algorithm holds it while an earlier small segment
+//! is unacknowledged.
 //!
 //! Sources: Linux's tcp(7) man page (TCP_CORK: "If set, don't send out partial frames. All
 //! queued partial frames are sent when the option is cleared again"; TCP_NODELAY forces an
@@ -11,10 +13,18 @@
 //! flight the held tail is sent by the zero-window-probe timer (armed for max(RTO, 200 ms))
 //! when it fires; clearing TCP_CORK or setting TCP_NODELAY pushes at once.
 //!
-//! Simplified: Nagle's algorithm itself is not modeled (the packetdrill runner refuses a
-//! sub-MSS write with data in flight unless TCP_NODELAY is set), TCP_NODELAY's push overrides
-//! the cork for that push only (Linux keeps its TCP_NAGLE_PUSH bit until the next push), and
-//! no simulated application corks: a bulk flow never reaches any of this.
+//! Nagle's algorithm (RFC 896; RFC 1122 §4.2.3.4) as Linux runs it (`tcp_nagle_check`,
+//! `tcp_minshall_check`, `tcp_minshall_update`): Minshall's variant, which holds a sub-MSS
+//! segment only while the last *small* segment sent is unacknowledged (SND.SML, the end of
+//! the last sub-MSS new-data segment, above SND.UNA), not while any data is; a segment with
+//! nothing in flight, or one that carries the FIN, goes at once. On in a socket without
+//! TCP_NODELAY (`tcp.nagle = true`; the packetdrill runner's sockets, as Linux's); the
+//! simulated applications set TCP_NODELAY by default, as browsers and Go's net package do.
+//!
+//! Simplified: TCP_NODELAY's push overrides the cork for that push only (Linux keeps its
+//! TCP_NAGLE_PUSH bit until the next push); Linux's autocorking (which holds a small tail
+//! while an earlier skb of the socket is still in the local qdisc or NIC) is not modelled;
+//! and no simulated application corks: a bulk flow never reaches any of this.
 
 use super::{Cx, TcpSocket, TcpState};
 
@@ -27,8 +37,19 @@ pub(super) struct Cork {
     more: bool,
     /// A tail is held with nothing in flight: the probe timer (the RTO slot) sends it.
     pub(super) held: bool,
+    /// Nagle's algorithm is on (no TCP_NODELAY).
+    pub(super) nagle: bool,
     /// `tcp.psh`: the end of the last write that pushed (its segment carries PSH); 0: none.
     pub(super) push_at: u64,
+    /// SND.SML: the end of the last sub-MSS new-data segment sent (Linux's `snd_sml`).
+    pub(super) snd_sml: u64,
+}
+
+impl Cork {
+    /// A socket's, with Nagle's algorithm on or (TCP_NODELAY) off.
+    pub(super) fn new(nagle: bool) -> Cork {
+        Cork { nagle, ..Cork::default() }
+    }
 }
 
 impl TcpSocket {
@@ -37,6 +58,16 @@ impl TcpSocket {
     pub(super) fn cork_holds(&self) -> bool {
         (self.cork.corked || self.cork.more)
             && matches!(self.state, TcpState::Established | TcpState::CloseWait)
+    }
+
+    /// Whether Nagle's algorithm holds a sub-MSS segment now: data in flight and the last
+    /// small segment among it (Linux's tcp_nagle_check with tcp_minshall_check).
+    #[inline]
+    pub(super) fn nagle_holds(&self) -> bool {
+        self.cork.nagle
+            && self.una < self.nxt
+            && self.cork.snd_sml > self.una
+            && self.cork.snd_sml <= self.nxt
     }
 
     /// try_send held a sub-MSS tail: with nothing in flight, Linux's tcp_check_probe_timer
@@ -95,9 +126,11 @@ impl TcpSocket {
         }
     }
 
-    /// setsockopt TCP_NODELAY 1: an explicit push of pending output, even if corked.
-    pub fn push_pending(&mut self, cx: &mut Cx) {
-        if self.state.sends() {
+    /// setsockopt TCP_NODELAY: 1 turns Nagle's algorithm off and pushes pending output at
+    /// once, even if corked; 0 turns it on.
+    pub fn set_nodelay(&mut self, on: bool, cx: &mut Cx) {
+        self.cork.nagle = !on;
+        if on && self.state.sends() {
             self.push_ignoring_cork(cx);
         }
     }
