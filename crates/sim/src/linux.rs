@@ -46,9 +46,10 @@ pub struct TcpDefaults {
 
 /// What a scenario's TCP flow gets for every `tcp.*` key it leaves out.
 ///
-/// It differs from [`SYSCTL_TCP`] in four numbers and one socket option, each on purpose: `mss` 1448 is the
-/// payload a full segment carries once the 12-byte timestamp option is paid for (the 1460 the
-/// SYN advertises minus 12: what Linux actually sends per segment on a 1500-byte path);
+/// It differs from [`SYSCTL_TCP`] in four numbers and one socket option, each on purpose:
+/// `mss` 1448 is the payload a full segment carries once the 12-byte timestamp option is paid
+/// for (the 1460 the SYN advertises minus 12: what Linux actually sends per segment on a
+/// 1500-byte path);
 /// `rcvbuf` is a round 6 MB (6,000,000 B, what the scenario contract documents) rather than
 /// `tcp_rmem[2]`'s 6 MiB; `hz` is the Kconfig default 250 ([`DEFAULT_HZ`]); and
 /// `syn_linear_timeouts` is 0, RFC 6298's exponential backoff of every SYN timeout, the

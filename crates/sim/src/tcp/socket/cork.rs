@@ -24,7 +24,8 @@
 //! Simplified: TCP_NODELAY's push overrides the cork for that push only (Linux keeps its
 //! TCP_NAGLE_PUSH bit until the next push); Linux's autocorking (which holds a small tail
 //! while an earlier skb of the socket is still in the local qdisc or NIC) is not modelled;
-//! and no simulated application corks: a bulk flow never reaches any of this.
+//! and no simulated application corks. Nagle reaches a bulk flow only where its send buffer
+//! binds (the tail of the last write leaves as a sub-MSS segment: docs/tcp.md).
 
 use super::{Cx, TcpSocket, TcpState};
 
