@@ -495,6 +495,13 @@ def test_spread_reuses_linuxs_extra_runs_from_linux_from(monkeypatch):
     c = run.validate([cell], head=head, stored={cell.id: older})["cells"][0]
     assert c["verdict"] == "within-spread" and calls == [(1, True), (2, True), (3, True)]
     assert "linux_runs" not in c["spread"], "partial runs are not kept as every metric"
+    # A spread over more seeds holds this one's: its first runs are reused.
+    wider = dict(first, spread={"extra_seeds": [2, 3, 4, 5], "linux_runs": [
+        dict(full, retransmits=x) for x in (35.0, 36.0, 90.0, 91.0)]})
+    calls.clear()
+    c = run.validate([cell], head=head, stored={cell.id: wider})["cells"][0]
+    assert c["spread"]["linux"]["retransmits"] == [18.0, 35.0, 36.0] and c["spread"]["extra_seeds"] == [2, 3]
+    assert calls == [(1, True), (2, True), (3, True)]
     # Other seeds than this run's: emulated again.
     other = dict(first, spread={"extra_seeds": [5, 6], "linux": {"retransmits": [18.0, 35.0, 36.0]}})
     with pytest.raises(AssertionError, match="an emulation was asked for"):

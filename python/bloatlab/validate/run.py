@@ -239,20 +239,23 @@ def spread_cell(rec: dict[str, Any], cell: Cell, *, duration_s: float, seeds: li
 
 def _stored_spread_runs(stored: Mapping[str, Any] | None, seeds: list[int],
                         keys: list[str]) -> list[dict[str, Any]] | None:
-    """Linux's extra runs of an earlier spread of this cell at exactly ``seeds``, or None: every
-    metric when the file has them (``linux_runs``), else the metrics that were judged then —
-    enough when they cover ``keys``, the metrics outside now."""
+    """Linux's extra runs of an earlier spread of this cell at ``seeds`` (a spread over more
+    seeds holds them: `--spread 3` reuses a stored `--spread 5`), or None: every metric when
+    the file has them (``linux_runs``), else the metrics that were judged then — enough when
+    they cover ``keys``, the metrics outside now."""
     sp = (stored or {}).get("spread") or {}
-    if sp.get("extra_seeds") != seeds:
+    had = sp.get("extra_seeds")
+    if not isinstance(had, list) or not set(seeds) <= set(had):
         return None
+    at = [had.index(s) for s in seeds]
     runs = sp.get("linux_runs")
-    if isinstance(runs, list) and len(runs) == len(seeds) and all(isinstance(r, dict) for r in runs):
-        return runs
+    if isinstance(runs, list) and len(runs) == len(had) and all(isinstance(r, dict) for r in runs):
+        return [runs[i] for i in at]
     judged = sp.get("linux") or {}
-    if not keys or not all(isinstance(judged.get(k), list) and len(judged[k]) == len(seeds) + 1
+    if not keys or not all(isinstance(judged.get(k), list) and len(judged[k]) == len(had) + 1
                            for k in keys):
         return None
-    return [{k: judged[k][i + 1] for k in keys} for i in range(len(seeds))]
+    return [{k: judged[k][i + 1] for k in keys} for i in at]
 
 
 def finish(result: dict[str, Any], *, complete: bool) -> dict[str, Any]:
