@@ -102,6 +102,23 @@ def test_the_plan_carries_the_mtu_and_the_receive_window_clamp():
     assert p["mtu"] == 1510 and [f["rcvbuf"] for f in p["flows"]] == [131_072, 131_072, 64_000]
 
 
+def test_nagle_false_sets_tcp_nodelay_and_is_otherwise_linuxs_default():
+    """`tcp.nagle` is honoured: `false` puts TCP_NODELAY on the flow's sockets (the plan's
+    `nodelay`); `true` or the key left out leave Linux's default socket, Nagle on."""
+    from bloatlab.emulate import tcpinfo
+    from bloatlab.emulate.runner import plan
+
+    base = {"duration": "5s", "topology": {"bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
+            "flows": [{"cc": "cubic"}, {"cc": "reno", "tcp": {"nagle": False}}, {"cc": "reno", "tcp": {"nagle": True}}]}
+    assert [f["nodelay"] for f in plan(base)["flows"]] == [False, True, False]
+    assert [f["nodelay"] for f in plan({**base, "tcp": {"nagle": False}})["flows"]] == [True, True, False]
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        tcpinfo.nodelay(s, {"nodelay": False})
+        assert s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+        tcpinfo.nodelay(s, {"nodelay": True})
+        assert s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
 def test_a_sized_receive_window_raises_both_ends_send_buffer_cap(monkeypatch):
     """Where the scenario sets rcvbuf the simulator's send buffer is unlimited: the emulator
     raises tcp_wmem[2] in both end namespaces to twice the window (never lowers it)."""

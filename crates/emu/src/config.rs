@@ -229,8 +229,9 @@ pub fn rtt_classes(s: &Scenario) -> (Vec<Dur>, Vec<u8>) {
 /// The TCP keys the emulation honours: `mss` sets the TUN devices' MTU (so Linux's MSS with
 /// timestamps equals it), `rcvbuf` clamps the receiver's advertised window (TCP_WINDOW_CLAMP),
 /// `recovery` only as `sack`, what Linux does by default (see [`check_recovery`]), `rules` only
-/// as `"linux"` (see [`check_rules`]).
-pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf", "recovery", "rules"];
+/// as `"linux"` (see [`check_rules`]), `nagle = false` sets TCP_NODELAY on the flow's sockets
+/// (`true`, or the key left out: Linux's default socket, Nagle on).
+pub const TCP_KEYS: &[&str] = &["mss", "rcvbuf", "recovery", "rules", "nagle"];
 
 /// Linux recovers with SACK when both ends negotiate it; without SACK its recovery is NewReno
 /// (partial ACKs keep it in recovery), never RFC 5681 Reno. SACK is a per-namespace sysctl,
@@ -382,6 +383,8 @@ pub fn plan(s: &Scenario, v: &Value) -> Value {
                 "base_rtt_ns": s.base_rtt(spec).0,
                 // The receiver's window clamp: only where the scenario sets it (else Linux's autotuning).
                 "rcvbuf": tcp_cfg(spec).filter(|_| has_tcp_key(v, entry, "rcvbuf")).map(|t| t.rcvbuf),
+                // TCP_NODELAY where the scenario writes `nagle = false` (else Linux's default).
+                "nodelay": tcp_cfg(spec).is_some_and(|t| has_tcp_key(v, entry, "nagle") && !t.nagle),
             }));
             id += 1;
         }

@@ -97,6 +97,7 @@ def _send(fl: SenderFlow, spec: dict[str, Any], t0: int, end: int) -> None:
     try:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, f["kernel_cc"].encode())
+        tcpinfo.nodelay(s, f)
         s.bind((spec["snd_addr"], f["port"]))
         s.settimeout(max(1.0, (end - now_ns()) / 1e9))
         s.connect((spec["rcv_addr"], spec["rcv_port"]))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import socket
 import struct
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
@@ -57,3 +57,10 @@ def parse(raw: bytes) -> TcpInfo:
 
 def read(sock: socket.socket) -> TcpInfo:
     return parse(sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 512))
+
+
+def nodelay(s: socket.socket, f: dict[str, Any]) -> None:
+    """TCP_NODELAY where the scenario turns Nagle's algorithm off (`tcp.nagle = false`, the
+    plan's ``nodelay``); otherwise the socket keeps Linux's default, Nagle on."""
+    if f.get("nodelay"):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -33,6 +33,7 @@ def listener(f: dict[str, Any], addr: str) -> socket.socket:
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, f["kernel_cc"].encode())
+    tcpinfo.nodelay(ls, f)  # accepted connections inherit it too
     ls.bind((addr, f["port"]))
     ls.listen(16)
     ls.settimeout(POLL_S)
@@ -149,6 +150,7 @@ def _one(f: dict[str, Any], spec: dict[str, Any], rec: dict[str, Any], buf: byte
         cap = f.get("rcvbuf")
         if cap is not None:
             clamp(s, cap)  # before the SYN, so the first window already honours it
+        tcpinfo.nodelay(s, f)
         s.settimeout(max(POLL_S, (end - _now()) / 1e9))
         s.bind((spec["rcv_addr"], 0))
         s.connect((spec["snd_addr"], f["port"]))
