@@ -411,6 +411,11 @@ impl TcpPartial {
 
     fn resolve(&self, path: &str) -> Res<TcpCfg> {
         let d = TcpCfg::linux(&crate::linux::SCENARIO_TCP);
+        // `rules = "linux"`: the settings that are a Linux default rather than a switch (linear
+        // SYN timeouts, Nagle's algorithm on: Linux's socket before TCP_NODELAY) from Linux's.
+        let linux_rules = self.linux_rules.unwrap_or(false);
+        let rule =
+            if linux_rules { &crate::linux::SYSCTL_TCP } else { &crate::linux::SCENARIO_TCP };
         let cfg = TcpCfg {
             mss: self.mss.unwrap_or(d.mss),
             init_cwnd: self.init_cwnd.unwrap_or(d.init_cwnd),
@@ -443,21 +448,10 @@ impl TcpPartial {
             write_size: self.write_size.unwrap_or(d.write_size),
             pacing: self.pacing.unwrap_or(d.pacing),
             slow_start_after_idle: self.slow_start_after_idle.unwrap_or(d.slow_start_after_idle),
-            syn_linear_timeouts: self.syn_linear_timeouts.unwrap_or(
-                if self.linux_rules.unwrap_or(false) {
-                    crate::linux::SYSCTL_TCP.syn_linear_timeouts
-                } else {
-                    d.syn_linear_timeouts
-                },
-            ),
-            // Linux's default socket (no TCP_NODELAY), what the emulator's senders run.
-            nagle: self.nagle.unwrap_or(if self.linux_rules.unwrap_or(false) {
-                crate::linux::SYSCTL_TCP.nagle
-            } else {
-                d.nagle
-            }),
+            syn_linear_timeouts: self.syn_linear_timeouts.unwrap_or(rule.syn_linear_timeouts),
+            nagle: self.nagle.unwrap_or(rule.nagle),
             ecn: self.ecn.as_ref().map_or(d.ecn, |e| e.0),
-            mech: mechanisms(&self.mech, self.linux_rules.unwrap_or(false)),
+            mech: mechanisms(&self.mech, linux_rules),
             hz: self.hz.unwrap_or(d.hz),
         };
         if cfg.rto_max < cfg.rto_min {

@@ -203,8 +203,16 @@ const DEFAULTS_SH: &[(&str, &str)] = &[
     ("net.ipv4.tcp_syncookies", "1"),
 ];
 
-/// The sysctls the runner reads (anything else is ignored, see [`ignored_sysctls`]).
-const MODELED_SYSCTLS: &[&str] = &[
+/// Settings that `tc` and `ethtool` commands make (`shell_settings` returns them beside the
+/// sysctls): fq pacing, and GSO on or off.
+const QDISC_FQ: &str = "qdisc.fq";
+const OFFLOAD_GSO: &str = "offload.gso";
+
+/// The settings the runner reads — sysctls, and the two that `tc` and `ethtool` make
+/// (anything else is ignored, see [`ignored_sysctls`]).
+const MODELED_SETTINGS: &[&str] = &[
+    QDISC_FQ,
+    OFFLOAD_GSO,
     "net.ipv4.tcp_rmem",
     "net.ipv4.tcp_timestamps",
     "net.ipv4.tcp_sack",
@@ -219,11 +227,6 @@ const MODELED_SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_slow_start_after_idle",
     "net.ipv4.tcp_syn_linear_timeouts",
 ];
-
-/// Settings that `tc` and `ethtool` commands make (`shell_settings` returns them beside the
-/// sysctls; modeled, so never listed as ignored): fq pacing, and GSO on or off.
-const QDISC_FQ: &str = "qdisc.fq";
-const OFFLOAD_GSO: &str = "offload.gso";
 
 /// Shell words of one command line: double and single quotes group, `$((a*b))` is
 /// evaluated (products of integers, as the suite writes buffer sizes), `#` starts a comment.
@@ -420,9 +423,7 @@ pub fn ignored_sysctls(script: &Script) -> Vec<String> {
     for ev in &script.events {
         if let Kind::Shell(cmd) = &ev.kind {
             for (k, val) in shell_settings(cmd).unwrap_or_default() {
-                if ![QDISC_FQ, OFFLOAD_GSO].contains(&k.as_str())
-                    && !MODELED_SYSCTLS.contains(&k.as_str())
-                {
+                if !MODELED_SETTINGS.contains(&k.as_str()) {
                     v.push(format!("{k}={val}"));
                 }
             }

@@ -1335,7 +1335,14 @@ impl TcpSocket {
         {
             self.lr.quickacks = self.lr.quickacks.saturating_sub(1);
             self.send_ack(cx);
-        } else if !self.timer_armed(TimerKind::DelAck) {
+        } else {
+            self.schedule_delack(cx);
+        }
+    }
+
+    /// Arms the delayed-ACK timer for `delack` from now, unless it is armed already.
+    pub(super) fn schedule_delack(&mut self, cx: &mut Cx) {
+        if !self.timer_armed(TimerKind::DelAck) {
             let at = cx.now + self.cfg.delack;
             self.set_timer(TimerKind::DelAck, at, cx);
         }

@@ -274,10 +274,7 @@ impl TcpSocket {
             // starts with the first data segment), so the ACK goes at once, as it does for a
             // FIN in FIN-WAIT.
             self.lr.pingpong = true;
-            if !self.timer_armed(TimerKind::DelAck) {
-                let at = cx.now + self.cfg.delack;
-                self.set_timer(TimerKind::DelAck, at, cx);
-            }
+            self.schedule_delack(cx);
             return;
         }
         self.send_ack(cx);
