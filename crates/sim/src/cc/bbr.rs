@@ -140,7 +140,7 @@ pub struct Bbr {
     lost: u64,
     /// The connection's delivered count at the last ACK.
     delivered: u64,
-    // ACK aggregation (bytes).
+    // ACK aggregation (packets, as Linux counts them).
     ack_epoch_stamp: SimTime,
     ack_epoch_acked: u64,
     extra_acked: [u64; 2],
@@ -386,7 +386,9 @@ impl Bbr {
         }
     }
 
-    /// Linux bbr_update_ack_aggregation: data ACKed beyond what bw × time explains.
+    /// Linux bbr_update_ack_aggregation: data ACKed beyond what bw × time explains. Counted
+    /// as Linux counts it, in whole packets: the expected count is truncated, so the excess
+    /// is the packets ACKed less that whole number.
     fn update_ack_aggregation(&mut self, a: &AckSample, valid: bool, cwnd: u64) {
         if !valid || a.acked_bytes == 0 {
             return;
@@ -399,17 +401,17 @@ impl Bbr {
                 self.extra_acked[self.extra_acked_win_idx] = 0;
             }
         }
+        let acked = a.acked_bytes.div_ceil(self.mss);
         let epoch = a.now.since(self.ack_epoch_stamp);
-        let mut expected = (self.bw() * epoch.secs_f64()) as u64;
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked + a.acked_bytes >= ACK_EPOCH_RESET_PKTS * self.mss
+        let mut expected = (self.bw() * epoch.secs_f64() / self.mss as f64) as u64;
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_RESET_PKTS
         {
             self.ack_epoch_acked = 0;
             self.ack_epoch_stamp = a.now;
             expected = 0;
         }
-        self.ack_epoch_acked += a.acked_bytes;
-        let extra = (self.ack_epoch_acked - expected).min(cwnd * self.mss);
+        self.ack_epoch_acked = (self.ack_epoch_acked + acked).min(0xFFFFF);
+        let extra = (self.ack_epoch_acked - expected).min(cwnd);
         let slot = &mut self.extra_acked[self.extra_acked_win_idx];
         *slot = (*slot).max(extra);
     }
@@ -419,9 +421,9 @@ impl Bbr {
         if !self.full_bw_reached {
             return 0;
         }
-        let max_aggr = self.bw() * EXTRA_ACKED_MAX.secs_f64();
-        let aggr = EXTRA_ACKED_GAIN * self.extra_acked[0].max(self.extra_acked[1]) as f64;
-        (aggr.min(max_aggr) / self.mss as f64) as u64
+        let max_aggr = (self.bw() * EXTRA_ACKED_MAX.secs_f64() / self.mss as f64) as u64;
+        let aggr = (EXTRA_ACKED_GAIN * self.extra_acked[0].max(self.extra_acked[1]) as f64) as u64;
+        aggr.min(max_aggr)
     }
 
     fn is_next_cycle_phase(&self, a: &AckSample) -> bool {
@@ -731,6 +733,31 @@ mod tests {
         b.on_ack(&mut w, &ack(8, MSS, 20 * MSS, 7 * MSS, CaState::Open));
         assert!(w.cwnd >= before, "{} < {before}", w.cwnd);
         assert!(b.pacing_rate().is_some());
+    }
+
+    /// Linux (bbr_update_ack_aggregation) counts the excess in whole packets: the packets
+    /// ACKed in the epoch less the expected count truncated. 2 + 3 packets ACKed 0.5 ms into
+    /// an epoch at 3.7 packets/ms expect 1 (1.85 truncated), an excess of 4; counted in
+    /// bytes it was 3.15 packets, an allowance of 3.
+    #[test]
+    fn ack_aggregation_counts_whole_packets_as_linux() {
+        let mut b = Bbr::new(MSS, SimRng::new(1, Stream::Endpoint, 0));
+        b.lt_use_bw = true;
+        b.lt_bw = 3_700_000.0; // bytes/s: 3.7 packets per ms
+        b.full_bw_reached = true;
+        let mut a = ack(10, 2 * MSS, 10 * MSS, 2 * MSS, CaState::Open);
+        b.update_ack_aggregation(&a, true, 100);
+        assert_eq!(b.extra_acked[b.extra_acked_win_idx], 2);
+        a.now = SimTime(10_500_000);
+        a.acked_bytes = 3 * MSS;
+        b.update_ack_aggregation(&a, true, 100);
+        assert_eq!(b.extra_acked[b.extra_acked_win_idx], 4);
+        assert_eq!(b.ack_aggregation_cwnd(), 4);
+        // The allowance is capped at 100 ms of the bandwidth (370 packets), the excess at cwnd.
+        a.now = SimTime(10_600_000);
+        a.acked_bytes = 500 * MSS;
+        b.update_ack_aggregation(&a, true, 300);
+        assert_eq!(b.extra_acked[b.extra_acked_win_idx], 300);
     }
 
     #[test]
