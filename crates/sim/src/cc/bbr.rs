@@ -386,6 +386,12 @@ impl Bbr {
         }
     }
 
+    /// Whole packets the bandwidth estimate delivers in `d`, truncated as Linux's integer
+    /// division truncates them.
+    fn whole_pkts_in(&self, d: Dur) -> u64 {
+        (self.bw() * d.secs_f64() / self.mss as f64) as u64
+    }
+
     /// Linux bbr_update_ack_aggregation: data ACKed beyond what bw × time explains. Counted
     /// as Linux counts it, in whole packets: the expected count is truncated, so the excess
     /// is the packets ACKed less that whole number.
@@ -403,14 +409,14 @@ impl Bbr {
         }
         let acked = a.acked_bytes.div_ceil(self.mss);
         let epoch = a.now.since(self.ack_epoch_stamp);
-        let mut expected = (self.bw() * epoch.secs_f64() / self.mss as f64) as u64;
+        let mut expected = self.whole_pkts_in(epoch);
         if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_RESET_PKTS
         {
             self.ack_epoch_acked = 0;
             self.ack_epoch_stamp = a.now;
             expected = 0;
         }
-        self.ack_epoch_acked = (self.ack_epoch_acked + acked).min(0xFFFFF);
+        self.ack_epoch_acked += acked;
         let extra = (self.ack_epoch_acked - expected).min(cwnd);
         let slot = &mut self.extra_acked[self.extra_acked_win_idx];
         *slot = (*slot).max(extra);
@@ -421,7 +427,7 @@ impl Bbr {
         if !self.full_bw_reached {
             return 0;
         }
-        let max_aggr = (self.bw() * EXTRA_ACKED_MAX.secs_f64() / self.mss as f64) as u64;
+        let max_aggr = self.whole_pkts_in(EXTRA_ACKED_MAX);
         let aggr = (EXTRA_ACKED_GAIN * self.extra_acked[0].max(self.extra_acked[1]) as f64) as u64;
         aggr.min(max_aggr)
     }
