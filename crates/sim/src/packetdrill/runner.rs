@@ -1085,7 +1085,7 @@ impl Runner {
             &self.cc,
             BuildCtx { mss: cfg.mss as u64, rng: SimRng::new(1, Stream::Endpoint, 0), hz: cfg.hz },
         );
-        let mut s = TcpSocket::new(SockId(0), FlowId(0), RouteId(0), &cfg, cc);
+        let mut s = TcpSocket::new(SockId(0), FlowId(0), RouteId(0), &std::sync::Arc::new(cfg), cc);
         if let Some(m) = self.cc.ecn_needs() {
             s.request_ecn(m);
         }

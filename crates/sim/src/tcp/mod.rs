@@ -43,7 +43,7 @@ pub const SNDBUF_UNLIMITED: u64 = u64::MAX;
 /// senders pass to each `send()` (python/bloatlab/emulate/endpoint.py).
 pub const WRITE_SIZE: u64 = 1 << 20;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TcpCfg {
     pub mss: u32,
     pub init_cwnd: u32,

@@ -103,6 +103,9 @@ impl World {
         let mut sender_hosts: std::collections::HashMap<String, u32> =
             std::collections::HashMap::new();
         let mut starts = Vec::with_capacity(plans.len());
+        // The flows' TCP configurations, shared by flows configured alike (TcpSocket::cfg;
+        // consecutive flows of a `count` are alike, so the last few are searched).
+        let mut tcp_cfgs: Vec<std::sync::Arc<crate::tcp::TcpCfg>> = Vec::new();
         for &(spec_i, pair) in &plans {
             {
                 let spec = &sc.flows[spec_i];
@@ -156,10 +159,27 @@ impl World {
                             rng: SimRng::new(seed, Stream::Endpoint, sock.0 as u64),
                             hz: tcp.hz,
                         };
-                        let mut c =
-                            TcpSocket::new(client, FlowId(f), fwd, tcp, cc::build(cc, ctx(client)));
-                        let mut s =
-                            TcpSocket::new(server, FlowId(f), rev, tcp, cc::build(cc, ctx(server)));
+                        let shared = match tcp_cfgs.iter().rev().take(8).find(|c| ***c == *tcp) {
+                            Some(c) => c,
+                            None => {
+                                tcp_cfgs.push(std::sync::Arc::new(tcp.clone()));
+                                tcp_cfgs.last().unwrap()
+                            }
+                        };
+                        let mut c = TcpSocket::new(
+                            client,
+                            FlowId(f),
+                            fwd,
+                            shared,
+                            cc::build(cc, ctx(client)),
+                        );
+                        let mut s = TcpSocket::new(
+                            server,
+                            FlowId(f),
+                            rev,
+                            shared,
+                            cc::build(cc, ctx(server)),
+                        );
                         c.metrics_from = from;
                         s.metrics_from = from;
                         s.listen();

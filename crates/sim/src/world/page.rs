@@ -43,7 +43,7 @@ struct Conn {
 pub(crate) struct PageRt {
     cfg: PageCfg,
     total: u64,
-    tcp: TcpCfg,
+    tcp: std::sync::Arc<TcpCfg>,
     cc: CcSpec,
     rwnd: RwndPolicy,
     conns: Vec<Conn>,
@@ -72,7 +72,7 @@ impl PageRt {
         Some(Box::new(PageRt {
             cfg: *cfg,
             total: spec.size.expect("page flows have a size"),
-            tcp: tcp.clone(),
+            tcp: std::sync::Arc::new(tcp.clone()),
             cc: cc.clone(),
             rwnd: spec.rwnd.clone(),
             conns: vec![Conn::new(sender, receiver)],

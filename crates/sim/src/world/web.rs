@@ -22,7 +22,7 @@ enum Phase {
 pub(crate) struct WebRt {
     cfg: WebCfg,
     response: u64,
-    tcp: TcpCfg,
+    tcp: std::sync::Arc<TcpCfg>,
     cc: CcSpec,
     rwnd: RwndPolicy,
     /// The answering side (the flow's data sender) and the requesting side.
@@ -60,7 +60,7 @@ impl WebRt {
         Some(WebRt {
             cfg: *cfg,
             response: spec.size.expect("web flows have a response size"),
-            tcp: tcp.clone(),
+            tcp: std::sync::Arc::new(tcp.clone()),
             cc: cc.clone(),
             rwnd: spec.rwnd.clone(),
             server: sender,

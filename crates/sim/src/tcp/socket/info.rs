@@ -6,6 +6,7 @@ use super::{TcpSocket, TcpState, PACING_CA_RATIO, PACING_SS_RATIO};
 use crate::cc::{CaState, CongestionControl};
 use crate::tcp::scoreboard::{LOST, RETRANS, SACKED};
 use crate::units::SimTime;
+use std::sync::Arc;
 
 /// Linux's `struct tcp_info` fields the simulator models, in Linux's units: counts of
 /// segments, times in microseconds, rates in bytes per second.
@@ -149,7 +150,7 @@ impl TcpSocket {
     /// it on the handshake whatever the configured mode, if the handshake has not started.
     pub fn request_ecn(&mut self, mode: crate::wire::EcnMode) {
         if matches!(self.state, TcpState::Closed | TcpState::Listen) && self.cfg.ecn < mode {
-            self.cfg.ecn = mode;
+            Arc::make_mut(&mut self.cfg).ecn = mode;
         }
     }
 

@@ -10,6 +10,7 @@ use crate::tcp::recovery::{tick_expiry, Rack, XmitTimer, MAX_QUICKACKS, TIMEOUT_
 use crate::tcp::scoreboard::{Seg, EVER_RETRANS};
 use crate::tcp::Recovery;
 use crate::units::{Dur, SimTime};
+use std::sync::Arc;
 
 /// What one ACK delivered, as loss recovery and RTT sampling need it.
 #[derive(Debug, Default)]
@@ -84,7 +85,7 @@ impl TcpSocket {
     /// TCP_QUICKACK 0: delayed ACKs from now on, also after duplicates (Linux's ping-pong).
     pub fn leave_quickack_mode(&mut self) {
         self.lr.quickacks = 0;
-        self.cfg.mech.quickack = false;
+        Arc::make_mut(&mut self.cfg).mech.quickack = false;
     }
 
     // ----- D-SACK ----------------------------------------------------------------------
