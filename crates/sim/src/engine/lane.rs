@@ -115,7 +115,10 @@ impl Lane {
         let s = self.buf[self.head];
         self.head = (self.head + 1) & mask;
         self.len -= 1;
-        super::prefetch(&self.buf[(self.head + AHEAD) & mask], 1);
+        if self.head == 0 {
+            self.shrink_if_sparse();
+        }
+        super::prefetch(&self.buf[(self.head + AHEAD) & (self.buf.len() - 1)], 1);
         Some(s)
     }
 
@@ -135,7 +138,10 @@ impl Lane {
         } else if self.sorted == 0 {
             self.find_run_min();
         }
-        super::prefetch(&self.buf[(self.head + AHEAD) & mask], 1);
+        if self.head == 0 {
+            self.shrink_if_sparse();
+        }
+        super::prefetch(&self.buf[(self.head + AHEAD) & (self.buf.len() - 1)], 1);
         s
     }
 
@@ -196,6 +202,23 @@ impl Lane {
         }
     }
 
+    /// At the head's wrap to slot 0 (the live slots are then `0 .. len`, unbroken): a ring
+    /// eight times larger than what it holds is cut to a quarter of that or less. A ring grown
+    /// for a burst (at 10,000 flows the start's initial windows: 131,072 slots, 4 MB) and left
+    /// that size walks all of it between a slot's pop and its next push, a stretch the cache
+    /// does not keep; a ring a few times its live length is rewritten while still in cache.
+    #[cold]
+    fn shrink_if_sparse(&mut self) {
+        const MIN: usize = 4096;
+        let cap = self.buf.len();
+        if cap <= MIN || self.len * 8 >= cap {
+            return;
+        }
+        let keep = (self.len * 2).next_power_of_two().max(MIN);
+        self.buf.truncate(keep);
+        self.buf.shrink_to_fit();
+    }
+
     /// Doubles the ring, its slots in order from index 0 (`fill` pads the new half).
     #[cold]
     fn grow(&mut self, fill: Slot) {
@@ -215,6 +238,43 @@ mod tests {
     use crate::engine::Event;
     use proptest::prelude::*;
     use std::collections::VecDeque;
+
+    /// A ring grown for a burst is cut back once it holds an eighth of its slots, at the
+    /// head's wrap, and keeps its slots in order through the cut and the growth after it.
+    #[test]
+    fn a_ring_grown_for_a_burst_shrinks_back_and_keeps_its_order() {
+        let slot = |t: u64| Slot { key: (t as u128) << 64, ev: Event::Sample };
+        let mut lane = Lane::new();
+        let (mut pushed, mut popped) = (0u64, 0u64);
+        let mut pop = |lane: &mut Lane| {
+            let s = lane.pop_front().unwrap();
+            assert_eq!(time(&s), popped, "FIFO order");
+            popped += 1;
+        };
+        for _ in 0..20_000 {
+            lane.push_back(slot(pushed));
+            pushed += 1;
+        }
+        assert_eq!(lane.buf.len(), 32_768);
+        while lane.len() > 100 {
+            pop(&mut lane);
+        }
+        // Steady state: one in, one out, until the head wraps.
+        for _ in 0..20_000 {
+            lane.push_back(slot(pushed));
+            pushed += 1;
+            pop(&mut lane);
+        }
+        assert_eq!(lane.buf.len(), 4096, "cut to the smallest ring once sparse");
+        for _ in 0..10_000 {
+            lane.push_back(slot(pushed));
+            pushed += 1;
+        }
+        while lane.len() > 0 {
+            pop(&mut lane);
+        }
+        assert_eq!(popped, pushed);
+    }
 
     proptest! {
         /// Slots pushed in time order with keys in any order within an instant pop in key
