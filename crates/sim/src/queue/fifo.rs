@@ -47,6 +47,12 @@ impl Fifo {
     pub fn pop(&mut self) -> Option<QEntry> {
         let e = self.q.pop_front()?;
         self.bytes -= e.bytes as u64;
+        if self.q.is_empty() {
+            // Back to the ring's first slot (`clear` resets the head): a lightly loaded link
+            // reuses its first lines instead of walking a ring sized for its longest queue.
+            self.q.clear();
+            return Some(e);
+        }
         // A long queue's head was written a whole queueing delay ago and has left the cache
         // since: start loading the entry a few pops ahead (a hint only).
         if let Some(ahead) = self.q.get(PREFETCH_AHEAD) {
@@ -120,6 +126,41 @@ mod tests {
     use super::*;
     use crate::units::SimTime;
     use crate::wire::Ecn;
+
+    /// What the FIFO, the scoreboard and the retransmission queue rely on to keep a ring that
+    /// keeps emptying in its first lines: `VecDeque::clear` puts the head back at slot 0 (the
+    /// standard library's behaviour, not its promise; if it changes, only speed is lost).
+    #[test]
+    fn clearing_an_emptied_deque_returns_to_its_first_slot() {
+        let mut q: VecDeque<u64> = VecDeque::with_capacity(8);
+        q.push_back(0);
+        let first = q.as_slices().0.as_ptr();
+        for i in 1..6 {
+            q.push_back(i);
+            q.pop_front();
+        }
+        q.pop_front();
+        assert!(q.is_empty());
+        q.clear();
+        q.push_back(9);
+        assert_eq!(q.as_slices().0.as_ptr(), first, "clear() left the head where it was");
+    }
+
+    /// An emptied FIFO starts again from its ring's first slot.
+    #[test]
+    fn an_emptied_fifo_reuses_its_first_slot() {
+        let mut f = Fifo::new(QueueLimit::Packets(100));
+        let e = |i| entry(i, 1000, SimTime(0), Ecn::NotEct);
+        f.push(e(0));
+        let first = f.q.as_slices().0.as_ptr();
+        for i in 1..6 {
+            f.push(e(i));
+            f.pop();
+        }
+        f.pop();
+        f.push(e(9));
+        assert_eq!(f.q.as_slices().0.as_ptr(), first);
+    }
 
     #[test]
     fn counts_bytes_and_packets_and_checks_the_limit() {

@@ -154,6 +154,10 @@ impl Scoreboard {
         if self.segs.is_empty() {
             self.high_sacked = 0;
             self.sacked_below = 0;
+            // Back to the ring's first slot (`clear` resets the head; a test below checks it):
+            // a flow whose window keeps emptying reuses the same few lines instead of walking
+            // a ring sized for its largest flight (docs/performance.md).
+            self.segs.clear();
         }
     }
 
@@ -495,6 +499,9 @@ impl Scoreboard {
             self.rtx_hint = self.rtx_hint.min(seq);
             found += 1;
         }
+        if self.rtx_queue.is_empty() {
+            self.rtx_queue.clear(); // the ring's first slot again, as `ack_to` does
+        }
         self.lost_retransmissions += found;
         found
     }
@@ -562,6 +569,31 @@ mod tests {
                 prop_assert_eq!(b.index_of(seq), b.segs.partition_point(|s| s.end <= seq));
             }
         }
+    }
+
+    /// A window acknowledged whole puts the next segment in the ring's first slot again.
+    #[test]
+    fn an_emptied_board_reuses_its_first_slot() {
+        let mut b = board(1);
+        let first = b.segs.as_slices().0.as_ptr();
+        b.push(Seg {
+            start: MSS,
+            end: 2 * MSS,
+            sent_at: SimTime(1),
+            flags: 0,
+            stamp: TxStamp::default(),
+        });
+        b.ack_to(MSS, |_| {});
+        assert_ne!(b.segs.as_slices().0.as_ptr(), first, "the head moved on");
+        b.ack_to(2 * MSS, |_| {});
+        b.push(Seg {
+            start: 2 * MSS,
+            end: 3 * MSS,
+            sent_at: SimTime(2),
+            flags: 0,
+            stamp: TxStamp::default(),
+        });
+        assert_eq!(b.segs.as_slices().0.as_ptr(), first);
     }
 
     #[test]
