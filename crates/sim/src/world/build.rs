@@ -166,22 +166,14 @@ impl World {
                                 tcp_cfgs.last().unwrap()
                             }
                         };
-                        let mut c = TcpSocket::new(
-                            client,
-                            FlowId(f),
-                            fwd,
-                            shared,
-                            cc::build(cc, ctx(client)),
-                        );
-                        let mut s = TcpSocket::new(
-                            server,
-                            FlowId(f),
-                            rev,
-                            shared,
-                            cc::build(cc, ctx(server)),
-                        );
-                        c.metrics_from = from;
-                        s.metrics_from = from;
+                        let sock = |id: SockId, route: RouteId| {
+                            let cc = cc::build(cc, ctx(id));
+                            let mut t = TcpSocket::new(id, FlowId(f), route, shared, cc);
+                            t.metrics_from = from;
+                            t
+                        };
+                        let c = sock(client, fwd);
+                        let mut s = sock(server, rev);
                         s.listen();
                         s.set_rwnd_policy(&spec.rwnd);
                         eps.push(Endpoint::Tcp(c));
