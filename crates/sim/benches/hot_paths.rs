@@ -40,13 +40,7 @@ fn scoreboard(c: &mut Criterion) {
             || {
                 let mut sb = Scoreboard::new();
                 for i in 0..n {
-                    sb.push(Seg {
-                        start: i * mss,
-                        end: (i + 1) * mss,
-                        sent_at: SimTime(i),
-                        flags: 0,
-                        stamp: TxStamp::default(),
-                    });
+                    sb.push(Seg::new(i * mss, (i + 1) * mss, SimTime(i), 0, TxStamp::default()));
                 }
                 sb
             },

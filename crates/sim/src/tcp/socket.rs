@@ -761,7 +761,7 @@ impl TcpSocket {
         let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
         // Only tcp_push's mark is the skb's own; the GSO one is set on the transmitted clone.
         let flags = if write_end { scoreboard::PUSH } else { 0 };
-        self.sb.push(Seg { start: seq, end: seq + len, sent_at: cx.now, flags, stamp });
+        self.sb.push(Seg::new(seq, seq + len, cx.now, flags, stamp));
         self.nxt += len;
         if len < self.mss {
             self.cork.snd_sml = self.nxt; // tcp_minshall_update

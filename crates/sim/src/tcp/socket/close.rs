@@ -180,7 +180,7 @@ impl TcpSocket {
         let psh = len > 0 && self.holds_write_end(seq, len);
         let stamp = self.rate.on_send(cx.now, self.sb.is_empty());
         let flags = if psh { scoreboard::PUSH } else { 0 };
-        self.sb.push(Seg { start: seq, end: seq + len + 1, sent_at: cx.now, flags, stamp });
+        self.sb.push(Seg::new(seq, seq + len + 1, cx.now, flags, stamp));
         self.nxt += len + 1;
         self.close.fin_sent = true;
         self.send_data(seq, len + 1, false, psh, cx);

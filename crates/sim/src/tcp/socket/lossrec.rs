@@ -45,10 +45,10 @@ impl Delivered {
         rate: &mut RateSampler,
         rack: &mut Rack,
     ) {
-        rate.on_delivered(seg.len(), seg.sent_at, &seg.stamp);
+        rate.on_delivered(seg.len(), seg.sent_at, &seg.stamp());
         self.acked += seg.len();
         let retx = seg.has(EVER_RETRANS);
-        rack.on_delivered(seg.sent_at, seg.end, retx, now, min_rtt);
+        rack.on_delivered(seg.sent_at, seg.end(), retx, now, min_rtt);
         if retx {
             return;
         }
@@ -57,8 +57,8 @@ impl Delivered {
             Some(slot.map_or((seg.sent_at, seg.sent_at), |(a, b)| {
                 (a.min(seg.sent_at), b.max(seg.sent_at))
             }));
-        self.orig |= seg.end <= self.frto_high;
-        if seg.end < self.high_sacked {
+        self.orig |= seg.end() <= self.frto_high;
+        if seg.end() < self.high_sacked {
             self.reordered = true;
             self.reorder_low = self.reorder_low.min(seg.start);
         }
