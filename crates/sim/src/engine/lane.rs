@@ -111,15 +111,28 @@ impl Lane {
         if !self.in_order {
             return Some(self.pop_run());
         }
-        let mask = self.buf.len() - 1;
+        let s = self.take_head();
+        self.prefetch_front();
+        Some(s)
+    }
+
+    /// Takes the head slot (the caller checked there is one); at the head's wrap the ring may
+    /// shrink ([`Lane::shrink_if_sparse`]).
+    #[inline(always)]
+    fn take_head(&mut self) -> Slot {
         let s = self.buf[self.head];
-        self.head = (self.head + 1) & mask;
+        self.head = (self.head + 1) & (self.buf.len() - 1);
         self.len -= 1;
         if self.head == 0 {
             self.shrink_if_sparse();
         }
+        s
+    }
+
+    /// Starts loading the slot `AHEAD` pops from now.
+    #[inline(always)]
+    fn prefetch_front(&self) {
         super::prefetch(&self.buf[(self.head + AHEAD) & (self.buf.len() - 1)], 1);
-        Some(s)
     }
 
     /// Pops the smallest slot of the front run (sorting the run at its first pop).
@@ -128,20 +141,14 @@ impl Lane {
         if self.sorted == 0 {
             self.sort_front_run();
         }
-        let mask = self.buf.len() - 1;
-        let s = self.buf[self.head];
-        self.head = (self.head + 1) & mask;
-        self.len -= 1;
+        let s = self.take_head();
         self.sorted -= 1;
         if self.len == 0 {
             (self.in_order, self.min_at) = (true, 0);
         } else if self.sorted == 0 {
             self.find_run_min();
         }
-        if self.head == 0 {
-            self.shrink_if_sparse();
-        }
-        super::prefetch(&self.buf[(self.head + AHEAD) & (self.buf.len() - 1)], 1);
+        self.prefetch_front();
         s
     }
 

@@ -35,18 +35,16 @@ impl Seg {
     #[inline]
     pub fn new(start: u64, end: u64, sent_at: SimTime, flags: u8, stamp: TxStamp) -> Seg {
         debug_assert!(end >= start && end - start <= u32::MAX as u64, "a segment's length");
-        let mut s = Seg {
+        Seg {
             start,
             sent_at,
-            delivered: 0,
-            delivered_at: SimTime::ZERO,
-            first_tx_at: SimTime::ZERO,
+            delivered: stamp.delivered,
+            delivered_at: stamp.delivered_at,
+            first_tx_at: stamp.first_tx_at,
             len: (end - start) as u32,
             flags,
-            app_limited: false,
-        };
-        s.set_stamp(stamp);
-        s
+            app_limited: stamp.app_limited,
+        }
     }
     /// One past the segment's last sequence number.
     #[inline]
@@ -353,7 +351,7 @@ impl Scoreboard {
         if let Some(s) = self.segs.front_mut() {
             if s.flags & (SACKED | LOST) == 0 {
                 s.flags |= LOST;
-                self.lost_bytes += s.end() - s.start;
+                self.lost_bytes += s.len();
             }
             self.lost_upto = self.lost_upto.max(s.end());
             self.rtx_hint = s.start;
@@ -381,11 +379,11 @@ impl Scoreboard {
             }
             if s.has(RETRANS) {
                 s.flags &= !RETRANS;
-                self.retrans_bytes -= s.end() - s.start;
+                self.retrans_bytes -= s.len();
             }
             if !s.has(LOST) {
                 s.flags |= LOST;
-                self.lost_bytes += s.end() - s.start;
+                self.lost_bytes += s.len();
             }
         }
         if spare_after.is_none() {
@@ -540,7 +538,7 @@ impl Scoreboard {
             self.rtx_queue.pop_front();
             let s = &mut self.segs[i];
             s.flags &= !RETRANS;
-            self.retrans_bytes -= s.end() - s.start;
+            self.retrans_bytes -= s.len();
             self.rtx_hint = self.rtx_hint.min(seq);
             found += 1;
         }
