@@ -516,7 +516,7 @@ impl TcpSocket {
     // ----- timers ----------------------------------------------------------------------
 
     fn set_timer(&mut self, kind: TimerKind, at: SimTime, cx: &mut Cx) {
-        debug_assert!(at != SimTime::MAX, "a timer's deadline stands for none");
+        debug_assert!(at != SimTime::MAX, "SimTime::MAX stands for no deadline");
         let slot = &mut self.timers[kind as usize];
         slot.deadline = at;
         if at < slot.scheduled {
@@ -530,7 +530,7 @@ impl TcpSocket {
     }
 
     fn timer_armed(&self, kind: TimerKind) -> bool {
-        self.timers[kind as usize].deadline != SimTime::MAX
+        self.timers[kind as usize].deadline().is_some()
     }
 
     fn arm_rto(&mut self, cx: &mut Cx) {
